@@ -1,0 +1,763 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// fsBackend keeps a project in a bare repository on disk.
+//
+// A batch is durable once it is appended to the write-ahead log
+// (thoughtbox/log) and the log is fsync'd; batches from many goroutines share
+// one fsync (group commit). A flusher moves logged batches into a pack, points
+// the refs at them, and drops them from the log. Until then, reads see logged
+// objects and refs through an overlay built from the log.
+//
+// Several processes may share one repository: the log is appended only under
+// an flock on it, and each process replays what others appended before it
+// checks a ref, so compare-and-swap holds across processes.
+type fsBackend struct {
+	gitDir    string
+	logPath   string
+	flushPath string
+
+	// gitMu guards st: go-git's storage is not safe for concurrent use.
+	gitMu sync.Mutex
+	st    *filesystem.Storage
+
+	// mu guards the log file and the overlay built from it; the flock on
+	// log extends that to other processes.
+	mu     sync.Mutex
+	log    *os.File
+	logIno uint64
+	logOff int64
+	recs   []*batch
+	refs   map[string]hash
+	objs   map[hash]*logObject
+
+	reqs    chan *applyReq
+	flushMu sync.Mutex
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+type applyReq struct {
+	b    *batch
+	err  error
+	done chan struct{}
+}
+
+// maxDeltaDepth bounds how many deltas a reader applies to reach an object.
+const maxDeltaDepth = 50
+
+func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) {
+	if err := initBareRepo(gitDir); err != nil {
+		return nil, err
+	}
+	tbDir := filepath.Join(gitDir, "thoughtbox")
+	if err := os.MkdirAll(tbDir, 0o755); err != nil {
+		return nil, err
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRU(32*cache.MiByte),
+		filesystem.Options{KeepDescriptors: true})
+	b := &fsBackend{
+		gitDir:    gitDir,
+		logPath:   filepath.Join(tbDir, "log"),
+		flushPath: filepath.Join(tbDir, "flush.lock"),
+		st:        st,
+		reqs:      make(chan *applyReq, 1024),
+		stop:      make(chan struct{}),
+	}
+	b.resetOverlay()
+	f, err := os.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	b.log = f
+	// A crash may have left batches in the log: recover them into the
+	// repository before serving, so plain git sees everything acknowledged.
+	if err := b.flushAndClean(true); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("recover %s: %w", gitDir, err)
+	}
+	b.wg.Add(2)
+	go b.writer()
+	go b.flusher(flushEvery)
+	return b, nil
+}
+
+func (b *fsBackend) resetOverlay() {
+	b.recs = nil
+	b.refs = map[string]hash{}
+	b.objs = map[hash]*logObject{}
+	b.logOff = 0
+}
+
+// lock takes the log for this process and, by flock, from other processes,
+// then catches up with what they appended.
+func (b *fsBackend) lock() error {
+	b.mu.Lock()
+	if err := lockFile(b.log); err != nil {
+		b.mu.Unlock()
+		return err
+	}
+	if err := b.syncLocked(); err != nil {
+		b.unlock()
+		return err
+	}
+	return nil
+}
+
+func (b *fsBackend) unlock() {
+	unlockFile(b.log)
+	b.mu.Unlock()
+}
+
+// syncLocked brings the overlay up to date with the log file. A flush in
+// another process may have replaced the file; a process killed mid-append
+// may have left a torn record at the end, which was never acknowledged and
+// is cut off here.
+func (b *fsBackend) syncLocked() error {
+	for {
+		pi, err := os.Stat(b.logPath)
+		if err == nil && b.logIno != 0 && inode(pi) == b.logIno {
+			break
+		}
+		if err == nil && b.logIno == 0 {
+			fi, ferr := b.log.Stat()
+			if ferr != nil {
+				return ferr
+			}
+			if inode(fi) == inode(pi) {
+				b.logIno = inode(fi)
+				continue
+			}
+		}
+		nf, err := os.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := lockFile(nf); err != nil {
+			nf.Close()
+			return err
+		}
+		fi, err := nf.Stat()
+		if err != nil {
+			nf.Close()
+			return err
+		}
+		unlockFile(b.log)
+		b.log.Close()
+		b.log, b.logIno = nf, inode(fi)
+		b.resetOverlay()
+	}
+	fi, err := b.log.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if b.logOff == 0 {
+		if size < int64(len(walMagic)) {
+			// new (or never completed) log: start it
+			if err := b.log.Truncate(0); err != nil {
+				return err
+			}
+			if _, err := b.log.WriteAt(walMagic, 0); err != nil {
+				return err
+			}
+			if err := datasync(b.log); err != nil {
+				return err
+			}
+			if err := syncDir(filepath.Dir(b.logPath)); err != nil {
+				return err
+			}
+			size = int64(len(walMagic))
+		} else {
+			head := make([]byte, len(walMagic))
+			if _, err := b.log.ReadAt(head, 0); err != nil {
+				return err
+			}
+			if string(head) != string(walMagic) {
+				return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
+			}
+		}
+		b.logOff = int64(len(walMagic))
+	}
+	if size == b.logOff {
+		return nil
+	}
+	if size < b.logOff {
+		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", b.logPath, b.logOff, size)
+	}
+	buf := make([]byte, size-b.logOff)
+	if _, err := b.log.ReadAt(buf, b.logOff); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	for len(buf) > 0 {
+		rec, n, err := decodeRecord(buf)
+		if errors.Is(err, errTorn) {
+			// We hold the lock, so nobody is writing: this tail is a write
+			// that died before its fsync.
+			if err := b.log.Truncate(b.logOff); err != nil {
+				return err
+			}
+			return datasync(b.log)
+		}
+		if err != nil {
+			return err
+		}
+		b.applyLocked(rec)
+		b.logOff += int64(n)
+		buf = buf[n:]
+	}
+	return nil
+}
+
+func (b *fsBackend) applyLocked(rec *batch) {
+	b.recs = append(b.recs, rec)
+	for _, u := range rec.updates {
+		b.refs[u.name] = u.new
+	}
+	for i := range rec.objects {
+		o := &rec.objects[i]
+		if _, ok := b.objs[o.id]; !ok {
+			b.objs[o.id] = o
+		}
+	}
+}
+
+func (b *fsBackend) refLocked(name string) (hash, error) {
+	if h, ok := b.refs[name]; ok {
+		return h, nil
+	}
+	return readDiskRef(b.gitDir, name)
+}
+
+func (b *fsBackend) readRef(name string) (hash, error) {
+	if err := b.lock(); err != nil {
+		return zeroHash, err
+	}
+	defer b.unlock()
+	return b.refLocked(name)
+}
+
+func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
+	if err := b.lock(); err != nil {
+		return nil, err
+	}
+	defer b.unlock()
+	refs, err := listDiskRefs(b.gitDir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	for name, h := range b.refs {
+		if strings.HasPrefix(name, prefix) {
+			refs[name] = h
+		}
+	}
+	return refs, nil
+}
+
+func (b *fsBackend) apply(ctx context.Context, bt *batch) error {
+	r := &applyReq{b: bt, done: make(chan struct{})}
+	select {
+	case b.reqs <- r:
+	case <-b.stop:
+		return errors.New("store is closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, the batch may be committed; wait for the verdict rather
+	// than report a cancellation that did not happen.
+	<-r.done
+	return r.err
+}
+
+// writer commits queued batches, as many as are waiting, with one fsync.
+func (b *fsBackend) writer() {
+	defer b.wg.Done()
+	for {
+		var first *applyReq
+		select {
+		case first = <-b.reqs:
+		case <-b.stop:
+			return
+		}
+		group := []*applyReq{first}
+	drain:
+		for len(group) < 512 {
+			select {
+			case r := <-b.reqs:
+				group = append(group, r)
+			default:
+				break drain
+			}
+		}
+		b.commitGroup(group)
+		for _, r := range group {
+			close(r.done)
+		}
+	}
+}
+
+func (b *fsBackend) commitGroup(group []*applyReq) {
+	if err := b.lock(); err != nil {
+		for _, r := range group {
+			r.err = err
+		}
+		return
+	}
+	defer b.unlock()
+	staged := map[string]hash{}
+	var buf []byte
+	var accepted []*applyReq
+	for _, r := range group {
+		ok := true
+		for _, u := range r.b.updates {
+			cur, seen := staged[u.name]
+			if !seen {
+				var err error
+				if cur, err = b.refLocked(u.name); err != nil {
+					r.err = err
+					ok = false
+					break
+				}
+			}
+			if cur != u.old {
+				r.err = errConflict
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, u := range r.b.updates {
+			staged[u.name] = u.new
+		}
+		buf = encodeRecord(buf, r.b)
+		accepted = append(accepted, r)
+	}
+	if len(buf) == 0 {
+		return
+	}
+	_, err := b.log.WriteAt(buf, b.logOff)
+	if err == nil {
+		err = datasync(b.log)
+	}
+	if err != nil {
+		b.log.Truncate(b.logOff)
+		for _, r := range accepted {
+			r.err = fmt.Errorf("write log: %w", err)
+		}
+		return
+	}
+	for _, r := range accepted {
+		b.applyLocked(r.b)
+	}
+	b.logOff += int64(len(buf))
+}
+
+func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
+	b.mu.Lock()
+	t, data, err := b.resolveLocked(id, 0)
+	b.mu.Unlock()
+	if !errors.Is(err, errNotFound) {
+		return t, data, err
+	}
+	// Perhaps another process logged it: catch up and look again.
+	if err := b.lock(); err != nil {
+		return 0, nil, err
+	}
+	defer b.unlock()
+	return b.resolveLocked(id, 0)
+}
+
+// resolveLocked reads an object from the overlay, rebuilding it from its
+// base when it was logged as an edit, or else from the repository.
+func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
+	o, ok := b.objs[id]
+	if !ok {
+		return b.gitRead(id)
+	}
+	if o.base == zeroHash {
+		return o.typ, o.data, nil
+	}
+	if depth > 100000 {
+		return 0, nil, fmt.Errorf("object %s: edit chain too long", id)
+	}
+	_, base, err := b.resolveLocked(o.base, depth+1)
+	if err != nil {
+		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.base, err)
+	}
+	data, err := o.ed.apply(base)
+	return o.typ, data, err
+}
+
+// gitRead reads an object from the repository's packs and loose objects.
+func (b *fsBackend) gitRead(id hash) (objType, []byte, error) {
+	b.gitMu.Lock()
+	defer b.gitMu.Unlock()
+	o, err := b.st.EncodedObject(plumbing.AnyObject, id)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// A pack written since we indexed (by our flusher or another
+		// process) may hold it.
+		b.st.Reindex()
+		o, err = b.st.EncodedObject(plumbing.AnyObject, id)
+	}
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return 0, nil, fmt.Errorf("object %s: %w", id, errNotFound)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	return o.Type(), data, err
+}
+
+func (b *fsBackend) gitHas(id hash) bool {
+	b.gitMu.Lock()
+	defer b.gitMu.Unlock()
+	return b.st.HasEncodedObject(id) == nil
+}
+
+func (b *fsBackend) flusher(every time.Duration) {
+	defer b.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.mu.Lock()
+			pending := len(b.recs) > 0
+			b.mu.Unlock()
+			if pending {
+				if err := b.flush(); err != nil {
+					fmt.Fprintf(os.Stderr, "thoughtbox: flushing %s: %v (the log keeps the data; retrying)\n", b.gitDir, err)
+				}
+			}
+		}
+	}
+}
+
+func (b *fsBackend) flush() error { return b.flushAndClean(false) }
+
+// flushAndClean moves the logged batches into a pack and the refs, then drops
+// them from the log. Only one process flushes at a time (flush.lock), so the
+// ref .lock files and temporary files it finds on entry with clean set were
+// left by a killed flusher and are removed.
+func (b *fsBackend) flushAndClean(clean bool) error {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	fl, err := os.OpenFile(b.flushPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer fl.Close()
+	if clean {
+		if err := lockFile(fl); err != nil {
+			return err
+		}
+		if err := b.removeStaleFiles(); err != nil {
+			return err
+		}
+	} else if ok, err := tryLockFile(fl); err != nil || !ok {
+		return err // another process is flushing; it will take ours too
+	}
+	defer unlockFile(fl)
+
+	if err := b.lock(); err != nil {
+		return err
+	}
+	recs := b.recs
+	end := b.logOff
+	ino := b.logIno
+	b.unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+
+	objs, err := b.packObjects(recs)
+	if err != nil {
+		return err
+	}
+	if len(objs) > 0 {
+		if _, err := writePack(filepath.Join(b.gitDir, "objects", "pack"), objs); err != nil {
+			return fmt.Errorf("write pack: %w", err)
+		}
+		b.gitMu.Lock()
+		b.st.Reindex()
+		b.gitMu.Unlock()
+	}
+
+	if err := b.lock(); err != nil {
+		return err
+	}
+	defer b.unlock()
+	if b.logIno != ino || b.logOff < end {
+		return fmt.Errorf("log was replaced during a flush")
+	}
+	finals := map[string]hash{}
+	for _, r := range recs {
+		for _, u := range r.updates {
+			finals[u.name] = u.new
+		}
+	}
+	// The log already serialised every writer of these refs (compare-and-
+	// swap when a batch was logged), so the flusher only publishes values.
+	dirs := map[string]bool{}
+	for name, h := range finals {
+		ds, err := writeDiskRef(b.gitDir, name, h)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			dirs[d] = true
+		}
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return b.truncateLogLocked(end)
+}
+
+// truncateLogLocked replaces the log with one holding only the records after
+// offset end, which arrived while the flush was writing its pack.
+func (b *fsBackend) truncateLogLocked(end int64) error {
+	rest := make([]byte, b.logOff-end)
+	if _, err := b.log.ReadAt(rest, end); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	tmp := b.logPath + ".tmp"
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(append([]byte{}, walMagic...), rest...))
+	if err == nil {
+		err = datasync(f)
+	}
+	if err == nil {
+		err = lockFile(f)
+	}
+	if err == nil {
+		err = os.Rename(tmp, b.logPath)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(b.logPath))
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	old := b.log
+	b.log, b.logIno = f, inode(fi)
+	unlockFile(old)
+	old.Close()
+	b.resetOverlay()
+	return b.syncLocked()
+}
+
+func (b *fsBackend) removeStaleFiles() error {
+	packDir := filepath.Join(b.gitDir, "objects", "pack")
+	entries, _ := os.ReadDir(packDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "tmp_") {
+			os.Remove(filepath.Join(packDir, e.Name()))
+		}
+	}
+	os.Remove(b.logPath + ".tmp")
+	for _, root := range []string{"refs/heads/sessions", "refs/heads/knowledge"} {
+		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+				os.Remove(p)
+			}
+			return nil
+		})
+	}
+	return nil
+}
+
+// packObjects lays out the logged objects as pack entries. A large object
+// usually has a newer version in the same flush (the next thought's tree or
+// manifest); it is stored as a delta from that newer version, so the newest
+// version — the one readers want — is whole, as git does. Every
+// maxDeltaDepth-th version is whole too, to bound delta chains.
+func (b *fsBackend) packObjects(recs []*batch) ([]packObject, error) {
+	type ver struct {
+		o        *logObject
+		length   int
+		pos      int
+		child    hash
+		rev      edit
+		hasChild bool
+		keepFull bool
+	}
+	vers := map[hash]*ver{}
+	var order []hash
+	for _, r := range recs {
+		for i := range r.objects {
+			o := &r.objects[i]
+			if _, dup := vers[o.id]; dup {
+				continue
+			}
+			if b.gitHas(o.id) {
+				continue // packed by a flush that died before trimming the log
+			}
+			vers[o.id] = &ver{o: o}
+			order = append(order, o.id)
+		}
+	}
+	kept := map[hash][]byte{}
+	var content func(id hash) ([]byte, error)
+	content = func(id hash) ([]byte, error) {
+		if c, ok := kept[id]; ok {
+			return c, nil
+		}
+		v, ok := vers[id]
+		if !ok {
+			_, data, err := b.readObject(id)
+			return data, err
+		}
+		if v.o.base == zeroHash {
+			return v.o.data, nil
+		}
+		base, err := content(v.o.base)
+		if err != nil {
+			return nil, err
+		}
+		return v.o.ed.apply(base)
+	}
+	for _, id := range order {
+		v := vers[id]
+		var c []byte
+		if v.o.base == zeroHash {
+			c = v.o.data
+		} else {
+			base, err := content(v.o.base)
+			if err != nil {
+				return nil, fmt.Errorf("object %s: %w", id, err)
+			}
+			if c, err = v.o.ed.apply(base); err != nil {
+				return nil, err
+			}
+			if bv, ok := vers[v.o.base]; ok && !bv.hasChild {
+				rev := edit{prefix: v.o.ed.prefix, suffix: v.o.ed.suffix,
+					mid: base[v.o.ed.prefix : len(base)-v.o.ed.suffix]}
+				if len(base) > 0 && len(c) > 0 && 2*len(rev.mid) < len(base) {
+					bv.hasChild, bv.child, bv.rev = true, id, rev
+					if !bv.keepFull {
+						delete(kept, v.o.base)
+					}
+				}
+				v.pos = bv.pos + 1
+			}
+		}
+		v.length = len(c)
+		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
+		kept[id] = c
+	}
+	out := make([]packObject, 0, len(order))
+	index := map[hash]int{}
+	for i := len(order) - 1; i >= 0; i-- {
+		id := order[i]
+		v := vers[id]
+		po := packObject{id: id, typ: v.o.typ, base: -1}
+		if v.hasChild && !v.keepFull {
+			po.base = index[v.child]
+			po.delta = v.rev.gitDelta(vers[v.child].length)
+		} else {
+			po.data = kept[id]
+		}
+		index[id] = len(out)
+		out = append(out, po)
+	}
+	return out, nil
+}
+
+func (b *fsBackend) close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.mu.Unlock()
+	close(b.stop)
+	b.wg.Wait()
+	err := b.flush()
+	b.mu.Lock()
+	b.log.Close()
+	b.mu.Unlock()
+	b.gitMu.Lock()
+	if cerr := b.st.Close(); err == nil {
+		err = cerr
+	}
+	b.gitMu.Unlock()
+	return err
+}
+
+// initBareRepo creates a bare repository the way `git init --bare` lays it
+// out, if there is none.
+func initBareRepo(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil
+	}
+	for _, d := range []string{"objects/pack", "objects/info", "refs/heads", "refs/tags", "info"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	files := map[string]string{
+		"config":      "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
+		"description": "Thoughtbox reasoning ledger\n",
+		"HEAD":        "ref: refs/heads/main\n",
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if n == "HEAD" {
+			continue // written last: its presence marks a finished init
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(files[n]), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "HEAD"), []byte(files["HEAD"]), 0o644); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}

@@ -1,0 +1,81 @@
+package gitstore
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+func gitCLI(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestPlainGitReadsTheLedger checks that what we write is ordinary Git:
+// git log, show, diff and fsck --strict agree with the store.
+func TestPlainGitReadsTheLedger(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := "a1b2c3d4-0000-4000-8000-0000000000aa"
+	w := newSession(t, s, id)
+	var c3 ledger.CommitID
+	for n := 1; n <= 4; n++ {
+		c := w.add("", ledger.ThoughtData{Thought: "main thought " + string(rune('0'+n)), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+		if n == 3 {
+			c3 = c
+		}
+	}
+	w.tips["fork:redis-approach"] = c3
+	w.add("redis-approach", ledger.ThoughtData{Thought: "Alternative approach: what if we use Redis instead?", ThoughtNumber: 4, BranchFromThought: intp(3), BranchID: "redis-approach"}, "")
+	w.add("", ledger.ThoughtData{Thought: "Correction: the issue is in the session middleware.", ThoughtNumber: 5, IsRevision: true, RevisesThought: intp(3)}, c3)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	gitCLI(t, dir, "fsck", "--strict", "--no-dangling")
+	log := gitCLI(t, dir, "log", "--format=%s", "sessions/"+id+"/main")
+	wantLog := "Thought 5: Correction: the issue is in the session middleware.\nThought 4: main thought 4\nThought 3: main thought 3\nThought 2: main thought 2\nThought 1: main thought 1\nStart session: Debug the " + id + "\n"
+	if log != wantLog {
+		t.Errorf("git log:\n%s\nwant:\n%s", log, wantLog)
+	}
+	if got := gitCLI(t, dir, "log", "-1", "--format=%an", "sessions/"+id+"/main"); got != "claude-code 1.0\n" {
+		t.Errorf("author = %q", got)
+	}
+	show := gitCLI(t, dir, "show", "sessions/"+id+"/main")
+	for _, want := range []string{"Thoughtbox-Revises: " + string(c3) + " (thought 3)", "Thoughtbox-Thought: 5", `"revisesThought": 3`, "+    \"005.json\""} {
+		if !strings.Contains(show, want) {
+			t.Errorf("git show lacks %q:\n%s", want, show)
+		}
+	}
+	diff := gitCLI(t, dir, "diff", "--stat", "sessions/"+id+"/main", "sessions/"+id+"/branches/redis-approach")
+	for _, want := range []string{"branches/redis-approach/004.json", "004.json", "005.json", "manifest.json"} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("git diff lacks %q:\n%s", want, diff)
+		}
+	}
+	blob := gitCLI(t, dir, "show", "sessions/"+id+"/branches/redis-approach:sessions/2026-11/"+id+"/branches/redis-approach/004.json")
+	if !strings.Contains(blob, `"branchId": "redis-approach"`) {
+		t.Errorf("branch thought file:\n%s", blob)
+	}
+	branches := gitCLI(t, dir, "branch", "--list", "sessions/*")
+	if !strings.Contains(branches, "sessions/"+id+"/main") || !strings.Contains(branches, "sessions/"+id+"/branches/redis-approach") {
+		t.Errorf("git branch --list:\n%s", branches)
+	}
+	if readme := gitCLI(t, dir, "show", "main:README.md"); !strings.Contains(readme, "git log sessions/<sessionId>/main") {
+		t.Errorf("README:\n%s", readme)
+	}
+}

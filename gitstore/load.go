@@ -1,0 +1,390 @@
+package gitstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// LoadSession implements ledger.Store. Damage short of a missing session is
+// reported in the result's Integrity, with whatever could still be read.
+func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSession, error) {
+	if err := validSessionID(id); err != nil {
+		return nil, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
+	}
+	refs, err := s.be.listRefs(refPrefix + id + "/")
+	if err != nil {
+		return nil, err
+	}
+	tip, ok := refs[mainRef(id)]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
+	}
+	ss := &ledger.StoredSession{MainTip: ledger.CommitID(tip.String())}
+	ig := &ss.Integrity
+	ig.SessionExists = true
+	fail := func(format string, a ...any) { ig.Errors = append(ig.Errors, fmt.Sprintf(format, a...)) }
+
+	main, err := s.readChainFiles(tip, id, "")
+	if err != nil {
+		fail("main chain: %v", err)
+		ss.Meta = ledger.SessionMeta{ID: id}
+		return ss, nil
+	}
+	ig.ManifestExists, ig.ManifestValid = main.manifestExists, main.manifest != nil
+	if main.manifestErr != nil {
+		fail("%v", main.manifestErr)
+	}
+	if main.manifest != nil {
+		ss.Meta = metaFrom(main.manifest, main.partition)
+	} else {
+		ss.Meta = ledger.SessionMeta{ID: id, PartitionPath: main.partition}
+	}
+	commits, err := s.walkChain(tip, id, "")
+	if err != nil {
+		fail("main chain history: %v", err)
+	}
+	ss.Main = main.thoughts(commits, fail)
+	ig.MissingThoughtFiles = main.missing
+
+	var names []string
+	for ref := range refs {
+		if b, ok := strings.CutPrefix(ref, refPrefix+id+"/branches/"); ok {
+			names = append(names, b)
+		}
+	}
+	sort.Strings(names)
+	for _, bid := range names {
+		btip := refs[branchRef(id, bid)]
+		bf, err := s.readChainFiles(btip, id, bid)
+		if err != nil {
+			fail("branch %s: %v", bid, err)
+			continue
+		}
+		if bf.manifestErr != nil {
+			fail("branch %s: %v", bid, bf.manifestErr)
+		}
+		bcommits, err := s.walkChain(btip, id, bid)
+		if err != nil {
+			fail("branch %s history: %v", bid, err)
+		}
+		sb := ledger.StoredBranch{ID: bid, Tip: ledger.CommitID(btip.String()), Thoughts: bf.thoughts(bcommits, fail)}
+		if bcommits.fork != zeroHash {
+			sb.ForkCommit = ledger.CommitID(bcommits.fork.String())
+		}
+		if len(bf.missing) > 0 {
+			if ig.MissingBranchFiles == nil {
+				ig.MissingBranchFiles = map[string][]string{}
+			}
+			ig.MissingBranchFiles[bid] = bf.missing
+		}
+		if bf.manifest != nil && bf.manifest.Metadata.UpdatedAt.After(ss.Meta.UpdatedAt) {
+			ss.Meta.UpdatedAt = bf.manifest.Metadata.UpdatedAt
+		}
+		ss.Branches = append(ss.Branches, sb)
+	}
+	ig.Valid = len(ig.Errors) == 0 && len(ig.MissingThoughtFiles) == 0 && len(ig.MissingBranchFiles) == 0 &&
+		ig.ManifestExists && ig.ManifestValid
+	return ss, nil
+}
+
+// Verify implements ledger.Store.
+func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidationResult, error) {
+	ss, err := s.LoadSession(ctx, id)
+	if errors.Is(err, ledger.ErrSessionNotFound) {
+		return ledger.IntegrityValidationResult{Errors: []string{"session " + id + " does not exist"}}, nil
+	}
+	if err != nil {
+		return ledger.IntegrityValidationResult{}, err
+	}
+	return ss.Integrity, nil
+}
+
+func metaFrom(m *manifest, partition string) ledger.SessionMeta {
+	meta := ledger.SessionMeta{ID: m.ID, Title: m.Metadata.Title, Tags: append([]string{}, m.Metadata.Tags...),
+		PartitionPath: partition, CreatedAt: m.Metadata.CreatedAt, UpdatedAt: m.Metadata.UpdatedAt}
+	if m.Metadata.Description != nil {
+		meta.Description = *m.Metadata.Description
+	}
+	return meta
+}
+
+// chainFiles is what one ref's tree says about a chain.
+type chainFiles struct {
+	manifestExists bool
+	manifest       *manifest
+	manifestErr    error
+	partition      string
+	files          []fileRef // in manifest order
+	missing        []string
+}
+
+type fileRef struct {
+	name string
+	id   hash
+	data []byte
+}
+
+// readChainFiles reads the manifest and the chain's thought files at tip.
+func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error) {
+	st, err := s.readChainPath(tip, id)
+	if err != nil {
+		return nil, err
+	}
+	cf := &chainFiles{partition: st.partition}
+	folder := st.path[len(st.path)-1].t
+	dir := folder
+	if branch != "" {
+		dir = &tree{}
+		if e, ok := folder.get("branches"); ok && e.dir {
+			bt, _, err := s.readTreeBytes(e.id)
+			if err != nil {
+				return nil, err
+			}
+			if be, ok := bt.get(branch); ok && be.dir {
+				if dir, _, err = s.readTreeBytes(be.id); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	var names []string
+	if me, ok := folder.get("manifest.json"); ok {
+		cf.manifestExists = true
+		data, err := s.readBlob(me.id)
+		if err != nil {
+			cf.manifestErr = fmt.Errorf("manifest.json unreadable: %v", err)
+		} else if cf.manifest, err = parseManifest(data); err != nil {
+			cf.manifestErr = err
+		} else if cf.manifest.ID != id {
+			cf.manifestErr = fmt.Errorf("manifest.json names session %q", cf.manifest.ID)
+			cf.manifest = nil
+		}
+	} else {
+		cf.manifestErr = fmt.Errorf("manifest.json is missing")
+	}
+	if cf.manifest != nil {
+		if branch == "" {
+			names = cf.manifest.ThoughtFiles
+		} else {
+			names = cf.manifest.BranchFiles[branch]
+		}
+	} else {
+		// Without a manifest, fall back to the files present, by number.
+		for _, e := range dir.entries {
+			if !e.dir && strings.HasSuffix(e.name, ".json") && e.name != "manifest.json" {
+				names = append(names, e.name)
+			}
+		}
+		sort.Slice(names, func(i, j int) bool { return fileNumber(names[i]) < fileNumber(names[j]) })
+	}
+	for _, n := range names {
+		e, ok := dir.get(n)
+		if !ok {
+			cf.missing = append(cf.missing, n)
+			continue
+		}
+		cf.files = append(cf.files, fileRef{name: n, id: e.id})
+	}
+	for i := range cf.files {
+		data, err := s.readBlob(cf.files[i].id)
+		if err != nil {
+			cf.missing = append(cf.missing, cf.files[i].name)
+			continue
+		}
+		cf.files[i].data = data
+	}
+	return cf, nil
+}
+
+func fileNumber(name string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(name, ".json"))
+	return n
+}
+
+// readChainPath reads the trees from a commit down to the session folder.
+func (s *Store) readChainPath(tip hash, id string) (*chainState, error) {
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return nil, err
+	}
+	st := &chainState{}
+	root, err := s.readPathTree("", c.tree)
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := s.childTree(root, "sessions")
+	if err != nil {
+		return nil, err
+	}
+	parent := sessions
+	if _, ok := sessions.t.get(id); !ok {
+		for _, e := range sessions.t.entries {
+			if !e.dir {
+				continue
+			}
+			p, err := s.childTree(sessions, e.name)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := p.t.get(id); ok {
+				parent, st.partition = p, e.name
+				break
+			}
+		}
+	}
+	folder, err := s.childTree(parent, id)
+	if err != nil {
+		return nil, fmt.Errorf("session folder: %w", err)
+	}
+	st.path = []*pathTree{folder}
+	return st, nil
+}
+
+func (cf *chainFiles) thoughts(commits *chainCommits, fail func(string, ...any)) []ledger.StoredThought {
+	out := make([]ledger.StoredThought, 0, len(cf.files))
+	for _, f := range cf.files {
+		if f.data == nil {
+			continue
+		}
+		var td ledger.ThoughtData
+		if err := json.Unmarshal(f.data, &td); err != nil {
+			fail("%s: %v", f.name, err)
+			continue
+		}
+		st := ledger.StoredThought{Data: td}
+		if c, ok := commits.byNumber[td.ThoughtNumber]; ok {
+			st.Commit = ledger.CommitID(c.String())
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// chainCommits maps thought numbers to the commits that recorded them.
+type chainCommits struct {
+	byNumber map[int]hash
+	fork     hash // for a branch: the main-chain commit it grew from
+}
+
+// walkChain follows first parents from tip back to the start of the chain:
+// the session's first commit for the main chain, the fork point for a
+// branch. When a thought's file was rewritten later (a critique), the oldest
+// commit naming the thought is the one that recorded it.
+func (s *Store) walkChain(tip hash, id, branch string) (*chainCommits, error) {
+	cc := &chainCommits{byNumber: map[int]hash{}}
+	for cur := tip; cur != zeroHash; {
+		c, err := s.readCommit(cur)
+		if err != nil {
+			return cc, err
+		}
+		tr := trailers(c.message)
+		if tr["Thoughtbox-Session"] != id {
+			break
+		}
+		if branch != "" && tr["Thoughtbox-Branch"] != branch {
+			cc.fork = cur
+			break
+		}
+		if n, err := strconv.Atoi(tr["Thoughtbox-Thought"]); err == nil {
+			cc.byNumber[n] = cur
+		}
+		if len(c.parents) == 0 {
+			break
+		}
+		cur = c.parents[0]
+	}
+	return cc, nil
+}
+
+// ListSessions implements ledger.Store.
+func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, error) {
+	refs, err := s.be.listRefs(refPrefix)
+	if err != nil {
+		return nil, err
+	}
+	type chains struct {
+		main     hash
+		branches []string
+	}
+	byID := map[string]*chains{}
+	for ref, h := range refs {
+		rest := strings.TrimPrefix(ref, refPrefix)
+		id, chain, ok := strings.Cut(rest, "/")
+		if !ok {
+			continue
+		}
+		c := byID[id]
+		if c == nil {
+			c = &chains{}
+			byID[id] = c
+		}
+		if chain == "main" {
+			c.main = h
+		} else if b, ok := strings.CutPrefix(chain, "branches/"); ok {
+			c.branches = append(c.branches, b)
+		}
+	}
+	out := make([]ledger.SessionSummary, 0, len(byID))
+	for id, c := range byID {
+		if c.main == zeroHash {
+			continue
+		}
+		sum, err := s.summary(id, c.main, refs)
+		if err != nil {
+			// A damaged session still lists, so that verify can name it.
+			out = append(out, ledger.SessionSummary{Meta: ledger.SessionMeta{ID: id, Title: "(unreadable: " + err.Error() + ")"}})
+			continue
+		}
+		out = append(out, sum)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Meta.ID < out[j].Meta.ID })
+	return out, nil
+}
+
+// summary reads one session's manifests (main and branches) for listing.
+func (s *Store) summary(id string, tip hash, refs map[string]hash) (ledger.SessionSummary, error) {
+	m, part, err := s.manifestAt(tip, id)
+	if err != nil {
+		return ledger.SessionSummary{}, err
+	}
+	sum := ledger.SessionSummary{Meta: metaFrom(m, part), ThoughtCount: len(m.ThoughtFiles)}
+	prefix := refPrefix + id + "/branches/"
+	for ref, h := range refs {
+		bid, ok := strings.CutPrefix(ref, prefix)
+		if !ok {
+			continue
+		}
+		sum.BranchCount++
+		if bm, _, err := s.manifestAt(h, id); err == nil {
+			sum.ThoughtCount += len(bm.BranchFiles[bid])
+			if bm.Metadata.UpdatedAt.After(sum.Meta.UpdatedAt) {
+				sum.Meta.UpdatedAt = bm.Metadata.UpdatedAt
+			}
+		}
+	}
+	return sum, nil
+}
+
+func (s *Store) manifestAt(tip hash, id string) (*manifest, string, error) {
+	st, err := s.readChainPath(tip, id)
+	if err != nil {
+		return nil, "", err
+	}
+	me, ok := st.path[0].t.get("manifest.json")
+	if !ok {
+		return nil, "", fmt.Errorf("manifest.json is missing")
+	}
+	data, err := s.readBlob(me.id)
+	if err != nil {
+		return nil, "", err
+	}
+	m, err := parseManifest(data)
+	return m, st.partition, err
+}

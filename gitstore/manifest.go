@@ -1,0 +1,135 @@
+package gitstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// manifest is SessionManifest (seed 002), stored as manifest.json in the
+// session folder and rewritten in the same commit as each thought.
+type manifest struct {
+	ID           string              `json:"id"`
+	Version      string              `json:"version"`
+	ThoughtFiles []string            `json:"thoughtFiles"`
+	BranchFiles  map[string][]string `json:"branchFiles"`
+	Metadata     manifestMeta        `json:"metadata"`
+}
+
+type manifestMeta struct {
+	Title       string    `json:"title"`
+	Description *string   `json:"description"`
+	Tags        []string  `json:"tags"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+const manifestVersion = "1.0.0"
+
+// encode renders the manifest as indented JSON with a trailing newline. It
+// is written by hand, not by encoding/json, because it runs on every thought
+// and the file lists grow with the session. The lists come before the
+// metadata so that adding a thought changes the file in one place, which
+// keeps the pack delta small.
+func (m *manifest) encode() []byte {
+	b := make([]byte, 0, 256+len(m.ThoughtFiles)*16)
+	b = append(b, "{\n  \"id\": "...)
+	b = strconv.AppendQuote(b, m.ID)
+	b = append(b, ",\n  \"version\": "...)
+	b = strconv.AppendQuote(b, m.Version)
+	b = append(b, ",\n  \"thoughtFiles\": "...)
+	b = appendStringList(b, m.ThoughtFiles, "  ")
+	b = append(b, ",\n  \"branchFiles\": {"...)
+	ids := make([]string, 0, len(m.BranchFiles))
+	for id := range m.BranchFiles {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		b = appendJSONString(b, id)
+		b = append(b, ": "...)
+		b = appendStringList(b, m.BranchFiles[id], "    ")
+	}
+	if len(ids) > 0 {
+		b = append(b, "\n  "...)
+	}
+	b = append(b, "},\n  \"metadata\": {\n    \"title\": "...)
+	b = appendJSONString(b, m.Metadata.Title)
+	b = append(b, ",\n    \"description\": "...)
+	if m.Metadata.Description == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, *m.Metadata.Description)
+	}
+	b = append(b, ",\n    \"tags\": "...)
+	b = appendStringList(b, m.Metadata.Tags, "    ")
+	b = append(b, ",\n    \"createdAt\": \""...)
+	b = m.Metadata.CreatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, "\",\n    \"updatedAt\": \""...)
+	b = m.Metadata.UpdatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, "\"\n  }\n}\n"...)
+	return b
+}
+
+func appendStringList(b []byte, list []string, indent string) []byte {
+	if len(list) == 0 {
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+		b = append(b, indent...)
+		b = append(b, "  "...)
+		b = appendJSONString(b, s)
+	}
+	b = append(b, '\n')
+	b = append(b, indent...)
+	return append(b, ']')
+}
+
+// appendJSONString quotes s as encoding/json would (without HTML escaping).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func parseManifest(data []byte) (*manifest, error) {
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("manifest.json: %w", err)
+	}
+	if m.ID == "" {
+		return nil, fmt.Errorf("manifest.json: missing id")
+	}
+	if m.BranchFiles == nil {
+		m.BranchFiles = map[string][]string{}
+	}
+	return &m, nil
+}
+
+func (m *manifest) clone() *manifest {
+	c := *m
+	c.ThoughtFiles = append([]string(nil), m.ThoughtFiles...)
+	c.BranchFiles = map[string][]string{}
+	for k, v := range m.BranchFiles {
+		c.BranchFiles[k] = append([]string(nil), v...)
+	}
+	c.Metadata.Tags = append([]string(nil), m.Metadata.Tags...)
+	return &c
+}

@@ -1,0 +1,121 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// memBackend keeps a project in go-git's in-memory storage
+// (THOUGHTBOX_STORAGE=memory). Nothing survives the process; the layout,
+// commits and refs are exactly those of the on-disk store.
+type memBackend struct {
+	// mu guards st, which is not safe for concurrent use, and makes each
+	// batch's compare-and-swap atomic.
+	mu sync.Mutex
+	st *memory.Storage
+}
+
+func newMemBackend() *memBackend { return &memBackend{st: memory.NewStorage()} }
+
+func (m *memBackend) readObject(id hash) (objType, []byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.readLocked(id)
+}
+
+func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
+	o, err := m.st.EncodedObject(plumbing.AnyObject, id)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return 0, nil, errNotFound
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	return o.Type(), data, err
+}
+
+func (m *memBackend) refLocked(name string) (hash, error) {
+	r, err := m.st.Reference(plumbing.ReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return zeroHash, nil
+	}
+	if err != nil {
+		return zeroHash, err
+	}
+	return r.Hash(), nil
+}
+
+func (m *memBackend) readRef(name string) (hash, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.refLocked(name)
+}
+
+func (m *memBackend) listRefs(prefix string) (map[string]hash, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]hash{}
+	for name, r := range m.st.ReferenceStorage {
+		if strings.HasPrefix(string(name), prefix) && r.Type() == plumbing.HashReference {
+			out[string(name)] = r.Hash()
+		}
+	}
+	return out, nil
+}
+
+func (m *memBackend) apply(_ context.Context, b *batch) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, u := range b.updates {
+		cur, err := m.refLocked(u.name)
+		if err != nil {
+			return err
+		}
+		if cur != u.old {
+			return errConflict
+		}
+	}
+	for _, o := range b.objects {
+		data := o.data
+		if o.base != zeroHash {
+			_, base, err := m.readLocked(o.base)
+			if err != nil {
+				return err
+			}
+			if data, err = o.ed.apply(base); err != nil {
+				return err
+			}
+		}
+		eo := m.st.NewEncodedObject()
+		eo.SetType(o.typ)
+		eo.SetSize(int64(len(data)))
+		w, _ := eo.Writer()
+		w.Write(data)
+		w.Close()
+		if _, err := m.st.SetEncodedObject(eo); err != nil {
+			return err
+		}
+	}
+	for _, u := range b.updates {
+		ref := plumbing.NewHashReference(plumbing.ReferenceName(u.name), u.new)
+		if err := m.st.SetReference(ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memBackend) flush() error { return nil }
+func (m *memBackend) close() error { return nil }

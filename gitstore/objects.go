@@ -1,0 +1,245 @@
+// Package gitstore keeps Thoughtbox ledgers in Git repositories. It is the
+// only package that imports go-git.
+//
+// Each session owns its refs (refs/heads/sessions/<id>/main and one
+// refs/heads/sessions/<id>/branches/<branchId> per reasoning branch); every
+// thought is one commit. Writes are made durable by a write-ahead log with a
+// single fsync and reach the Git object store in packs a fraction of a second
+// later; see doc/architecture.md for the whole write path.
+package gitstore
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// objType is a Git object type as it appears in object headers and packs.
+type objType = plumbing.ObjectType
+
+const (
+	typeCommit = plumbing.CommitObject
+	typeTree   = plumbing.TreeObject
+	typeBlob   = plumbing.BlobObject
+)
+
+type hash = plumbing.Hash
+
+var zeroHash hash
+
+// hashObject computes the Git object id of content of type t. We hash with
+// crypto/sha1 directly: it is several times faster than go-git's
+// collision-detecting hasher, and we only hash content we produced ourselves.
+func hashObject(t objType, content []byte) hash {
+	h := sha1.New()
+	h.Write([]byte(t.String()))
+	h.Write([]byte{' '})
+	h.Write([]byte(strconv.Itoa(len(content))))
+	h.Write([]byte{0})
+	h.Write(content)
+	var out hash
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// treeEntry is one entry of a Git tree.
+type treeEntry struct {
+	name string
+	dir  bool
+	id   hash
+}
+
+// sortKey orders entries as Git does: a tree sorts as if its name ended in '/'.
+func (e treeEntry) sortKey() string {
+	if e.dir {
+		return e.name + "/"
+	}
+	return e.name
+}
+
+// tree is a sorted list of entries, kept in memory so that adding one file to
+// a session folder does not require reading the folder back.
+type tree struct {
+	entries []treeEntry
+}
+
+func (t *tree) find(name string) (int, bool) {
+	for _, k := range [2]string{name, name + "/"} {
+		i := sort.Search(len(t.entries), func(i int) bool { return t.entries[i].sortKey() >= k })
+		if i < len(t.entries) && t.entries[i].name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// set adds or replaces an entry, keeping Git's order.
+func (t *tree) set(e treeEntry) {
+	if i, ok := t.find(e.name); ok {
+		t.entries[i] = e
+		return
+	}
+	k := e.sortKey()
+	i := sort.Search(len(t.entries), func(i int) bool { return t.entries[i].sortKey() >= k })
+	t.entries = append(t.entries, treeEntry{})
+	copy(t.entries[i+1:], t.entries[i:])
+	t.entries[i] = e
+}
+
+func (t *tree) get(name string) (treeEntry, bool) {
+	if i, ok := t.find(name); ok {
+		return t.entries[i], true
+	}
+	return treeEntry{}, false
+}
+
+func (t *tree) clone() *tree {
+	return &tree{entries: append([]treeEntry(nil), t.entries...)}
+}
+
+// encode renders the tree in Git's binary tree format.
+func (t *tree) encode() []byte {
+	var b bytes.Buffer
+	b.Grow(len(t.entries) * 40)
+	for _, e := range t.entries {
+		if e.dir {
+			b.WriteString("40000 ")
+		} else {
+			b.WriteString("100644 ")
+		}
+		b.WriteString(e.name)
+		b.WriteByte(0)
+		b.Write(e.id[:])
+	}
+	return b.Bytes()
+}
+
+// parseTree decodes Git's binary tree format.
+func parseTree(data []byte) (*tree, error) {
+	t := &tree{}
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("tree entry without mode")
+		}
+		mode := string(data[:sp])
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+1+20 {
+			return nil, fmt.Errorf("truncated tree entry")
+		}
+		e := treeEntry{name: string(data[:nul]), dir: mode == "40000" || mode == "040000"}
+		copy(e.id[:], data[nul+1:nul+21])
+		data = data[nul+21:]
+		t.entries = append(t.entries, e)
+	}
+	return t, nil
+}
+
+// signature is a commit author or committer.
+type signature struct {
+	name, email string
+	when        time.Time
+}
+
+func (s signature) encode(b *bytes.Buffer) {
+	b.WriteString(s.name)
+	b.WriteString(" <")
+	b.WriteString(s.email)
+	b.WriteString("> ")
+	b.WriteString(strconv.FormatInt(s.when.Unix(), 10))
+	_, off := s.when.Zone()
+	sign := '+'
+	if off < 0 {
+		sign = '-'
+		off = -off
+	}
+	fmt.Fprintf(b, " %c%02d%02d", sign, off/3600, (off%3600)/60)
+}
+
+// commit is the part of a Git commit that Thoughtbox writes.
+type commit struct {
+	tree      hash
+	parents   []hash
+	author    signature
+	committer signature
+	message   string
+}
+
+func (c *commit) encode() []byte {
+	var b bytes.Buffer
+	b.WriteString("tree ")
+	b.WriteString(c.tree.String())
+	b.WriteByte('\n')
+	for _, p := range c.parents {
+		b.WriteString("parent ")
+		b.WriteString(p.String())
+		b.WriteByte('\n')
+	}
+	b.WriteString("author ")
+	c.author.encode(&b)
+	b.WriteByte('\n')
+	b.WriteString("committer ")
+	c.committer.encode(&b)
+	b.WriteString("\n\n")
+	b.WriteString(c.message)
+	return b.Bytes()
+}
+
+// parsedCommit holds what the store reads back from a commit.
+type parsedCommit struct {
+	tree    hash
+	parents []hash
+	message string
+}
+
+func parseCommit(data []byte) (*parsedCommit, error) {
+	c := &parsedCommit{}
+	for {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("truncated commit header")
+		}
+		line := data[:nl]
+		data = data[nl+1:]
+		if len(line) == 0 {
+			c.message = string(data)
+			break
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("tree ")):
+			h, err := parseHash(string(line[5:]))
+			if err != nil {
+				return nil, err
+			}
+			c.tree = h
+		case bytes.HasPrefix(line, []byte("parent ")):
+			h, err := parseHash(string(line[7:]))
+			if err != nil {
+				return nil, err
+			}
+			c.parents = append(c.parents, h)
+		}
+	}
+	if c.tree == zeroHash {
+		return nil, fmt.Errorf("commit without tree")
+	}
+	return c, nil
+}
+
+func parseHash(s string) (hash, error) {
+	var h hash
+	if len(s) != 40 {
+		return h, fmt.Errorf("invalid object id %q", s)
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return h, fmt.Errorf("invalid object id %q", s)
+	}
+	return h, nil
+}

@@ -1,0 +1,604 @@
+package gitstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Granularity is how session folders are grouped by creation time.
+type Granularity string
+
+// The partition granularities of seed 002.
+const (
+	Monthly Granularity = "monthly"
+	Weekly  Granularity = "weekly"
+	Daily   Granularity = "daily"
+	None    Granularity = "none"
+)
+
+// ParseGranularity validates a granularity name.
+func ParseGranularity(s string) (Granularity, error) {
+	switch g := Granularity(s); g {
+	case Monthly, Weekly, Daily, None:
+		return g, nil
+	case "":
+		return Monthly, nil
+	}
+	return "", fmt.Errorf("partition granularity %q: expected monthly, weekly, daily or none", s)
+}
+
+// Partition names the folder a session created at t goes in ("" for none).
+func (g Granularity) Partition(t time.Time) string {
+	t = t.UTC()
+	switch g {
+	case Weekly:
+		y, w := t.ISOWeek()
+		return fmt.Sprintf("%04d-W%02d", y, w)
+	case Daily:
+		return t.Format("2006-01-02")
+	case None:
+		return ""
+	}
+	return t.Format("2006-01")
+}
+
+// Options configure a Store.
+type Options struct {
+	Partition Granularity
+	// FlushInterval is how long a durable thought may wait in the log
+	// before it is packed and its ref published to plain Git. Default 100ms.
+	FlushInterval time.Duration
+}
+
+// Store is a ledger.Store kept in one Git repository.
+type Store struct {
+	be   backend
+	opts Options
+
+	// mu guards chains; each chainState has its own lock so that sessions
+	// are written in parallel.
+	mu     sync.Mutex
+	chains map[string]*chainState
+}
+
+var _ ledger.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the bare repository at gitDir, recovering
+// anything a crashed writer left in its log.
+func Open(gitDir string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	be, err := openFSBackend(gitDir, opts.FlushInterval)
+	if err != nil {
+		return nil, err
+	}
+	return newStore(be, opts)
+}
+
+// OpenMemory returns a Store on go-git's in-memory storage.
+func OpenMemory(opts Options) (*Store, error) {
+	return newStore(newMemBackend(), opts.withDefaults())
+}
+
+func (o Options) withDefaults() Options {
+	if o.Partition == "" {
+		o.Partition = Monthly
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 100 * time.Millisecond
+	}
+	return o
+}
+
+func newStore(be backend, opts Options) (*Store, error) {
+	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}}
+	if err := s.ensureReadme(context.Background()); err != nil {
+		be.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Flush publishes every acknowledged write to the refs and packs that plain
+// Git reads. Writes are durable before this; it only shortens the wait.
+func (s *Store) Flush() error { return s.be.flush() }
+
+// Close flushes and releases the repository.
+func (s *Store) Close() error { return s.be.close() }
+
+const (
+	refPrefix      = "refs/heads/sessions/"
+	committerName  = "Thoughtbox"
+	committerEmail = "thoughtbox@localhost"
+)
+
+func mainRef(id string) string           { return refPrefix + id + "/main" }
+func branchRef(id, branch string) string { return refPrefix + id + "/branches/" + branch }
+func thoughtFile(n int) string           { return fmt.Sprintf("%03d.json", n) }
+func chainRef(id, branch string) string {
+	if branch == "" {
+		return mainRef(id)
+	}
+	return branchRef(id, branch)
+}
+
+// validSessionID keeps ids usable as ref and folder names.
+func validSessionID(id string) error {
+	if id == "" || len(id) > 128 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return fmt.Errorf("session id %q: expected lowercase letters, digits and hyphens", id)
+	}
+	return nil
+}
+
+func validBranchID(id string) error {
+	if id == "" || len(id) > 128 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return fmt.Errorf("branchId %q: expected to match ^[a-z0-9-]+$", id)
+	}
+	return nil
+}
+
+func (s *Store) ensureReadme(ctx context.Context) error {
+	cur, err := s.be.readRef("refs/heads/main")
+	if err != nil || cur != zeroHash {
+		return err
+	}
+	readme := []byte(readmeText)
+	blob := hashObject(typeBlob, readme)
+	root := &tree{}
+	root.set(treeEntry{name: "README.md", id: blob})
+	rootBytes := root.encode()
+	rootID := hashObject(typeTree, rootBytes)
+	when := time.Now().UTC().Truncate(time.Second)
+	c := &commit{tree: rootID,
+		author:    signature{committerName, committerEmail, when},
+		committer: signature{committerName, committerEmail, when},
+		message:   "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"}
+	cb := c.encode()
+	cid := hashObject(typeCommit, cb)
+	err = s.be.apply(ctx, &batch{
+		objects: []logObject{{id: blob, typ: typeBlob, data: readme}, {id: rootID, typ: typeTree, data: rootBytes}, {id: cid, typ: typeCommit, data: cb}},
+		updates: []refUpdate{{name: "refs/heads/main", old: zeroHash, new: cid}},
+	})
+	if errors.Is(err, errConflict) {
+		return nil // another process wrote it first
+	}
+	return err
+}
+
+const readmeText = `# Thoughtbox reasoning ledger
+
+This repository is written by Thoughtbox. Every thought an agent records is a
+commit; every session has its own refs, so this ` + "`main`" + ` branch holds only
+this file.
+
+Browse it with plain Git:
+
+    git branch --list 'sessions/*'                   # one main ref per session, plus its branches
+    git log sessions/<sessionId>/main                # a session's thoughts, newest first
+    git show sessions/<sessionId>/main               # the latest thought and its manifest change
+    git diff sessions/<id>/main sessions/<id>/branches/<branchId>   # what a reasoning branch explored
+
+Each session lives in sessions/<partition>/<sessionId>/: manifest.json lists
+the thought files in the order they were written, NNN.json holds thought NNN,
+and branches/<branchId>/ holds the thoughts of a reasoning branch (on that
+branch's ref only). Commit messages carry trailers: Thoughtbox-Session,
+Thoughtbox-Thought, Thoughtbox-Branch and, for revisions, Thoughtbox-Revises
+naming the commit of the thought revised.
+`
+
+// chainState is the in-memory copy of one chain's trees and manifest at its
+// tip, so that a thought is committed without reading the folder back.
+type chainState struct {
+	mu    sync.Mutex
+	valid bool
+	tip   hash
+	// path holds the trees from the root down to the folder thoughts are
+	// added to: root, sessions, [partition], session folder, and on a branch
+	// also branches and the branch folder.
+	path      []*pathTree
+	folder    int // index of the session folder in path
+	manifest  *manifest
+	manBytes  []byte
+	manID     hash
+	partition string
+}
+
+type pathTree struct {
+	name  string // name in its parent; "" for the root
+	t     *tree
+	bytes []byte
+	id    hash
+}
+
+func (s *Store) chain(ref string) *chainState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.chains[ref]
+	if !ok {
+		c = &chainState{}
+		s.chains[ref] = c
+	}
+	return c
+}
+
+// CreateSession implements ledger.Store.
+func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, author ledger.Author) (ledger.SessionMeta, ledger.CommitID, error) {
+	if err := validSessionID(meta.ID); err != nil {
+		return meta, "", err
+	}
+	meta.PartitionPath = s.opts.Partition.Partition(meta.CreatedAt)
+	if meta.UpdatedAt.IsZero() {
+		meta.UpdatedAt = meta.CreatedAt
+	}
+	ref := mainRef(meta.ID)
+	cs := s.chain(ref)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+
+	m := &manifest{ID: meta.ID, Version: manifestVersion, ThoughtFiles: []string{}, BranchFiles: map[string][]string{}}
+	setMeta(m, meta)
+	st := &chainState{manifest: m, partition: meta.PartitionPath}
+	st.path = []*pathTree{{t: &tree{}}, {name: "sessions", t: &tree{}}}
+	if meta.PartitionPath != "" {
+		st.path = append(st.path, &pathTree{name: meta.PartitionPath, t: &tree{}})
+	}
+	st.path = append(st.path, &pathTree{name: meta.ID, t: &tree{}})
+	st.folder = len(st.path) - 1
+
+	var msg strings.Builder
+	msg.WriteString("Start session: " + firstLine(meta.Title, 72) + "\n")
+	if d := strings.TrimSpace(meta.Description); d != "" {
+		msg.WriteString("\n" + d + "\n")
+	}
+	msg.WriteString("\nThoughtbox-Session: " + meta.ID + "\n")
+	b, cid := st.build(nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
+	b.updates = []refUpdate{{name: ref, old: zeroHash, new: cid}}
+	if err := s.be.apply(ctx, b); err != nil {
+		cs.valid = false
+		if errors.Is(err, errConflict) {
+			return meta, "", fmt.Errorf("session %s already exists", meta.ID)
+		}
+		return meta, "", err
+	}
+	st.tip, st.valid = cid, true
+	adopt(cs, st)
+	return meta, ledger.CommitID(cid.String()), nil
+}
+
+func adopt(dst, src *chainState) {
+	dst.valid, dst.tip, dst.path, dst.folder = src.valid, src.tip, src.path, src.folder
+	dst.manifest, dst.manBytes, dst.manID, dst.partition = src.manifest, src.manBytes, src.manID, src.partition
+}
+
+func setMeta(m *manifest, meta ledger.SessionMeta) {
+	m.Metadata.Title = meta.Title
+	if meta.Description != "" {
+		d := meta.Description
+		m.Metadata.Description = &d
+	} else {
+		m.Metadata.Description = nil
+	}
+	m.Metadata.Tags = append([]string{}, meta.Tags...)
+	m.Metadata.CreatedAt = meta.CreatedAt
+	m.Metadata.UpdatedAt = meta.UpdatedAt
+}
+
+// build adds file (if any) to the deepest tree of the path, rewrites the
+// manifest and every tree up to the root, and returns the objects and the
+// commit. The state is updated in place; the caller drops it if the batch
+// is not applied.
+func (st *chainState) build(file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
+	b := &batch{}
+	if file != nil {
+		id := hashObject(typeBlob, file)
+		b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: file})
+		st.path[len(st.path)-1].t.set(treeEntry{name: fileName, id: id})
+	}
+	mb := st.manifest.encode()
+	mid := hashObject(typeBlob, mb)
+	b.objects = append(b.objects, versioned(typeBlob, mid, mb, st.manID, st.manBytes))
+	st.manBytes, st.manID = mb, mid
+	st.path[st.folder].t.set(treeEntry{name: "manifest.json", id: mid})
+	for i := len(st.path) - 1; i >= 0; i-- {
+		pt := st.path[i]
+		if i < len(st.path)-1 {
+			child := st.path[i+1]
+			pt.t.set(treeEntry{name: child.name, dir: true, id: child.id})
+		}
+		tb := pt.t.encode()
+		tid := hashObject(typeTree, tb)
+		if tid != pt.id {
+			b.objects = append(b.objects, versioned(typeTree, tid, tb, pt.id, pt.bytes))
+		}
+		pt.bytes, pt.id = tb, tid
+	}
+	c := &commit{tree: st.path[0].id, message: message,
+		author:    sig(author, when),
+		committer: signature{committerName, committerEmail, when.UTC()}}
+	if parent != zeroHash {
+		c.parents = []hash{parent}
+	}
+	cb := c.encode()
+	cid := hashObject(typeCommit, cb)
+	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	return b, cid
+}
+
+// versioned logs a new version of an object as an edit of the previous one
+// when there is one.
+func versioned(t objType, id hash, data []byte, prevID hash, prev []byte) logObject {
+	if prevID == zeroHash || len(prev) == 0 {
+		return logObject{id: id, typ: t, data: data}
+	}
+	return logObject{id: id, typ: t, base: prevID, ed: diffEdit(prev, data)}
+}
+
+func sig(a ledger.Author, when time.Time) signature {
+	name, email := a.Name, a.Email
+	if name == "" {
+		name = "unknown agent"
+	}
+	if email == "" {
+		email = slug(name) + "@agents.thoughtbox.invalid"
+	}
+	// angle brackets and newlines would corrupt the commit header
+	clean := strings.NewReplacer("<", "", ">", "", "\n", " ")
+	return signature{clean.Replace(name), clean.Replace(email), when.UTC()}
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' || r == '.' {
+			b.WriteRune(r)
+		} else if b.Len() > 0 {
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "agent"
+	}
+	return strings.Trim(b.String(), "-.")
+}
+
+func firstLine(s string, max int) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	line = strings.TrimSpace(line)
+	if utf8.RuneCountInString(line) > max {
+		r := []rune(line)
+		line = string(r[:max-1]) + "…"
+	}
+	return line
+}
+
+// Append implements ledger.Store.
+func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.CommitID, error) {
+	id := req.Meta.ID
+	if err := validSessionID(id); err != nil {
+		return "", err
+	}
+	if req.Branch != "" {
+		if err := validBranchID(req.Branch); err != nil {
+			return "", err
+		}
+	}
+	expected, err := parseHash(string(req.ExpectedTip))
+	if err != nil {
+		return "", fmt.Errorf("expected tip: %w", err)
+	}
+	ref := chainRef(id, req.Branch)
+	cs := s.chain(ref)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if !cs.valid || cs.tip != expected {
+		st, err := s.readChain(expected, id, req.Branch)
+		if err != nil {
+			return "", err
+		}
+		adopt(cs, st)
+	}
+	cs.valid = false // until the batch is applied: build changes it in place
+
+	t := req.Thought
+	name := thoughtFile(t.ThoughtNumber)
+	if _, exists := cs.path[len(cs.path)-1].t.get(name); exists {
+		return "", fmt.Errorf("thought %d is already stored on this chain: %w", t.ThoughtNumber, ledger.ErrConflict)
+	}
+	file, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	file = append(file, '\n')
+	if req.Branch == "" {
+		cs.manifest.ThoughtFiles = append(cs.manifest.ThoughtFiles, name)
+	} else {
+		cs.manifest.BranchFiles[req.Branch] = append(cs.manifest.BranchFiles[req.Branch], name)
+	}
+	meta := req.Meta
+	meta.UpdatedAt = t.Timestamp
+	setMeta(cs.manifest, meta)
+
+	b, cid := cs.build(file, name, req.Author, t.Timestamp, thoughtMessage(id, req), expected)
+	old := expected
+	if req.NewBranch {
+		old = zeroHash
+	}
+	b.updates = []refUpdate{{name: ref, old: old, new: cid}}
+	if err := s.be.apply(ctx, b); err != nil {
+		if errors.Is(err, errConflict) {
+			return "", ledger.ErrConflict
+		}
+		return "", err
+	}
+	cs.tip, cs.valid = cid, true
+	return ledger.CommitID(cid.String()), nil
+}
+
+func thoughtMessage(sessionID string, req ledger.AppendRequest) string {
+	t := req.Thought
+	var m strings.Builder
+	text := strings.TrimSpace(t.Thought)
+	subject := firstLine(text, 72)
+	fmt.Fprintf(&m, "Thought %d: %s\n", t.ThoughtNumber, subject)
+	first, rest, _ := strings.Cut(text, "\n")
+	body := strings.TrimSpace(rest)
+	if strings.TrimSpace(first) != subject { // the subject was cut: keep it whole below
+		body = text
+	}
+	if body != "" {
+		m.WriteString("\n" + body + "\n")
+	}
+	m.WriteString("\nThoughtbox-Session: " + sessionID + "\n")
+	fmt.Fprintf(&m, "Thoughtbox-Thought: %d\n", t.ThoughtNumber)
+	if req.Branch != "" {
+		m.WriteString("Thoughtbox-Branch: " + req.Branch + "\n")
+	}
+	if t.IsRevision && t.RevisesThought != nil {
+		if req.Revises != "" {
+			fmt.Fprintf(&m, "Thoughtbox-Revises: %s (thought %d)\n", req.Revises, *t.RevisesThought)
+		} else {
+			fmt.Fprintf(&m, "Thoughtbox-Revises: thought %d\n", *t.RevisesThought)
+		}
+	}
+	return m.String()
+}
+
+// readChain rebuilds the in-memory state of a chain from the commit it will
+// grow from. For a new branch that is the main-chain commit it forks from.
+func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, error) {
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	st := &chainState{tip: tip}
+	root, err := s.readPathTree("", c.tree)
+	if err != nil {
+		return nil, err
+	}
+	st.path = []*pathTree{root}
+	sessions, err := s.childTree(root, "sessions")
+	if err != nil {
+		return nil, err
+	}
+	st.path = append(st.path, sessions)
+	if _, ok := sessions.t.get(sessionID); !ok {
+		if len(sessions.t.entries) != 1 {
+			return nil, fmt.Errorf("session %s: no partition folder in commit %s", sessionID, tip)
+		}
+		part, err := s.childTree(sessions, sessions.t.entries[0].name)
+		if err != nil {
+			return nil, err
+		}
+		st.partition = part.name
+		st.path = append(st.path, part)
+	}
+	folder, err := s.childTree(st.path[len(st.path)-1], sessionID)
+	if err != nil {
+		return nil, err
+	}
+	st.path = append(st.path, folder)
+	st.folder = len(st.path) - 1
+	me, ok := folder.t.get("manifest.json")
+	if !ok {
+		return nil, fmt.Errorf("session %s: commit %s has no manifest.json", sessionID, tip)
+	}
+	if st.manBytes, err = s.readBlob(me.id); err != nil {
+		return nil, err
+	}
+	st.manID = me.id
+	if st.manifest, err = parseManifest(st.manBytes); err != nil {
+		return nil, err
+	}
+	if branch != "" {
+		var branches *pathTree
+		if _, ok := folder.t.get("branches"); ok {
+			if branches, err = s.childTree(folder, "branches"); err != nil {
+				return nil, err
+			}
+		} else {
+			branches = &pathTree{name: "branches", t: &tree{}}
+		}
+		var bf *pathTree
+		if _, ok := branches.t.get(branch); ok {
+			if bf, err = s.childTree(branches, branch); err != nil {
+				return nil, err
+			}
+		} else {
+			bf = &pathTree{name: branch, t: &tree{}}
+		}
+		st.path = append(st.path, branches, bf)
+	}
+	st.valid = true
+	return st, nil
+}
+
+func (s *Store) readPathTree(name string, id hash) (*pathTree, error) {
+	t, data, err := s.readTreeBytes(id)
+	if err != nil {
+		return nil, err
+	}
+	return &pathTree{name: name, t: t, bytes: data, id: id}, nil
+}
+
+func (s *Store) childTree(parent *pathTree, name string) (*pathTree, error) {
+	e, ok := parent.t.get(name)
+	if !ok || !e.dir {
+		return nil, fmt.Errorf("folder %q missing from tree %s", name, parent.id)
+	}
+	return s.readPathTree(name, e.id)
+}
+
+func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
+	t, data, err := s.be.readObject(id)
+	if err != nil {
+		return nil, err
+	}
+	if t != want {
+		return nil, fmt.Errorf("object %s is a %s, expected a %s", id, t, want)
+	}
+	return data, nil
+}
+
+func (s *Store) readCommit(id hash) (*parsedCommit, error) {
+	data, err := s.readTyped(id, typeCommit)
+	if err != nil {
+		return nil, err
+	}
+	return parseCommit(data)
+}
+
+func (s *Store) readTreeBytes(id hash) (*tree, []byte, error) {
+	data, err := s.readTyped(id, typeTree)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := parseTree(data)
+	return t, data, err
+}
+
+func (s *Store) readBlob(id hash) ([]byte, error) { return s.readTyped(id, typeBlob) }
+
+// trailers returns the Thoughtbox-* trailers of a commit message's last
+// paragraph.
+func trailers(msg string) map[string]string {
+	msg = strings.TrimRight(msg, "\n")
+	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
+		msg = msg[i+2:]
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(msg, "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && strings.HasPrefix(k, "Thoughtbox-") {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+

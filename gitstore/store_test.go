@@ -1,0 +1,198 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// backends runs a test against the in-memory store and an on-disk one, as
+// every store behaviour must be the same on both.
+func backends(t *testing.T, f func(t *testing.T, open func() *Store)) {
+	t.Run("memory", func(t *testing.T) {
+		s, err := OpenMemory(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		f(t, func() *Store { return s })
+	})
+	t.Run("fs", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "p.git")
+		var cur *Store
+		open := func() *Store {
+			if cur != nil {
+				cur.Close()
+			}
+			s, err := Open(dir, Options{FlushInterval: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur = s
+			return s
+		}
+		t.Cleanup(func() {
+			if cur != nil {
+				cur.Close()
+			}
+		})
+		f(t, open)
+	})
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func intp(n int) *int { return &n }
+
+type writer struct {
+	t    *testing.T
+	s    *Store
+	meta ledger.SessionMeta
+	tips map[string]ledger.CommitID
+	at   time.Time
+}
+
+func newSession(t *testing.T, s *Store, id string) *writer {
+	t.Helper()
+	meta := ledger.SessionMeta{ID: id, Title: "Debug the " + id, Tags: []string{"debugging"}, CreatedAt: t0}
+	meta, c, err := s.CreateSession(context.Background(), meta, ledger.Author{Name: "claude-code 1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &writer{t: t, s: s, meta: meta, tips: map[string]ledger.CommitID{"": c}, at: t0}
+}
+
+func (w *writer) add(branch string, td ledger.ThoughtData, revises ledger.CommitID) ledger.CommitID {
+	w.t.Helper()
+	c, err := w.try(branch, td, revises)
+	if err != nil {
+		w.t.Fatalf("append %s/%d: %v", branch, td.ThoughtNumber, err)
+	}
+	return c
+}
+
+func (w *writer) try(branch string, td ledger.ThoughtData, revises ledger.CommitID) (ledger.CommitID, error) {
+	w.at = w.at.Add(time.Second)
+	td.Timestamp = w.at
+	if td.TotalThoughts == 0 {
+		td.TotalThoughts = td.ThoughtNumber
+	}
+	req := ledger.AppendRequest{Meta: w.meta, Branch: branch, Thought: td, Revises: revises,
+		Author: ledger.Author{Name: "claude-code 1.0"}}
+	tip, ok := w.tips[branch]
+	if !ok {
+		req.NewBranch = true
+		tip = w.tips["fork:"+branch]
+	}
+	req.ExpectedTip = tip
+	c, err := w.s.Append(context.Background(), req)
+	if err == nil {
+		w.tips[branch] = c
+	}
+	return c, err
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	backends(t, func(t *testing.T, open func() *Store) {
+		s := open()
+		w := newSession(t, s, "a1b2c3d4-0000-4000-8000-000000000001")
+		commits := map[int]ledger.CommitID{}
+		for n := 1; n <= 5; n++ {
+			commits[n] = w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d\nwith detail", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+		}
+		w.tips["fork:alt"] = commits[3]
+		w.add("alt", ledger.ThoughtData{Thought: "what if redis", ThoughtNumber: 4, BranchFromThought: intp(3), BranchID: "alt", NextThoughtNeeded: true}, "")
+		w.add("alt", ledger.ThoughtData{Thought: "redis is faster", ThoughtNumber: 5, BranchFromThought: intp(3), BranchID: "alt", NextThoughtNeeded: true}, "")
+		w.add("", ledger.ThoughtData{Thought: "correction to 3", ThoughtNumber: 6, IsRevision: true, RevisesThought: intp(3), NextThoughtNeeded: false}, commits[3])
+
+		check := func(s *Store) {
+			t.Helper()
+			ss, err := s.LoadSession(context.Background(), w.meta.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ss.Integrity.Valid {
+				t.Fatalf("integrity: %+v", ss.Integrity)
+			}
+			var nums []int
+			for _, th := range ss.Main {
+				nums = append(nums, th.Data.ThoughtNumber)
+			}
+			if diff := cmp.Diff([]int{1, 2, 3, 4, 5, 6}, nums); diff != "" {
+				t.Errorf("main chain (-want +got):\n%s", diff)
+			}
+			if ss.Main[2].Commit != commits[3] {
+				t.Errorf("thought 3 commit = %s, want %s", ss.Main[2].Commit, commits[3])
+			}
+			if len(ss.Branches) != 1 || ss.Branches[0].ID != "alt" || len(ss.Branches[0].Thoughts) != 2 {
+				t.Fatalf("branches = %+v", ss.Branches)
+			}
+			if ss.Branches[0].ForkCommit != commits[3] {
+				t.Errorf("fork commit = %s, want %s", ss.Branches[0].ForkCommit, commits[3])
+			}
+			if got := ss.Main[5].Data; !got.IsRevision || *got.RevisesThought != 3 {
+				t.Errorf("revision = %+v", got)
+			}
+			if ss.Meta.Title != w.meta.Title || ss.Meta.PartitionPath != "2026-11" {
+				t.Errorf("meta = %+v", ss.Meta)
+			}
+			list, err := s.ListSessions(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].ThoughtCount != 8 || list[0].BranchCount != 1 {
+				t.Errorf("list = %+v", list)
+			}
+		}
+		check(s)
+		check(open()) // a restart rebuilds everything from the refs
+	})
+}
+
+func TestStoreRefusesStaleTipAndDuplicates(t *testing.T) {
+	backends(t, func(t *testing.T, open func() *Store) {
+		s := open()
+		w := newSession(t, s, "a1b2c3d4-0000-4000-8000-000000000002")
+		start := w.tips[""]
+		w.add("", ledger.ThoughtData{Thought: "one", ThoughtNumber: 1}, "")
+		w.add("", ledger.ThoughtData{Thought: "two", ThoughtNumber: 2}, "")
+
+		w.tips[""] = start // a writer that did not see thoughts 1 and 2
+		if _, err := w.try("", ledger.ThoughtData{Thought: "stale", ThoughtNumber: 1}, ""); !errors.Is(err, ledger.ErrConflict) {
+			t.Fatalf("stale append: err = %v, want ErrConflict", err)
+		}
+		ss, _ := s.LoadSession(context.Background(), w.meta.ID)
+		w.tips[""] = ss.MainTip
+		if _, err := w.try("", ledger.ThoughtData{Thought: "again", ThoughtNumber: 2}, ""); err == nil {
+			t.Fatal("a second thought 2 was accepted")
+		}
+		// the refused writes changed nothing, and the chain still grows
+		w.add("", ledger.ThoughtData{Thought: "three", ThoughtNumber: 3}, "")
+		ss, err := s.LoadSession(context.Background(), w.meta.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, th := range ss.Main {
+			got = append(got, th.Data.Thought)
+		}
+		if diff := cmp.Diff([]string{"one", "two", "three"}, got); diff != "" {
+			t.Errorf("thoughts (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestStoreUnknownSession(t *testing.T) {
+	backends(t, func(t *testing.T, open func() *Store) {
+		s := open()
+		if _, err := s.LoadSession(context.Background(), "nope"); !errors.Is(err, ledger.ErrSessionNotFound) {
+			t.Fatalf("err = %v, want ErrSessionNotFound", err)
+		}
+	})
+}

@@ -1,0 +1,104 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// CommitID names the stored version that recorded a thought (a Git commit
+// hash in gitstore). The ledger treats it as opaque.
+type CommitID string
+
+// Author is who a stored change is attributed to: the agent that wrote a
+// thought, or the model that wrote a critique.
+type Author struct {
+	Name  string
+	Email string
+}
+
+// SessionMeta is the part of a session that the store keeps beside the
+// thoughts (the manifest's metadata).
+type SessionMeta struct {
+	ID          string
+	Title       string
+	Description string
+	Tags        []string
+	// PartitionPath is chosen by the store when the session is created.
+	PartitionPath string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// AppendRequest asks the store to commit one thought to one chain.
+type AppendRequest struct {
+	Meta SessionMeta // UpdatedAt is the thought's timestamp
+	// Branch is "" for the main chain, else the reasoning branch's id.
+	Branch string
+	// ExpectedTip is the chain's head that the ledger numbered against; the
+	// store moves the chain only if it is still there (compare-and-swap).
+	// For the first thought of a new branch it is the commit of the origin
+	// thought on the main chain, which the branch is forked from.
+	ExpectedTip CommitID
+	// NewBranch is set for the first thought of a branch.
+	NewBranch bool
+	Thought   ThoughtData
+	// Revises is the commit of the thought being revised, for revisions.
+	Revises CommitID
+	Author  Author
+}
+
+// StoredThought is a thought as read back from the store.
+type StoredThought struct {
+	Data   ThoughtData
+	Commit CommitID
+}
+
+// StoredBranch is one reasoning branch as read back from the store.
+type StoredBranch struct {
+	ID string
+	// ForkCommit is the main-chain commit the branch was forked from.
+	ForkCommit CommitID
+	Thoughts   []StoredThought // in the order they were committed
+	Tip        CommitID
+}
+
+// StoredSession is everything the store holds for one session.
+type StoredSession struct {
+	Meta     SessionMeta
+	Main     []StoredThought // in the order they were committed
+	MainTip  CommitID
+	Branches []StoredBranch
+	// Integrity is the result of the check made while loading.
+	Integrity IntegrityValidationResult
+}
+
+// SessionSummary is what listing sessions needs without loading them.
+type SessionSummary struct {
+	Meta         SessionMeta
+	ThoughtCount int
+	BranchCount  int
+}
+
+// Store persists sessions. Implementations must be safe for concurrent use.
+type Store interface {
+	// CreateSession records a new, empty session and returns its metadata
+	// with PartitionPath filled in, and the commit that started it.
+	CreateSession(ctx context.Context, meta SessionMeta, author Author) (SessionMeta, CommitID, error)
+	// Append commits one thought. It returns ErrConflict when the chain's
+	// head is no longer req.ExpectedTip, and commits nothing in that case.
+	Append(ctx context.Context, req AppendRequest) (CommitID, error)
+	// LoadSession reads a whole session back. ErrSessionNotFound if absent.
+	LoadSession(ctx context.Context, id string) (*StoredSession, error)
+	// ListSessions summarises every session.
+	ListSessions(ctx context.Context) ([]SessionSummary, error)
+	// Verify checks one session's integrity without failing on damage.
+	Verify(ctx context.Context, id string) (IntegrityValidationResult, error)
+}
+
+// ErrConflict is returned by Store.Append when another writer moved the
+// chain since it was read; the caller reloads and tries again.
+var ErrConflict = errors.New("ledger: chain was moved by another writer")
+
+// ErrSessionNotFound is returned when no session has the given id.
+var ErrSessionNotFound = errors.New("session not found")
