@@ -35,9 +35,17 @@ type fsBackend struct {
 	logPath   string
 	flushPath string
 
-	// gitMu guards st: go-git's storage is not safe for concurrent use.
+	packs *packSet
+	// gitMu guards st: go-git's storage is not safe for concurrent use. It
+	// is used only for loose objects (which the git CLI may write).
 	gitMu sync.Mutex
 	st    *filesystem.Storage
+
+	// heads holds the whole content of the newest version of each object
+	// the last flush wrote, since the next flush's first edits apply to
+	// them; reading them back from the pack would cost more.
+	heads     map[hash][]byte
+	nextHeads map[hash][]byte // from the flush in progress
 
 	// mu guards the log file and the overlay built from it; the flock on
 	// log extends that to other processes.
@@ -80,6 +88,7 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 		logPath:   filepath.Join(tbDir, "log"),
 		flushPath: filepath.Join(tbDir, "flush.lock"),
 		st:        st,
+		packs:     newPackSet(filepath.Join(gitDir, "objects", "pack")),
 		reqs:      make(chan *applyReq, 1024),
 		stop:      make(chan struct{}),
 	}
@@ -89,6 +98,10 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 		return nil, err
 	}
 	b.log = f
+	if err := b.packs.refresh(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	// A crash may have left batches in the log: recover them into the
 	// repository before serving, so plain git sees everything acknowledged.
 	if err := b.flushAndClean(true); err != nil {
@@ -409,19 +422,37 @@ func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
 	return o.typ, data, err
 }
 
-// gitRead reads an object from the repository's packs and loose objects.
+// gitRead reads an object from the repository: our pack set, then loose
+// objects through go-git, then — in case another process packed it — the
+// pack set again after a refresh.
 func (b *fsBackend) gitRead(id hash) (objType, []byte, error) {
+	t, data, err := b.packs.read(id)
+	if !errors.Is(err, errNotFound) {
+		return t, data, err
+	}
+	if t, data, err := b.looseRead(id); !errors.Is(err, errNotFound) {
+		return t, data, err
+	}
+	if err := b.packs.refresh(); err != nil {
+		return 0, nil, err
+	}
+	t, data, err = b.packs.read(id)
+	if errors.Is(err, errNotFound) {
+		return 0, nil, fmt.Errorf("object %s: %w", id, errNotFound)
+	}
+	return t, data, err
+}
+
+func (b *fsBackend) looseRead(id hash) (objType, []byte, error) {
+	path := filepath.Join(b.gitDir, "objects", id.String()[:2], id.String()[2:])
+	if _, err := os.Stat(path); err != nil {
+		return 0, nil, errNotFound
+	}
 	b.gitMu.Lock()
 	defer b.gitMu.Unlock()
 	o, err := b.st.EncodedObject(plumbing.AnyObject, id)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		// A pack written since we indexed (by our flusher or another
-		// process) may hold it.
-		b.st.Reindex()
-		o, err = b.st.EncodedObject(plumbing.AnyObject, id)
-	}
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return 0, nil, fmt.Errorf("object %s: %w", id, errNotFound)
+		return 0, nil, errNotFound
 	}
 	if err != nil {
 		return 0, nil, err
@@ -436,9 +467,11 @@ func (b *fsBackend) gitRead(id hash) (objType, []byte, error) {
 }
 
 func (b *fsBackend) gitHas(id hash) bool {
-	b.gitMu.Lock()
-	defer b.gitMu.Unlock()
-	return b.st.HasEncodedObject(id) == nil
+	if b.packs.has(id) {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(b.gitDir, "objects", id.String()[:2], id.String()[2:]))
+	return err == nil
 }
 
 func (b *fsBackend) flusher(every time.Duration) {
@@ -499,7 +532,7 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 		return nil
 	}
 
-	objs, err := b.packObjects(recs)
+	objs, err := b.packObjects(recs, clean)
 	if err != nil {
 		return err
 	}
@@ -507,9 +540,9 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 		if _, err := writePack(filepath.Join(b.gitDir, "objects", "pack"), objs); err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
-		b.gitMu.Lock()
-		b.st.Reindex()
-		b.gitMu.Unlock()
+		if err := b.packs.refresh(); err != nil {
+			return err
+		}
 	}
 
 	if err := b.lock(); err != nil {
@@ -542,7 +575,11 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 			return err
 		}
 	}
-	return b.truncateLogLocked(end)
+	if err := b.truncateLogLocked(end); err != nil {
+		return err
+	}
+	b.heads, b.nextHeads = b.nextHeads, nil
+	return nil
 }
 
 // truncateLogLocked replaces the log with one holding only the records after
@@ -613,7 +650,12 @@ func (b *fsBackend) removeStaleFiles() error {
 // manifest); it is stored as a delta from that newer version, so the newest
 // version — the one readers want — is whole, as git does. Every
 // maxDeltaDepth-th version is whole too, to bound delta chains.
-func (b *fsBackend) packObjects(recs []*batch) ([]packObject, error) {
+//
+// Only when recovering (replay) can logged objects already be in the
+// repository — packed by a flush that died before trimming the log — so only
+// then is each one looked up; otherwise a rare duplicate in two packs is
+// harmless to Git and cheaper than the lookups.
+func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error) {
 	type ver struct {
 		o        *logObject
 		length   int
@@ -631,8 +673,8 @@ func (b *fsBackend) packObjects(recs []*batch) ([]packObject, error) {
 			if _, dup := vers[o.id]; dup {
 				continue
 			}
-			if b.gitHas(o.id) {
-				continue // packed by a flush that died before trimming the log
+			if replay && b.gitHas(o.id) {
+				continue
 			}
 			vers[o.id] = &ver{o: o}
 			order = append(order, o.id)
@@ -642,6 +684,9 @@ func (b *fsBackend) packObjects(recs []*batch) ([]packObject, error) {
 	var content func(id hash) ([]byte, error)
 	content = func(id hash) ([]byte, error) {
 		if c, ok := kept[id]; ok {
+			return c, nil
+		}
+		if c, ok := b.heads[id]; ok {
 			return c, nil
 		}
 		v, ok := vers[id]
@@ -687,6 +732,13 @@ func (b *fsBackend) packObjects(recs []*batch) ([]packObject, error) {
 		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
 		kept[id] = c
 	}
+	heads := map[hash][]byte{}
+	for _, id := range order {
+		if v := vers[id]; !v.hasChild && (v.o.base != zeroHash || v.pos > 0) {
+			heads[id] = kept[id]
+		}
+	}
+	b.nextHeads = heads
 	out := make([]packObject, 0, len(order))
 	index := map[hash]int{}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -719,6 +771,7 @@ func (b *fsBackend) close() error {
 	b.mu.Lock()
 	b.log.Close()
 	b.mu.Unlock()
+	b.packs.close()
 	b.gitMu.Lock()
 	if cerr := b.st.Close(); err == nil {
 		err = cerr

@@ -70,7 +70,10 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 		return zeroHash, err
 	}
 	offsets := make([]int64, len(objs))
-	zw, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	// Small entries (commits, thought files, deltas) gain little from
+	// compression and cost the most per byte to compress, so they are stored.
+	fast, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	stored, _ := zlib.NewWriterLevel(io.Discard, zlib.NoCompression)
 	for i, o := range objs {
 		offsets[i] = cw.n
 		crc := crc32.NewIEEE()
@@ -89,6 +92,10 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 		}
 		if _, err := ew.Write(head); err != nil {
 			return zeroHash, err
+		}
+		zw := fast
+		if len(payload) < 2048 {
+			zw = stored
 		}
 		zw.Reset(ew)
 		if _, err := zw.Write(payload); err != nil {

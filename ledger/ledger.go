@@ -1,0 +1,445 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// maxAppendAttempts bounds how often AddThought retries after another
+// writer moved the chain: each retry follows a reload, so repeated losses
+// mean sustained contention that the caller should hear about.
+const maxAppendAttempts = 5
+
+// Options configures a Ledger. The zero value is ready to use.
+type Options struct {
+	// Now is the clock for timestamps; default time.Now in UTC.
+	Now func() time.Time
+	// NewID makes session ids; default a random UUID v4.
+	NewID func() string
+	// Events, if set, receives an event after each commit.
+	Events EventSink
+}
+
+// Ledger is the reasoning ledger service: it validates and numbers thoughts,
+// has the store commit them, and keeps the one in-memory view of each
+// session it has touched. It is safe for concurrent use; writes to different
+// sessions proceed in parallel, writes to one session are serialised.
+type Ledger struct {
+	store  Store
+	now    func() time.Time
+	newID  func() string
+	events EventSink
+
+	// mu guards sessions and accessed, never across I/O.
+	mu       sync.Mutex
+	sessions map[string]*sessionState
+	accessed map[string]time.Time // lastAccessedAt, which the store does not keep
+}
+
+// sessionState is the ledger's single view of one session.
+type sessionState struct {
+	// mu guards the fields below and is held across store.Append, so that
+	// one session's chains move in one order and the graph always matches
+	// what was committed.
+	mu sync.Mutex
+	id string
+	// dead is set when the session turned out not to exist and the state
+	// left the cache; a goroutine that waited for mu must look again.
+	dead      bool
+	meta      SessionMeta
+	graph     *Graph // nil until loaded
+	integrity IntegrityValidationResult
+	// shared is set once graph was handed out in a SessionView; the next
+	// write copies it first, so snapshots never change under their readers.
+	shared bool
+}
+
+// New returns a Ledger over store.
+func New(store Store, opts Options) *Ledger {
+	l := &Ledger{
+		store:    store,
+		now:      opts.Now,
+		newID:    opts.NewID,
+		events:   opts.Events,
+		sessions: map[string]*sessionState{},
+		accessed: map[string]time.Time{},
+	}
+	if l.now == nil {
+		l.now = func() time.Time { return time.Now().UTC() }
+	}
+	if l.newID == nil {
+		l.newID = uuid.NewString
+	}
+	return l
+}
+
+// StartSession creates an empty session. The title is trimmed and must have
+// 1 to MaxTitleLength characters; blank and repeated tags are dropped.
+func (l *Ledger) StartSession(ctx context.Context, p CreateSessionParams, author Author) (Session, error) {
+	p, err := p.normalize()
+	if err != nil {
+		return Session{}, err
+	}
+	now := l.now()
+	meta := SessionMeta{
+		ID:          l.newID(),
+		Title:       p.Title,
+		Description: p.Description,
+		Tags:        p.Tags,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	stored, tip, err := l.store.CreateSession(ctx, meta, author)
+	if err != nil {
+		return Session{}, storageError("create session", err)
+	}
+	if stored.ID == "" {
+		stored.ID = meta.ID
+	}
+	st := &sessionState{id: stored.ID, meta: stored, graph: newGraph(stored.ID)}
+	st.graph.main.tip = tip
+	st.integrity = IntegrityValidationResult{Valid: true, SessionExists: true, ManifestExists: true, ManifestValid: true}
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	l.mu.Lock()
+	l.sessions[st.id] = st
+	l.mu.Unlock()
+	l.touch(st.id, now)
+	s := l.sessionLocked(st)
+	l.publish(Event{Type: EventSessionStarted, SessionID: s.ID, Timestamp: now, Data: map[string]any{
+		"sessionId": s.ID, "title": s.Title, "tags": s.Tags,
+	}})
+	return s, nil
+}
+
+// AddThought validates, numbers and commits one thought, then adds it to
+// the session's graph. Validation failures are *Error with the field at
+// fault; nothing is stored then.
+//
+// The rules, per chain (the main chain, or one branch):
+//   - An omitted thoughtNumber is the chain's last committed number plus
+//     one, skipping numbers already used; a new branch starts at
+//     branchFromThought+1. An explicit number may leave gaps or run
+//     backwards, but one already used on the chain is refused
+//     (ErrNumberTaken). totalThoughts defaults to, and is raised to, the
+//     thought's number.
+//   - branchId and branchFromThought come together; the origin must be a
+//     main-chain thought, and every later thought of the branch must name
+//     the same origin.
+//   - isRevision and revisesThought come together. A main-chain thought
+//     revises a main-chain thought; a branch thought revises a thought of
+//     its branch or, if the branch has no such number, a main-chain thought
+//     at or before the fork point. A missing target is ErrThoughtNotFound.
+//   - nextThoughtNeeded=false marks the session completed (see
+//     Graph.Completed); later thoughts are still accepted.
+//
+// If another writer moved the chain first (ErrConflict from the store), the
+// session is reloaded and the thought planned again: an omitted number is
+// renumbered, an explicit one that is now taken is refused with
+// ErrNumberTaken. Nothing stored is ever overwritten.
+func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInput, author Author) (*AddResult, error) {
+	branch, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	st, err := l.acquire(ctx, sessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+
+	for attempt := 1; ; attempt++ {
+		p, err := st.graph.plan(in, branch)
+		if err != nil {
+			return nil, err
+		}
+		p.data.Timestamp = l.now()
+		meta := st.meta
+		meta.UpdatedAt = p.data.Timestamp
+		commit, err := l.store.Append(ctx, AppendRequest{
+			Meta:        meta,
+			Branch:      string(p.branch),
+			ExpectedTip: p.tip,
+			NewBranch:   p.newBranch,
+			Thought:     p.data,
+			Revises:     p.revises,
+			Author:      author,
+		})
+		if errors.Is(err, ErrConflict) && attempt < maxAppendAttempts {
+			if err := l.reloadLocked(ctx, st); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, storageError(fmt.Sprintf("append thought %d to %s", p.data.ThoughtNumber, chainName(p.branch)), err)
+		}
+		return l.commitLocked(st, p, commit)
+	}
+}
+
+// commitLocked brings the view up to date with a committed thought and
+// announces it. This is the only place a session's graph grows.
+func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddResult, error) {
+	if st.shared {
+		st.graph = st.graph.clone()
+		st.shared = false
+	}
+	n, err := st.graph.apply(StoredThought{Data: p.data, Commit: commit})
+	if err != nil {
+		// Unreachable while plan and apply agree. The thought is stored, so
+		// drop the view rather than let it drift; the next use reloads it.
+		st.graph = nil
+		return nil, Errorf(CodeInternal, "thought %d was committed as %s, but the session view could not follow (it will be reloaded): %w",
+			p.data.ThoughtNumber, commit, err)
+	}
+	st.meta.UpdatedAt = p.data.Timestamp
+	l.touch(st.id, p.data.Timestamp)
+	res := &AddResult{
+		Thought:   n.Data,
+		Node:      n.ThoughtNode,
+		Session:   l.sessionLocked(st),
+		Completed: !n.Data.NextThoughtNeeded,
+		NewBranch: p.newBranch,
+		Branches:  st.graph.BranchIDs(),
+	}
+	l.publish(thoughtEvent(st.id, n, p))
+	return res, nil
+}
+
+// Load reads a session from the store afresh, replacing the ledger's view
+// of it (picking up what other processes wrote), and returns a snapshot.
+// A session that fails its integrity check is still loaded as far as it can
+// be read; see SessionView.Integrity.
+func (l *Ledger) Load(ctx context.Context, id string) (*SessionView, error) {
+	st, err := l.acquire(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	v := l.viewLocked(st)
+	l.publish(Event{Type: EventSessionLoaded, SessionID: id, Timestamp: l.now(), Data: map[string]any{
+		"sessionId":    id,
+		"thoughtCount": v.Session.ThoughtCount,
+		"branchCount":  v.Session.BranchCount,
+	}})
+	return v, nil
+}
+
+// View returns a snapshot of a session, reading the store only if the
+// ledger has not loaded the session yet. Use it for reads; use Load to
+// resume a session another process may have written to.
+func (l *Ledger) View(ctx context.Context, id string) (*SessionView, error) {
+	st, err := l.acquire(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	return l.viewLocked(st), nil
+}
+
+func (l *Ledger) viewLocked(st *sessionState) *SessionView {
+	st.shared = true
+	l.touch(st.id, l.now())
+	return &SessionView{Session: l.sessionLocked(st), Integrity: st.integrity, Graph: st.graph}
+}
+
+// List summarises every session, most recently updated first.
+func (l *Ledger) List(ctx context.Context) ([]Session, error) {
+	sums, err := l.store.ListSessions(ctx)
+	if err != nil {
+		return nil, storageError("list sessions", err)
+	}
+	out := make([]Session, len(sums))
+	l.mu.Lock()
+	for i, s := range sums {
+		out[i] = session(s.Meta, s.ThoughtCount, s.BranchCount, l.accessed[s.Meta.ID])
+	}
+	l.mu.Unlock()
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Resolve turns a session id prefix into the full id, as git does with short
+// commit ids (ignoring case). A full id wins even if it prefixes another. No
+// match is ErrSessionNotFound; several are an INVALID_PAYLOAD error whose
+// cause is an *AmbiguousIDError listing the candidates.
+func (l *Ledger) Resolve(ctx context.Context, prefix string) (string, error) {
+	prefix = strings.TrimSpace(prefix)
+	if prefix == "" {
+		return "", InvalidField("sessionId", "must not be empty")
+	}
+	sums, err := l.store.ListSessions(ctx)
+	if err != nil {
+		return "", storageError("list sessions", err)
+	}
+	var candidates []string
+	lower := strings.ToLower(prefix)
+	for _, s := range sums {
+		id := s.Meta.ID
+		if id == prefix {
+			return id, nil
+		}
+		if strings.HasPrefix(strings.ToLower(id), lower) {
+			candidates = append(candidates, id)
+		}
+	}
+	switch len(candidates) {
+	case 0:
+		return "", sessionNotFound(prefix)
+	case 1:
+		return candidates[0], nil
+	}
+	slices.Sort(candidates)
+	amb := &AmbiguousIDError{Prefix: prefix, Candidates: candidates}
+	return "", Errorf(CodeInvalidPayload, "%w", amb).
+		with("prefix", prefix).
+		with("candidates", slices.Clone(candidates))
+}
+
+// Verify checks a session's integrity: the store's check and, when that
+// passes, the graph rules (see BuildGraph), which need the session read.
+// A damaged session is a result with Valid false, not an error.
+func (l *Ledger) Verify(ctx context.Context, id string) (IntegrityValidationResult, error) {
+	res, err := l.store.Verify(ctx, id)
+	if err != nil {
+		return res, l.loadError(id, "verify", err)
+	}
+	if !res.Valid {
+		return res, nil
+	}
+	s, err := l.store.LoadSession(ctx, id)
+	if err != nil {
+		return res, l.loadError(id, "load", err)
+	}
+	if s.Meta.ID == "" {
+		s.Meta.ID = id
+	}
+	return withProblems(res, BuildGraph(s).Problems()), nil
+}
+
+// acquire returns the session's state, locked and loaded; with fresh it
+// reloads from the store even if already loaded.
+func (l *Ledger) acquire(ctx context.Context, id string, fresh bool) (*sessionState, error) {
+	if id == "" {
+		return nil, InvalidField("sessionId", "must not be empty")
+	}
+	for {
+		l.mu.Lock()
+		st := l.sessions[id]
+		if st == nil {
+			st = &sessionState{id: id}
+			l.sessions[id] = st
+		}
+		l.mu.Unlock()
+
+		st.mu.Lock()
+		if st.dead {
+			st.mu.Unlock()
+			continue
+		}
+		if st.graph != nil && !fresh {
+			return st, nil
+		}
+		if err := l.reloadLocked(ctx, st); err != nil {
+			if errors.Is(err, ErrSessionNotFound) {
+				// Forget the id, so that unknown ids do not accumulate.
+				st.dead = true
+				l.mu.Lock()
+				delete(l.sessions, id)
+				l.mu.Unlock()
+			}
+			st.mu.Unlock()
+			return nil, err
+		}
+		return st, nil
+	}
+}
+
+// reloadLocked replaces st's view with what the store holds now.
+func (l *Ledger) reloadLocked(ctx context.Context, st *sessionState) error {
+	s, err := l.store.LoadSession(ctx, st.id)
+	if err != nil {
+		return l.loadError(st.id, "load", err)
+	}
+	if s.Meta.ID == "" {
+		s.Meta.ID = st.id
+	}
+	st.graph = BuildGraph(s)
+	st.shared = false
+	st.meta = s.Meta
+	st.integrity = withProblems(s.Integrity, st.graph.Problems())
+	return nil
+}
+
+func (l *Ledger) loadError(id, op string, err error) error {
+	if errors.Is(err, ErrSessionNotFound) {
+		return sessionNotFound(id)
+	}
+	return storageError(fmt.Sprintf("%s session %q", op, id), err)
+}
+
+// withProblems adds graph problems to a store's integrity result.
+func withProblems(r IntegrityValidationResult, problems []string) IntegrityValidationResult {
+	if len(problems) == 0 {
+		return r
+	}
+	r.Valid = false
+	r.Errors = append(slices.Clone(r.Errors), problems...)
+	return r
+}
+
+func (l *Ledger) touch(id string, t time.Time) {
+	l.mu.Lock()
+	if t.After(l.accessed[id]) {
+		l.accessed[id] = t
+	}
+	l.mu.Unlock()
+}
+
+func (l *Ledger) sessionLocked(st *sessionState) Session {
+	l.mu.Lock()
+	accessed := l.accessed[st.id]
+	l.mu.Unlock()
+	return session(st.meta, st.graph.Len(), st.graph.BranchCount(), accessed)
+}
+
+// session assembles a Session; lastAccessedAt is never before updatedAt.
+func session(m SessionMeta, thoughts, branches int, accessed time.Time) Session {
+	tags := m.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	if accessed.Before(m.UpdatedAt) {
+		accessed = m.UpdatedAt
+	}
+	return Session{
+		ID:             m.ID,
+		Title:          m.Title,
+		Description:    m.Description,
+		Tags:           slices.Clone(tags),
+		ThoughtCount:   thoughts,
+		BranchCount:    branches,
+		PartitionPath:  m.PartitionPath,
+		CreatedAt:      m.CreatedAt,
+		UpdatedAt:      m.UpdatedAt,
+		LastAccessedAt: accessed,
+	}
+}
+
+func (l *Ledger) publish(e Event) {
+	if l.events != nil {
+		l.events.Publish(e)
+	}
+}
