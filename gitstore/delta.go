@@ -1,19 +1,61 @@
 package gitstore
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+)
 
-// edit describes a new version of an object as a change to an older one:
-// keep the first prefix bytes and the last suffix bytes of the base, and put
-// mid between them. Thoughtbox's large objects (a session folder's tree, its
-// manifest) change in one place per thought, so this is both the cheapest
-// delta to find — two memory comparisons — and close to the smallest.
+// edit describes a new version of an object as copies from an older one
+// (its base) and inserted bytes. Thoughtbox's large objects — a session
+// folder's tree and its manifest — change in one or two places per thought
+// (a new entry; the manifest's id or timestamp), so a diff that matches the
+// common prefix and suffix and then realigns around an insertion or deletion
+// finds nearly the smallest delta in a few linear passes.
 type edit struct {
-	prefix, suffix int
-	mid            []byte
+	ops []op
 }
 
-// diffEdit finds the longest common prefix and suffix of base and target.
+// op copies n bytes of the base from off, or, when data is set, inserts data.
+type op struct {
+	off, n int
+	data   []byte
+}
+
+// minAlign is the shortest run worth realigning on.
+const minAlign = 24
+
+// diffEdit computes an edit that turns base into target.
 func diffEdit(base, target []byte) edit {
+	var e edit
+	e.diff(base, 0, target, 4)
+	return e
+}
+
+func (e *edit) copyOp(off, n int) {
+	if n == 0 {
+		return
+	}
+	if k := len(e.ops); k > 0 && e.ops[k-1].data == nil && e.ops[k-1].off+e.ops[k-1].n == off {
+		e.ops[k-1].n += n
+		return
+	}
+	e.ops = append(e.ops, op{off: off, n: n})
+}
+
+func (e *edit) insertOp(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if k := len(e.ops); k > 0 && e.ops[k-1].data != nil {
+		e.ops[k-1].data = append(e.ops[k-1].data[:len(e.ops[k-1].data):len(e.ops[k-1].data)], p...)
+		return
+	}
+	e.ops = append(e.ops, op{data: p})
+}
+
+// diff appends ops producing target from base (which starts at baseOff in
+// the whole base); depth bounds the realignments.
+func (e *edit) diff(base []byte, baseOff int, target []byte, depth int) {
 	n := min(len(base), len(target))
 	p := 0
 	for p < n && base[p] == target[p] {
@@ -23,36 +65,91 @@ func diffEdit(base, target []byte) edit {
 	for s < n-p && base[len(base)-1-s] == target[len(target)-1-s] {
 		s++
 	}
-	return edit{prefix: p, suffix: s, mid: target[p : len(target)-s]}
+	e.copyOp(baseOff, p)
+	bm, tm := base[p:len(base)-s], target[p:len(target)-s]
+	switch {
+	case len(bm) == 0:
+		e.insertOp(tm)
+	case len(tm) == 0 || depth == 0 || len(bm) < minAlign || len(tm) < minAlign:
+		e.insertOp(tm)
+	default:
+		if k := bytes.Index(tm, bm[:minAlign]); k > 0 {
+			// bytes were inserted before the rest of the base's middle
+			e.insertOp(tm[:k])
+			e.diff(bm, baseOff+p, tm[k:], depth-1)
+		} else if k := bytes.Index(bm, tm[:minAlign]); k > 0 {
+			// bytes of the base were dropped
+			e.diff(bm[k:], baseOff+p+k, tm, depth-1)
+		} else {
+			e.insertOp(tm)
+		}
+	}
+	e.copyOp(baseOff+len(base)-s, s)
 }
 
 // apply rebuilds the target from base.
 func (e edit) apply(base []byte) ([]byte, error) {
-	if e.prefix+e.suffix > len(base) {
-		return nil, fmt.Errorf("edit does not fit its base (%d+%d > %d)", e.prefix, e.suffix, len(base))
+	size := 0
+	for _, o := range e.ops {
+		if o.data != nil {
+			size += len(o.data)
+		} else {
+			if o.off < 0 || o.n < 0 || o.off+o.n > len(base) {
+				return nil, fmt.Errorf("edit copies %d bytes at %d from a %d-byte base", o.n, o.off, len(base))
+			}
+			size += o.n
+		}
 	}
-	out := make([]byte, 0, e.prefix+len(e.mid)+e.suffix)
-	out = append(out, base[:e.prefix]...)
-	out = append(out, e.mid...)
-	out = append(out, base[len(base)-e.suffix:]...)
+	out := make([]byte, 0, size)
+	for _, o := range e.ops {
+		if o.data != nil {
+			out = append(out, o.data...)
+		} else {
+			out = append(out, base[o.off:o.off+o.n]...)
+		}
+	}
 	return out, nil
+}
+
+// inserted counts the bytes the edit carries itself.
+func (e edit) inserted() int {
+	n := 0
+	for _, o := range e.ops {
+		n += len(o.data)
+	}
+	return n
+}
+
+func (e edit) targetLen() int {
+	n := 0
+	for _, o := range e.ops {
+		if o.data != nil {
+			n += len(o.data)
+		} else {
+			n += o.n
+		}
+	}
+	return n
 }
 
 // gitDelta renders the edit as a Git pack delta against a base of baseLen
 // bytes.
 func (e edit) gitDelta(baseLen int) []byte {
-	targetLen := e.prefix + len(e.mid) + e.suffix
-	d := make([]byte, 0, 32+len(e.mid)+len(e.mid)/127)
+	d := make([]byte, 0, 32+e.inserted()+e.inserted()/127+8*len(e.ops))
 	d = appendVarint(d, uint64(baseLen))
-	d = appendVarint(d, uint64(targetLen))
-	d = appendCopy(d, 0, e.prefix)
-	for rest := e.mid; len(rest) > 0; {
-		n := min(len(rest), 127)
-		d = append(d, byte(n))
-		d = append(d, rest[:n]...)
-		rest = rest[n:]
+	d = appendVarint(d, uint64(e.targetLen()))
+	for _, o := range e.ops {
+		if o.data == nil {
+			d = appendCopy(d, o.off, o.n)
+			continue
+		}
+		for rest := o.data; len(rest) > 0; {
+			n := min(len(rest), 127)
+			d = append(d, byte(n))
+			d = append(d, rest[:n]...)
+			rest = rest[n:]
+		}
 	}
-	d = appendCopy(d, baseLen-e.suffix, e.suffix)
 	return d
 }
 

@@ -71,7 +71,7 @@ type applyReq struct {
 }
 
 // maxDeltaDepth bounds how many deltas a reader applies to reach an object.
-const maxDeltaDepth = 50
+const maxDeltaDepth = 250
 
 func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) {
 	if err := initBareRepo(gitDir); err != nil {
@@ -545,6 +545,15 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 		}
 	}
 
+	if err := b.publish(recs, end, ino); err != nil {
+		return err
+	}
+	return b.maybeMerge()
+}
+
+// publish points the refs at what the flush packed and drops those batches
+// from the log.
+func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	if err := b.lock(); err != nil {
 		return err
 	}
@@ -580,6 +589,24 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
 	return nil
+}
+
+// maybeMerge merges packs when there are too many; the caller holds the
+// flush lock, so no other process adds or merges packs meanwhile.
+func (b *fsBackend) maybeMerge() error {
+	if err := b.packs.refresh(); err != nil {
+		return err
+	}
+	b.packs.mu.Lock()
+	pick := pickMerge(b.packs.order)
+	b.packs.mu.Unlock()
+	if len(pick) < 2 {
+		return nil
+	}
+	if err := mergePacks(filepath.Join(b.gitDir, "objects", "pack"), pick); err != nil {
+		return fmt.Errorf("merge packs: %w", err)
+	}
+	return b.packs.refresh()
 }
 
 // truncateLogLocked replaces the log with one holding only the records after
@@ -634,6 +661,8 @@ func (b *fsBackend) removeStaleFiles() error {
 		}
 	}
 	os.Remove(b.logPath + ".tmp")
+	// refs/heads/main holds only our README commit; nobody else writes it.
+	os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
 	for _, root := range []string{"refs/heads/sessions", "refs/heads/knowledge"} {
 		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
@@ -717,9 +746,8 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 				return nil, err
 			}
 			if bv, ok := vers[v.o.base]; ok && !bv.hasChild {
-				rev := edit{prefix: v.o.ed.prefix, suffix: v.o.ed.suffix,
-					mid: base[v.o.ed.prefix : len(base)-v.o.ed.suffix]}
-				if len(base) > 0 && len(c) > 0 && 2*len(rev.mid) < len(base) {
+				rev := diffEdit(c, base)
+				if len(base) > 0 && len(c) > 0 && 4*rev.inserted() < len(base) {
 					bv.hasChild, bv.child, bv.rev = true, id, rev
 					if !bv.keepFull {
 						delete(kept, v.o.base)

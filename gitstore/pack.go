@@ -106,6 +106,13 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 		}
 		idx.Add(o.id, uint64(offsets[i]), crc.Sum32())
 	}
+	return finishPack(packDir, tmp, bw, cw, idx)
+}
+
+// finishPack writes the pack's trailer and its index, syncs both, and
+// renames them into place: the .idx last, as its presence is what makes
+// git read the pack.
+func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWriter, idx *idxfile.Writer) (hash, error) {
 	var packSum hash
 	copy(packSum[:], cw.sum.Sum(nil))
 	if _, err := bw.Write(packSum[:]); err != nil {
@@ -124,7 +131,6 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	if err != nil {
 		return zeroHash, err
 	}
-
 	itmp, err := os.CreateTemp(packDir, "tmp_idx_")
 	if err != nil {
 		return zeroHash, err

@@ -19,6 +19,10 @@ func TestDeltaRoundTrip(t *testing.T) {
 		{"hello brave world", "hello world"},
 		{strings.Repeat("x", 200000), strings.Repeat("x", 100000) + "yy" + strings.Repeat("x", 100001)},
 		{"same", "same"},
+		// an entry inserted mid-tree and a hash changed at the end, as when
+		// thought 1000.json lands between 100.json and 101.json
+		{strings.Repeat("0123456789abcdef", 4000) + "OLDHASH", strings.Repeat("0123456789abcdef", 1000) + "NEW ENTRY" + strings.Repeat("0123456789abcdef", 3000) + "NEWHASH!"},
+		{strings.Repeat("0123456789abcdef", 1000) + "NEW ENTRY" + strings.Repeat("0123456789abcdef", 3000) + "NEWHASH!", strings.Repeat("0123456789abcdef", 4000) + "OLDHASH"},
 	}
 	for _, c := range cases {
 		base, target := []byte(c[0]), []byte(c[1])
@@ -26,6 +30,9 @@ func TestDeltaRoundTrip(t *testing.T) {
 		got, err := e.apply(base)
 		if err != nil || !bytes.Equal(got, target) {
 			t.Fatalf("apply(%q→%q) = %q, %v", c[0], c[1], got, err)
+		}
+		if len(target) > 10000 && e.inserted() > 64 {
+			t.Errorf("edit of a %d-byte object inserts %d bytes; want a small delta", len(target), e.inserted())
 		}
 		if len(base) == 0 || len(target) == 0 {
 			continue // the flusher never writes deltas for empty objects

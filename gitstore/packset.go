@@ -2,42 +2,47 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
+	"compress/zlib"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
 // packSet reads objects from the repository's packs. go-git's storage can
 // only forget all its pack indexes and reload every one (with unbuffered
-// reads) when a pack appears; the flusher adds a pack every fraction of a
-// second, so this set loads each new index once and keeps the rest.
+// reads) when a pack appears, and its pack reader seeks and re-hashes every
+// object it reads; the flusher adds a pack every fraction of a second and a
+// session load reads thousands of objects, so this set loads each new index
+// once and reads an entry with a single pread.
 type packSet struct {
 	dir string
-	// mu guards packs and the go-git packfiles, which are not safe for
-	// concurrent use.
+	// mu guards packs, order and the base cache.
 	mu    sync.Mutex
 	packs map[string]*packEntry
 	order []*packEntry // newest first: recent objects are read most
-	cache cache.Object
+	bases *baseCache
+	zr    io.ReadCloser
 }
 
 type packEntry struct {
 	name string
 	idx  *idxfile.MemoryIndex
-	pf   *packfile.Packfile
+	f    *os.File
 	size int64
+	offs []int64 // every entry's offset, sorted: an entry ends where the next begins
 }
 
 func newPackSet(dir string) *packSet {
-	return &packSet{dir: dir, packs: map[string]*packEntry{}, cache: cache.NewObjectLRU(32 * cache.MiByte)}
+	return &packSet{dir: dir, packs: map[string]*packEntry{}, bases: newBaseCache(8 << 20)}
 }
 
 // refresh picks up packs added (by us or another process) and drops removed
@@ -50,7 +55,6 @@ func (ps *packSet) refresh() error {
 		return err
 	}
 	seen := map[string]bool{}
-	fs := osfs.New(ps.dir)
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".idx")
 		if !ok || !strings.HasPrefix(name, "pack-") {
@@ -60,24 +64,13 @@ func (ps *packSet) refresh() error {
 		if ps.packs[name] != nil {
 			continue
 		}
-		idx, err := readIdx(filepath.Join(ps.dir, name+".idx"))
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // removed by a repack meanwhile
-			}
-			return err
+		pe, err := openPackEntry(ps.dir, name)
+		if errors.Is(err, os.ErrNotExist) {
+			delete(seen, name) // removed by a merge meanwhile
+			continue
 		}
-		f, err := fs.Open(name + ".pack")
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
 			return err
-		}
-		fi, _ := os.Stat(filepath.Join(ps.dir, name+".pack"))
-		pe := &packEntry{name: name, idx: idx, pf: packfile.NewPackfileWithCache(idx, nil, f, ps.cache, 0)}
-		if fi != nil {
-			pe.size = fi.Size()
 		}
 		ps.packs[name] = pe
 		ps.order = append([]*packEntry{pe}, ps.order...)
@@ -87,12 +80,48 @@ func (ps *packSet) refresh() error {
 		if seen[pe.name] {
 			kept = append(kept, pe)
 		} else {
-			pe.pf.Close()
+			pe.f.Close()
 			delete(ps.packs, pe.name)
 		}
 	}
 	ps.order = kept
+	ps.bases.reset()
 	return nil
+}
+
+func openPackEntry(dir, name string) (*packEntry, error) {
+	idx, err := readIdx(filepath.Join(dir, name+".idx"))
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, name+".pack"))
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pe := &packEntry{name: name, idx: idx, f: f, size: fi.Size()}
+	iter, err := idx.EntriesByOffset()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	for {
+		e, err := iter.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		pe.offs = append(pe.offs, int64(e.Offset))
+	}
+	sort.Slice(pe.offs, func(i, j int) bool { return pe.offs[i] < pe.offs[j] })
+	return pe, nil
 }
 
 func readIdx(path string) (*idxfile.MemoryIndex, error) {
@@ -103,7 +132,7 @@ func readIdx(path string) (*idxfile.MemoryIndex, error) {
 	defer f.Close()
 	idx := idxfile.NewMemoryIndex()
 	if err := idxfile.NewDecoder(bufio.NewReaderSize(f, 64*1024)).Decode(idx); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return idx, nil
 }
@@ -112,24 +141,122 @@ func readIdx(path string) (*idxfile.MemoryIndex, error) {
 func (ps *packSet) read(id hash) (objType, []byte, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	return ps.readLocked(id)
+}
+
+func (ps *packSet) readLocked(id hash) (objType, []byte, error) {
 	for _, pe := range ps.order {
 		off, err := pe.idx.FindOffset(id)
 		if err != nil {
 			continue
 		}
-		o, err := pe.pf.GetByOffset(off)
+		t, data, err := ps.readAt(pe, off, 0)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, fmt.Errorf("object %s in %s: %w", id, pe.name, err)
 		}
-		r, err := o.Reader()
-		if err != nil {
-			return 0, nil, err
-		}
-		data, err := io.ReadAll(r)
-		r.Close()
-		return o.Type(), data, err
+		return t, data, nil
 	}
 	return 0, nil, errNotFound
+}
+
+// readAt reads the entry at off, resolving deltas.
+func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte, error) {
+	if t, data, ok := ps.bases.get(pe, off); ok {
+		return t, data, nil
+	}
+	if depth > 10000 {
+		return 0, nil, fmt.Errorf("delta chain too deep")
+	}
+	i := sort.Search(len(pe.offs), func(i int) bool { return pe.offs[i] > off })
+	end := pe.size - 20
+	if i < len(pe.offs) {
+		end = pe.offs[i]
+	}
+	if end <= off || off < 12 {
+		return 0, nil, fmt.Errorf("bad entry offset %d", off)
+	}
+	raw := make([]byte, end-off)
+	if _, err := pe.f.ReadAt(raw, off); err != nil {
+		return 0, nil, err
+	}
+	p := 0
+	c := raw[p]
+	p++
+	typ := int(c>>4) & 7
+	size := int(c & 0x0f)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if p >= len(raw) {
+			return 0, nil, fmt.Errorf("truncated entry header")
+		}
+		c = raw[p]
+		p++
+		size |= int(c&0x7f) << shift
+	}
+	var baseOff int64 = -1
+	var refBase hash
+	switch typ {
+	case ofsDeltaType:
+		c = raw[p]
+		p++
+		dist := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			c = raw[p]
+			p++
+			dist = ((dist + 1) << 7) | int64(c&0x7f)
+		}
+		baseOff = off - dist
+	case 7:
+		copy(refBase[:], raw[p:p+20])
+		p += 20
+	}
+	data, err := ps.inflate(raw[p:], size)
+	if err != nil {
+		return 0, nil, err
+	}
+	switch typ {
+	case ofsDeltaType, 7:
+		var bt objType
+		var base []byte
+		if typ == ofsDeltaType {
+			bt, base, err = ps.readAt(pe, baseOff, depth+1)
+		} else {
+			bt, base, err = ps.readLocked(refBase)
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("delta base: %w", err)
+		}
+		out, err := packfile.PatchDelta(base, data)
+		if err != nil {
+			return 0, nil, err
+		}
+		if depth > 0 {
+			ps.bases.put(pe, off, bt, out)
+		}
+		return bt, out, nil
+	case 1, 2, 3, 4:
+		if depth > 0 {
+			ps.bases.put(pe, off, objType(typ), data)
+		}
+		return objType(typ), data, nil
+	}
+	return 0, nil, fmt.Errorf("unknown entry type %d", typ)
+}
+
+func (ps *packSet) inflate(z []byte, size int) ([]byte, error) {
+	var err error
+	if ps.zr == nil {
+		ps.zr, err = zlib.NewReader(bytes.NewReader(z))
+	} else {
+		err = ps.zr.(zlib.Resetter).Reset(bytes.NewReader(z), nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	if _, err := io.ReadFull(ps.zr, out); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	return out, nil
 }
 
 func (ps *packSet) has(id hash) bool {
@@ -143,18 +270,69 @@ func (ps *packSet) has(id hash) bool {
 	return false
 }
 
-func (ps *packSet) count() int {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return len(ps.order)
-}
-
 func (ps *packSet) close() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for _, pe := range ps.order {
-		pe.pf.Close()
+		pe.f.Close()
 	}
 	ps.order, ps.packs = nil, map[string]*packEntry{}
+	ps.bases.reset()
 }
 
+// baseCache keeps recently resolved delta bases, so reading a run of
+// versions of the same object applies one delta each.
+type baseCache struct {
+	max, used int
+	m         map[baseKey]*baseItem
+	tick      uint64
+}
+
+type baseKey struct {
+	pe  *packEntry
+	off int64
+}
+
+type baseItem struct {
+	t    objType
+	data []byte
+	used uint64
+}
+
+func newBaseCache(max int) *baseCache { return &baseCache{max: max, m: map[baseKey]*baseItem{}} }
+
+func (c *baseCache) reset() { c.m, c.used = map[baseKey]*baseItem{}, 0 }
+
+func (c *baseCache) get(pe *packEntry, off int64) (objType, []byte, bool) {
+	it, ok := c.m[baseKey{pe, off}]
+	if !ok {
+		return 0, nil, false
+	}
+	c.tick++
+	it.used = c.tick
+	return it.t, it.data, true
+}
+
+func (c *baseCache) put(pe *packEntry, off int64, t objType, data []byte) {
+	if len(data) > c.max/4 {
+		return
+	}
+	k := baseKey{pe, off}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	for c.used+len(data) > c.max && len(c.m) > 0 {
+		var oldest baseKey
+		var min uint64 = ^uint64(0)
+		for k, it := range c.m {
+			if it.used < min {
+				min, oldest = it.used, k
+			}
+		}
+		c.used -= len(c.m[oldest].data)
+		delete(c.m, oldest)
+	}
+	c.tick++
+	c.m[k] = &baseItem{t: t, data: data, used: c.tick}
+	c.used += len(data)
+}

@@ -43,9 +43,17 @@ func encodeRecord(dst []byte, b *batch) []byte {
 		if o.base == zeroHash {
 			dst = appendBytes(dst, o.data)
 		} else {
-			dst = appendU32(dst, uint32(o.ed.prefix))
-			dst = appendU32(dst, uint32(o.ed.suffix))
-			dst = appendBytes(dst, o.ed.mid)
+			dst = appendU32(dst, uint32(len(o.ed.ops)))
+			for _, p := range o.ed.ops {
+				if p.data != nil {
+					dst = append(dst, 1)
+					dst = appendBytes(dst, p.data)
+				} else {
+					dst = append(dst, 0)
+					dst = appendU32(dst, uint32(p.off))
+					dst = appendU32(dst, uint32(p.n))
+				}
+			}
 		}
 	}
 	payload := dst[start+8:]
@@ -119,9 +127,18 @@ func decodeRecord(p []byte) (*batch, int, error) {
 		if o.base == zeroHash {
 			o.data = r.bytes(int(r.u32()))
 		} else {
-			o.ed.prefix = int(r.u32())
-			o.ed.suffix = int(r.u32())
-			o.ed.mid = r.bytes(int(r.u32()))
+			nops := int(r.u32())
+			for j := 0; j < nops && r.err == nil; j++ {
+				kind := r.bytes(1)
+				if r.err != nil {
+					break
+				}
+				if kind[0] == 1 {
+					o.ed.ops = append(o.ed.ops, op{data: r.bytes(int(r.u32()))})
+				} else {
+					o.ed.ops = append(o.ed.ops, op{off: int(r.u32()), n: int(r.u32())})
+				}
+			}
 		}
 		b.objects = append(b.objects, o)
 	}
