@@ -56,15 +56,8 @@ func (e *edit) insertOp(p []byte) {
 // diff appends ops producing target from base (which starts at baseOff in
 // the whole base); depth bounds the realignments.
 func (e *edit) diff(base []byte, baseOff int, target []byte, depth int) {
-	n := min(len(base), len(target))
-	p := 0
-	for p < n && base[p] == target[p] {
-		p++
-	}
-	s := 0
-	for s < n-p && base[len(base)-1-s] == target[len(target)-1-s] {
-		s++
-	}
+	p := commonPrefix(base, target)
+	s := commonSuffix(base[p:], target[p:])
 	e.copyOp(baseOff, p)
 	bm, tm := base[p:len(base)-s], target[p:len(target)-s]
 	switch {
@@ -85,6 +78,32 @@ func (e *edit) diff(base []byte, baseOff int, target []byte, depth int) {
 		}
 	}
 	e.copyOp(baseOff+len(base)-s, s)
+}
+
+// commonPrefix compares in blocks first: bytes.Equal is vectorised, and
+// the objects compared here are up to hundreds of kilobytes.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+256 <= n && bytes.Equal(a[i:i+256], b[i:i+256]) {
+		i += 256
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+256 <= n && bytes.Equal(a[len(a)-i-256:len(a)-i], b[len(b)-i-256:len(b)-i]) {
+		i += 256
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
 
 // apply rebuilds the target from base.

@@ -46,6 +46,7 @@ type fsBackend struct {
 	// them; reading them back from the pack would cost more.
 	heads     map[hash][]byte
 	nextHeads map[hash][]byte // from the flush in progress
+	nextLinks [][2]hash       // from the flush in progress: {newer, older version}
 
 	// mu guards the log file and the overlay built from it; the flock on
 	// log extends that to other processes.
@@ -537,9 +538,12 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 		return err
 	}
 	if len(objs) > 0 {
-		if _, err := writePack(filepath.Join(b.gitDir, "objects", "pack"), objs); err != nil {
+		name, err := writePack(filepath.Join(b.gitDir, "objects", "pack"), objs)
+		if err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
+		// Only an optimisation for merges: not synced, and harmless if lost.
+		writeLinks(b.linksDir(), "pack-"+name.String(), b.nextLinks)
 		if err := b.packs.refresh(); err != nil {
 			return err
 		}
@@ -603,7 +607,7 @@ func (b *fsBackend) maybeMerge() error {
 	if len(pick) < 2 {
 		return nil
 	}
-	if err := mergePacks(filepath.Join(b.gitDir, "objects", "pack"), pick); err != nil {
+	if err := mergePacks(filepath.Join(b.gitDir, "objects", "pack"), b.linksDir(), pick, b.packs.read); err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
 	return b.packs.refresh()
@@ -655,9 +659,25 @@ func (b *fsBackend) truncateLogLocked(end int64) error {
 func (b *fsBackend) removeStaleFiles() error {
 	packDir := filepath.Join(b.gitDir, "objects", "pack")
 	entries, _ := os.ReadDir(packDir)
+	idx := map[string]bool{}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "tmp_") {
-			os.Remove(filepath.Join(packDir, e.Name()))
+		if name, ok := strings.CutSuffix(e.Name(), ".idx"); ok {
+			idx[name] = true
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		// A pack is renamed into place before its index, and a merge
+		// removes the index before the pack: a pack without an index is
+		// what a flusher killed between the two left.
+		if strings.HasPrefix(name, "tmp_") || (strings.HasSuffix(name, ".pack") && !idx[strings.TrimSuffix(name, ".pack")]) {
+			os.Remove(filepath.Join(packDir, name))
+		}
+	}
+	links, _ := os.ReadDir(b.linksDir())
+	for _, e := range links {
+		if !idx[e.Name()] {
+			os.Remove(filepath.Join(b.linksDir(), e.Name()))
 		}
 	}
 	os.Remove(b.logPath + ".tmp")
@@ -760,6 +780,18 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
 		kept[id] = c
 	}
+	// A chain that continues from the previous flush starts with an object
+	// whose base is in an older pack; a later merge uses these links to
+	// turn that older whole version into a delta, so long sessions keep
+	// one whole copy of their folder tree, not one per flush.
+	b.nextLinks = b.nextLinks[:0]
+	for _, id := range order {
+		if v := vers[id]; v.o.base != zeroHash {
+			if _, inFlush := vers[v.o.base]; !inFlush {
+				b.nextLinks = append(b.nextLinks, [2]hash{id, v.o.base})
+			}
+		}
+	}
 	heads := map[hash][]byte{}
 	for _, id := range order {
 		if v := vers[id]; !v.hasChild && (v.o.base != zeroHash || v.pos > 0) {
@@ -784,6 +816,8 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	}
 	return out, nil
 }
+
+func (b *fsBackend) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }
 
 func (b *fsBackend) close() error {
 	b.mu.Lock()

@@ -16,6 +16,16 @@ type manifest struct {
 	ThoughtFiles []string            `json:"thoughtFiles"`
 	BranchFiles  map[string][]string `json:"branchFiles"`
 	Metadata     manifestMeta        `json:"metadata"`
+
+	// lists caches the encoded file lists (the bulk of the file), keyed by
+	// "" for thoughtFiles and by branch id, so adding a thought appends one
+	// line instead of re-encoding every name.
+	lists map[string]*encodedList
+}
+
+type encodedList struct {
+	n   int
+	enc []byte
 }
 
 type manifestMeta struct {
@@ -40,7 +50,7 @@ func (m *manifest) encode() []byte {
 	b = append(b, ",\n  \"version\": "...)
 	b = strconv.AppendQuote(b, m.Version)
 	b = append(b, ",\n  \"thoughtFiles\": "...)
-	b = appendStringList(b, m.ThoughtFiles, "  ")
+	b = m.appendList(b, "", m.ThoughtFiles, "  ")
 	b = append(b, ",\n  \"branchFiles\": {"...)
 	ids := make([]string, 0, len(m.BranchFiles))
 	for id := range m.BranchFiles {
@@ -54,7 +64,7 @@ func (m *manifest) encode() []byte {
 		b = append(b, "\n    "...)
 		b = appendJSONString(b, id)
 		b = append(b, ": "...)
-		b = appendStringList(b, m.BranchFiles[id], "    ")
+		b = m.appendList(b, id, m.BranchFiles[id], "    ")
 	}
 	if len(ids) > 0 {
 		b = append(b, "\n  "...)
@@ -75,6 +85,36 @@ func (m *manifest) encode() []byte {
 	b = m.Metadata.UpdatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, "\"\n  }\n}\n"...)
 	return b
+}
+
+// appendList is appendStringList through the cache; lists only grow.
+func (m *manifest) appendList(b []byte, key string, list []string, indent string) []byte {
+	if len(list) == 0 {
+		return append(b, "[]"...)
+	}
+	if m.lists == nil {
+		m.lists = map[string]*encodedList{}
+	}
+	c := m.lists[key]
+	if c == nil || c.n > len(list) {
+		c = &encodedList{}
+		m.lists[key] = c
+	}
+	for _, s := range list[c.n:] {
+		if c.n > 0 {
+			c.enc = append(c.enc, ',')
+		}
+		c.enc = append(c.enc, '\n')
+		c.enc = append(c.enc, indent...)
+		c.enc = append(c.enc, "  "...)
+		c.enc = appendJSONString(c.enc, s)
+		c.n++
+	}
+	b = append(b, '[')
+	b = append(b, c.enc...)
+	b = append(b, '\n')
+	b = append(b, indent...)
+	return append(b, ']')
 }
 
 func appendStringList(b []byte, list []string, indent string) []byte {
@@ -131,5 +171,6 @@ func (m *manifest) clone() *manifest {
 		c.BranchFiles[k] = append([]string(nil), v...)
 	}
 	c.Metadata.Tags = append([]string(nil), m.Metadata.Tags...)
+	c.lists = nil
 	return &c
 }

@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
+	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
@@ -119,52 +121,103 @@ func readRawEntries(pe *packEntry, packPath string) ([]rawEntry, error) {
 	return entries, nil
 }
 
-// mergePacks writes one pack holding every object of packs (oldest first in
-// the result, so that bases precede their deltas), durably, and removes the
-// merged packs.
-func mergePacks(packDir string, newestFirst []*packEntry) error {
+// maxLinkedDepth bounds the delta chains that merges build by linking
+// versions across packs (git's own aggressive repack allows 250; reading an
+// old version applies at most this many small edits).
+const maxLinkedDepth = 1000
+
+type outEntry struct {
+	id   hash
+	head []byte
+	data []byte
+}
+
+// mergePacks writes one pack holding every object of packs, durably, and
+// removes the merged packs. The newest pack comes first and a duplicate
+// keeps its newest copy, so every delta's base precedes it. A whole object
+// that a newer pack's first version of the same path replaced (see links)
+// becomes a delta of that version, read back through read.
+func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(hash) (objType, []byte, error)) error {
 	type key struct {
 		pack int
 		off  int64
 	}
-	newOff := map[key]int64{}
-	where := map[hash]int64{}
-	var out []struct {
-		id   hash
-		head []byte
-		data []byte
+	type prep struct {
+		entries  []rawEntry
+		depth    map[int64]int
+		root     map[int64]int64
+		maxBelow map[int64]int
 	}
-	pos := int64(12)
-	for pi := len(newestFirst) - 1; pi >= 0; pi-- {
-		pe := newestFirst[pi]
+	preps := make([]prep, len(newestFirst))
+	inSet := map[hash]bool{}
+	olderOf := map[hash]hash{} // older version → newer version that replaced it
+	for pi, pe := range newestFirst {
 		entries, err := readRawEntries(pe, filepath.Join(packDir, pe.name+".pack"))
 		if err != nil {
 			return err
 		}
+		p := prep{entries: entries, depth: map[int64]int{}, root: map[int64]int64{}, maxBelow: map[int64]int{}}
 		for _, e := range entries {
+			inSet[e.id] = true
+			if e.typ == ofsDeltaType {
+				p.depth[e.off] = p.depth[e.baseOff] + 1
+				p.root[e.off] = p.root[e.baseOff]
+			} else {
+				p.root[e.off] = e.off
+			}
+			if r := p.root[e.off]; p.depth[e.off] > p.maxBelow[r] {
+				p.maxBelow[r] = p.depth[e.off]
+			}
+		}
+		preps[pi] = p
+		for _, l := range readLinks(linksDir, pe.name) {
+			if _, seen := olderOf[l[1]]; !seen {
+				olderOf[l[1]] = l[0]
+			}
+		}
+	}
+
+	newOff := map[key]int64{}
+	where := map[hash]int64{}
+	depthAt := map[int64]int{}
+	var out []outEntry
+	pos := int64(12)
+	var zbuf bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&zbuf, zlib.BestSpeed)
+	for pi, p := range preps {
+		for _, e := range p.entries {
 			if off, dup := where[e.id]; dup {
 				newOff[key{pi, e.off}] = off
 				continue
 			}
 			head := entryHeader(e.typ, e.size)
+			data := e.data
+			depth := 0
 			switch {
 			case e.typ == ofsDeltaType:
 				base, ok := newOff[key{pi, e.baseOff}]
 				if !ok {
-					return fmt.Errorf("pack %s: delta at %d has no base at %d", pe.name, e.off, e.baseOff)
+					return fmt.Errorf("pack %s: delta at %d has no base at %d", newestFirst[pi].name, e.off, e.baseOff)
 				}
 				head = appendOfsOffset(head, pos-base)
+				depth = depthAt[base] + 1
 			case e.refBase != nil:
 				head = append(head, e.refBase...)
+			default:
+				newer, linked := olderOf[e.id]
+				nOff, placed := where[newer]
+				if linked && placed && depthAt[nOff]+1+p.maxBelow[e.off] <= maxLinkedDepth {
+					if h, d, ok := relink(e, newer, pos-nOff, read, zw, &zbuf); ok {
+						head, data = h, d
+						depth = depthAt[nOff] + 1
+					}
+				}
 			}
 			newOff[key{pi, e.off}] = pos
 			where[e.id] = pos
-			out = append(out, struct {
-				id   hash
-				head []byte
-				data []byte
-			}{e.id, head, e.data})
-			pos += int64(len(head) + len(e.data))
+			depthAt[pos] = depth
+			out = append(out, outEntry{e.id, head, data})
+			pos += int64(len(head) + len(data))
 		}
 	}
 
@@ -194,13 +247,54 @@ func mergePacks(packDir string, newestFirst []*packEntry) error {
 		}
 		idx.Add(o.id, uint64(off), crc.Sum32())
 	}
-	if _, err := finishPack(packDir, tmp, bw, cw, idx); err != nil {
+	name, err := finishPack(packDir, tmp, bw, cw, idx)
+	if err != nil {
 		return err
 	}
+	var keep [][2]hash // links whose older version is outside this merge
+	for older, newer := range olderOf {
+		if !inSet[older] {
+			keep = append(keep, [2]hash{newer, older})
+		}
+	}
+	writeLinks(linksDir, "pack-"+name.String(), keep)
 	for _, pe := range newestFirst {
 		base := filepath.Join(packDir, pe.name)
 		os.Remove(base + ".idx") // the index first: without it git ignores the pack
 		os.Remove(base + ".pack")
+		os.Remove(filepath.Join(linksDir, pe.name))
 	}
 	return syncDir(packDir)
+}
+
+// relink re-encodes a whole entry as a delta of the newer version that
+// replaced it, dist bytes back in the merged pack.
+func relink(e rawEntry, newer hash, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+	zr, err := zlib.NewReader(bytes.NewReader(e.data))
+	if err != nil {
+		return nil, nil, false
+	}
+	content := make([]byte, e.size)
+	_, err = io.ReadFull(zr, content)
+	zr.Close()
+	if err != nil {
+		return nil, nil, false
+	}
+	_, base, err := read(newer)
+	if err != nil || len(base) == 0 || len(content) == 0 {
+		return nil, nil, false
+	}
+	ed := diffEdit(base, content)
+	if 4*ed.inserted() >= len(content) {
+		return nil, nil, false
+	}
+	delta := ed.gitDelta(len(base))
+	zbuf.Reset()
+	zw.Reset(zbuf)
+	zw.Write(delta)
+	if zw.Close() != nil {
+		return nil, nil, false
+	}
+	head := appendOfsOffset(entryHeader(ofsDeltaType, len(delta)), dist)
+	return head, append([]byte(nil), zbuf.Bytes()...), true
 }

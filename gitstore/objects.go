@@ -53,6 +53,29 @@ type treeEntry struct {
 	name string
 	dir  bool
 	id   hash
+	// dirty marks an entry added or changed since the tree was last
+	// encoded; the others are copied from the previous encoding. prevLen
+	// is the length of what a changed entry replaced there (0 when new).
+	dirty   bool
+	prevLen int
+}
+
+func (e treeEntry) encodedLen() int {
+	if e.dir {
+		return 6 + len(e.name) + 1 + 20
+	}
+	return 7 + len(e.name) + 1 + 20
+}
+
+func (e treeEntry) appendTo(b []byte) []byte {
+	if e.dir {
+		b = append(b, "40000 "...)
+	} else {
+		b = append(b, "100644 "...)
+	}
+	b = append(b, e.name...)
+	b = append(b, 0)
+	return append(b, e.id[:]...)
 }
 
 // sortKey orders entries as Git does: a tree sorts as if its name ended in '/'.
@@ -81,7 +104,17 @@ func (t *tree) find(name string) (int, bool) {
 
 // set adds or replaces an entry, keeping Git's order.
 func (t *tree) set(e treeEntry) {
+	e.dirty = true
 	if i, ok := t.find(e.name); ok {
+		old := t.entries[i]
+		if old.id == e.id && old.dir == e.dir {
+			return
+		}
+		if old.dirty {
+			e.prevLen = old.prevLen
+		} else {
+			e.prevLen = old.encodedLen()
+		}
 		t.entries[i] = e
 		return
 	}
@@ -99,25 +132,46 @@ func (t *tree) get(name string) (treeEntry, bool) {
 	return treeEntry{}, false
 }
 
-func (t *tree) clone() *tree {
-	return &tree{entries: append([]treeEntry(nil), t.entries...)}
-}
-
 // encode renders the tree in Git's binary tree format.
 func (t *tree) encode() []byte {
-	var b bytes.Buffer
-	b.Grow(len(t.entries) * 40)
+	n := 0
 	for _, e := range t.entries {
-		if e.dir {
-			b.WriteString("40000 ")
-		} else {
-			b.WriteString("100644 ")
-		}
-		b.WriteString(e.name)
-		b.WriteByte(0)
-		b.Write(e.id[:])
+		n += e.encodedLen()
 	}
-	return b.Bytes()
+	b := make([]byte, 0, n)
+	for i := range t.entries {
+		b = t.entries[i].appendTo(b)
+		t.entries[i].dirty, t.entries[i].prevLen = false, 0
+	}
+	return b
+}
+
+// encodeFrom renders the tree as an edit of prev, its previous encoding:
+// the entries changed since then are inserted and the rest copied. Because
+// the change is known, no diff is needed, and the edit is exact.
+func (t *tree) encodeFrom(prev []byte) ([]byte, edit) {
+	var ed edit
+	off := 0 // position in prev
+	for i := range t.entries {
+		e := &t.entries[i]
+		if e.dirty {
+			ed.insertOp(e.appendTo(nil))
+			off += e.prevLen
+			e.dirty, e.prevLen = false, 0
+			continue
+		}
+		n := e.encodedLen()
+		ed.copyOp(off, n)
+		off += n
+	}
+	out, err := ed.apply(prev)
+	if err != nil || off != len(prev) {
+		// The tracking disagrees with prev (it should not): fall back to a
+		// full encoding, which is always right.
+		full := t.encode()
+		return full, diffEdit(prev, full)
+	}
+	return out, ed
 }
 
 // parseTree decodes Git's binary tree format.

@@ -312,10 +312,17 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			child := st.path[i+1]
 			pt.t.set(treeEntry{name: child.name, dir: true, id: child.id})
 		}
-		tb := pt.t.encode()
+		if pt.id == zeroHash || len(pt.bytes) == 0 {
+			tb := pt.t.encode()
+			tid := hashObject(typeTree, tb)
+			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, data: tb})
+			pt.bytes, pt.id = tb, tid
+			continue
+		}
+		tb, ed := pt.t.encodeFrom(pt.bytes)
 		tid := hashObject(typeTree, tb)
 		if tid != pt.id {
-			b.objects = append(b.objects, versioned(typeTree, tid, tb, pt.id, pt.bytes))
+			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed})
 		}
 		pt.bytes, pt.id = tb, tid
 	}
@@ -601,4 +608,3 @@ func trailers(msg string) map[string]string {
 	}
 	return out
 }
-

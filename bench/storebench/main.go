@@ -52,6 +52,12 @@ func main() {
 	run := func(name string) bool { return *only == "" || *only == name }
 	var seqID string
 	if run("seq") || run("load") {
+		if *cpuProf != "" && *only == "seq" {
+			f, err := os.Create(*cpuProf)
+			check(err)
+			check(pprof.StartCPUProfile(f))
+			defer pprof.StopCPUProfile()
+		}
 		seqID = sequential(filepath.Join(dir, "seq.git"))
 	}
 	if run("load") {

@@ -1,0 +1,190 @@
+// Package cli is the thoughtbox command line: it parses arguments with
+// kong, resolves the configuration, opens the ledger, runs one command and
+// maps the outcome to an exit status.
+//
+// Every command reads and writes through an Env, never through os.Stdout
+// and friends, so that tests run the whole CLI in-process:
+//
+//	code := cli.Main(ctx, []string{"sessions", "--format", "json"}, env)
+//
+// Data goes to Env.Stdout; diagnostics go to Env.Stderr as
+// "thoughtbox: error: …" followed by "hint: …" lines. Exit status 0 is
+// success, 1 a failure (a domain error, a damaged session), 2 a usage error
+// (unknown flag, bad argument, invalid setting).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Exit statuses.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// EnvAgentName names the author of thoughts written from the command line.
+const EnvAgentName = "THOUGHTBOX_AGENT_NAME"
+
+// DefaultAgentName is the author of CLI-written thoughts when
+// THOUGHTBOX_AGENT_NAME is unset.
+const DefaultAgentName = "thoughtbox-cli"
+
+// Env is everything a command may touch outside the ledger.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// LookupEnv reads environment variables (os.LookupEnv for the real
+	// process).
+	LookupEnv func(name string) (string, bool)
+	// NewID makes session ids; nil means random UUIDs. Tests set it to get
+	// ids they can name.
+	NewID func() string
+}
+
+// OSEnv is the process's own environment.
+func OSEnv() Env {
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, LookupEnv: os.LookupEnv}
+}
+
+// Format is an output format.
+type Format string
+
+// The output formats.
+const (
+	FormatText Format = "text"
+	FormatJSON Format = "json"
+)
+
+// commandLine is the kong grammar. Global flags may appear anywhere.
+type commandLine struct {
+	DataDir string `name:"data-dir" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
+	Project string `placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default)."`
+	Format  Format `enum:"text,json" default:"text" placeholder:"text|json" help:"Output format: text or json."`
+
+	Sessions sessionsCmd `cmd:"" help:"List the sessions of the project, most recently updated first."`
+	Show     showCmd     `cmd:"" help:"Show a session's thoughts, branches and revisions as a tree."`
+	Verify   verifyCmd   `cmd:"" help:"Check the integrity of one session, or of all; exit 1 if any is damaged."`
+	Start    startCmd    `cmd:"" help:"Start a session and print its id."`
+	Add      addCmd      `cmd:"" help:"Record one thought in a session."`
+}
+
+const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
+every reasoning branch a Git branch.
+
+Session ids may be shortened to any unique prefix.
+
+Environment: THOUGHTBOX_DATA_DIR, THOUGHTBOX_PROJECT, THOUGHTBOX_STORAGE (fs|memory),
+THOUGHTBOX_PARTITION (monthly|weekly|daily|none), THOUGHTBOX_AGENT_NAME (author of
+thoughts written here; default thoughtbox-cli).`
+
+// app is what a command runs against: the environment, the resolved
+// configuration and the open ledger.
+type app struct {
+	ctx    context.Context
+	env    Env
+	cfg    *config.Config
+	ledger *ledger.Ledger
+	format Format
+}
+
+// exitRequest carries kong's request to exit (after --help) out of the
+// parser without ending the process.
+type exitRequest struct{ code int }
+
+// Main runs the command line args (without the program name) and returns
+// the exit status.
+func Main(ctx context.Context, args []string, env Env) (code int) {
+	if env.Stdin == nil {
+		env.Stdin = eofReader{}
+	}
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	if env.LookupEnv == nil {
+		env.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+
+	var cl commandLine
+	parser, err := kong.New(&cl,
+		kong.Name("thoughtbox"),
+		kong.Description(description),
+		kong.Writers(env.Stdout, env.Stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil { // a defect in the grammar above
+		fmt.Fprintf(env.Stderr, "thoughtbox: error: %v\n", err)
+		return ExitFailure
+	}
+	kctx, err := parse(parser, args)
+	var exit exitRequest
+	switch {
+	case errors.As(err, &exit):
+		return exit.code
+	case err != nil:
+		return reportUsage(env.Stderr, err)
+	}
+
+	cfg, err := config.Resolve(config.Flags{DataDir: cl.DataDir, Project: cl.Project}, env.LookupEnv)
+	if err != nil {
+		return report(env.Stderr, nil, err)
+	}
+	l, store, err := cfg.Open(ledger.Options{NewID: env.NewID})
+	if err != nil {
+		return report(env.Stderr, cfg, err)
+	}
+	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, format: cl.Format}
+	runErr := kctx.Run(a)
+	closeErr := store.Close()
+	if runErr != nil {
+		return report(env.Stderr, cfg, runErr)
+	}
+	if closeErr != nil {
+		return report(env.Stderr, cfg, fmt.Errorf("close the ledger: %w", closeErr))
+	}
+	return ExitOK
+}
+
+func (r exitRequest) Error() string { return fmt.Sprintf("exit %d", r.code) }
+
+// parse runs kong, turning its exit request (after --help) into an error.
+func parse(p *kong.Kong, args []string) (kctx *kong.Context, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			exit, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			kctx, err = nil, exit
+		}
+	}()
+	return p.Parse(args)
+}
+
+// author is who CLI-written thoughts are attributed to.
+func (a *app) author() ledger.Author {
+	name := a.cfg.Getenv(EnvAgentName)
+	if name == "" {
+		name = DefaultAgentName
+	}
+	return ledger.Author{Name: name}
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

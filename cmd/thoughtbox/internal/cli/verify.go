@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+type verifyCmd struct {
+	ID string `arg:"" optional:"" name:"id" help:"Session id or unique prefix; all sessions if omitted."`
+}
+
+// verifyOutput is the JSON form of one session's check.
+type verifyOutput struct {
+	SessionID string                           `json:"sessionId"`
+	Title     string                           `json:"title"`
+	Integrity ledger.IntegrityValidationResult `json:"integrity"`
+}
+
+func (c *verifyCmd) Run(a *app) error {
+	list, err := a.ledger.List(a.ctx)
+	if err != nil {
+		return err
+	}
+	if c.ID != "" {
+		id, err := a.resolve(c.ID)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(list, func(s ledger.Session) bool { return s.ID == id })
+		if i < 0 { // gone since Resolve listed it
+			return ledger.Errorf(ledger.CodeSessionNotFound, "session %q: %w", id, ledger.ErrSessionNotFound)
+		}
+		list = list[i : i+1]
+	}
+
+	out := make([]verifyOutput, 0, len(list))
+	invalid := 0
+	for _, s := range list {
+		res, err := a.ledger.Verify(a.ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		if !res.Valid {
+			invalid++
+		}
+		out = append(out, verifyOutput{SessionID: s.ID, Title: s.Title, Integrity: res})
+	}
+
+	if a.format == FormatJSON {
+		if err := writeJSON(a.env.Stdout, out); err != nil {
+			return err
+		}
+	} else {
+		if len(out) == 0 {
+			fmt.Fprintf(a.env.Stderr, "no sessions in project %s (%s) to verify\n", a.cfg.Project, a.cfg.DataDir)
+		}
+		for _, o := range out {
+			status := "OK"
+			if !o.Integrity.Valid {
+				status = "INVALID"
+			}
+			fmt.Fprintf(a.env.Stdout, "%-7s  %s  %s\n", status, o.SessionID, clip(oneLine(o.Title), 60))
+			for _, p := range problems(o.Integrity) {
+				fmt.Fprintf(a.env.Stdout, "         - %s\n", p)
+			}
+		}
+	}
+	if invalid > 0 {
+		f := &failure{msg: fmt.Sprintf("%d of %s failed the integrity check", invalid, plural(len(out), "session", "sessions"))}
+		if a.cfg.Storage == config.StorageFS {
+			f.hints = []string{fmt.Sprintf("'git --git-dir %s fsck' shows what plain Git sees", a.cfg.RepoPath())}
+		}
+		return f
+	}
+	return nil
+}
+
+// problems lists what an integrity result found wrong, one line each.
+func problems(r ledger.IntegrityValidationResult) []string {
+	var out []string
+	if !r.SessionExists {
+		out = append(out, "the session's folder does not exist")
+	}
+	if r.SessionExists && !r.ManifestExists {
+		out = append(out, "manifest.json is missing")
+	}
+	if r.ManifestExists && !r.ManifestValid {
+		out = append(out, "manifest.json does not parse")
+	}
+	for _, f := range r.MissingThoughtFiles {
+		out = append(out, "missing thought file "+f)
+	}
+	branches := make([]string, 0, len(r.MissingBranchFiles))
+	for b := range r.MissingBranchFiles {
+		branches = append(branches, b)
+	}
+	slices.Sort(branches)
+	for _, b := range branches {
+		for _, f := range r.MissingBranchFiles[b] {
+			out = append(out, fmt.Sprintf("missing file %s of branch %s", f, b))
+		}
+	}
+	return append(out, r.Errors...)
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+type startCmd struct {
+	Title       string   `arg:"" help:"Session title (at most 200 characters)."`
+	Tags        []string `name:"tag" placeholder:"TAG" help:"A tag; repeat the flag for more."`
+	Description string   `placeholder:"TEXT" help:"A longer description."`
+}
+
+func (c *startCmd) Run(a *app) error {
+	s, err := a.ledger.StartSession(a.ctx, ledger.CreateSessionParams{
+		Title:       c.Title,
+		Description: c.Description,
+		Tags:        c.Tags,
+	}, a.author())
+	if err != nil {
+		return err
+	}
+	if a.cfg.Storage == config.StorageMemory {
+		fmt.Fprintln(a.env.Stderr, "note: THOUGHTBOX_STORAGE=memory: this session ends with this command")
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, s)
+	}
+	_, err = fmt.Fprintln(a.env.Stdout, s.ID)
+	return err
+}
+
+type addCmd struct {
+	ID        string `arg:"" name:"id" help:"Session id or unique prefix."`
+	Text      string `arg:"" name:"text" help:"The thought; - reads it from standard input."`
+	Number    *int   `placeholder:"N" help:"Thought number (default: the next free number on its chain)."`
+	Total     *int   `placeholder:"N" help:"Estimated total number of thoughts."`
+	Branch    string `placeholder:"BRANCH" help:"Record the thought on this reasoning branch (^[a-z0-9-]+$)."`
+	From      *int   `placeholder:"N" help:"Main-chain thought the branch forks from (needed to start a branch)."`
+	Revises   *int   `placeholder:"N" help:"Mark the thought as a revision of thought N."`
+	Done      bool   `help:"No further thought is needed: marks the session completed."`
+	NeedsMore bool   `name:"needs-more" help:"Say that more thoughts than estimated are needed."`
+}
+
+// Validate checks flag combinations kong cannot express (exit 2).
+func (c *addCmd) Validate() error {
+	if c.From != nil && c.Branch == "" {
+		return fmt.Errorf("--from needs --branch: it names the main-chain thought a branch forks from")
+	}
+	return nil
+}
+
+// addOutput is the JSON form of add.
+type addOutput struct {
+	SessionID string             `json:"sessionId"`
+	Commit    string             `json:"commit"`
+	Thought   ledger.ThoughtData `json:"thought"`
+	Node      ledger.ThoughtNode `json:"node"`
+	Session   ledger.Session     `json:"session"`
+	Completed bool               `json:"completed"`
+	NewBranch bool               `json:"newBranch"`
+	Branches  []ledger.BranchID  `json:"branches"`
+}
+
+func (c *addCmd) Run(a *app) error {
+	text := c.Text
+	if text == "-" {
+		b, err := io.ReadAll(a.env.Stdin)
+		if err != nil {
+			return fmt.Errorf("read the thought from standard input: %w", err)
+		}
+		text = strings.TrimRight(string(b), "\n")
+	}
+	id, err := a.resolve(c.ID)
+	if err != nil {
+		return err
+	}
+	in := ledger.ThoughtInput{
+		Thought:           text,
+		ThoughtNumber:     c.Number,
+		TotalThoughts:     c.Total,
+		NextThoughtNeeded: !c.Done,
+		IsRevision:        c.Revises != nil,
+		RevisesThought:    c.Revises,
+		BranchID:          c.Branch,
+		BranchFromThought: c.From,
+		NeedsMoreThoughts: c.NeedsMore,
+	}
+	if c.Branch != "" && c.From == nil {
+		// Continuing a branch: take its fork point rather than make the
+		// user repeat it.
+		v, err := a.ledger.View(a.ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, b := range v.Graph.Branches() {
+			if string(b.ID) == c.Branch {
+				from := b.FromThought
+				in.BranchFromThought = &from
+			}
+		}
+		if in.BranchFromThought == nil {
+			// Exit 1, not 2: whether --from is needed depends on the session.
+			return &failure{
+				msg:   fmt.Sprintf("session %s has no branch %q yet; starting one needs --from", id, c.Branch),
+				hints: []string{"--from N names the main-chain thought the branch forks from"},
+			}
+		}
+	}
+	res, err := a.ledger.AddThought(a.ctx, id, in, a.author())
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		branches := res.Branches
+		if branches == nil {
+			branches = []ledger.BranchID{}
+		}
+		return writeJSON(a.env.Stdout, addOutput{
+			SessionID: id,
+			Commit:    string(res.Node.Commit()),
+			Thought:   res.Thought,
+			Node:      res.Node,
+			Session:   res.Session,
+			Completed: res.Completed,
+			NewBranch: res.NewBranch,
+			Branches:  branches,
+		})
+	}
+	var notes []string
+	if res.Thought.BranchID != "" {
+		what := "branch "
+		if res.NewBranch {
+			what = "new branch "
+		}
+		notes = append(notes, fmt.Sprintf("%s%s from %d", what, res.Thought.BranchID, *res.Thought.BranchFromThought))
+	}
+	if res.Thought.RevisesThought != nil {
+		notes = append(notes, fmt.Sprintf("revises %d", *res.Thought.RevisesThought))
+	}
+	if res.Completed {
+		notes = append(notes, "session completed")
+	}
+	line := fmt.Sprintf("thought %d recorded in %s", res.Thought.ThoughtNumber, id)
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, ", ") + ")"
+	}
+	_, err = fmt.Fprintln(a.env.Stdout, line)
+	return err
+}

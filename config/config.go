@@ -1,0 +1,273 @@
+// Package config resolves where and how Thoughtbox keeps its ledger — the
+// data directory, the project, the storage backend and the session
+// partitioning — from command-line flags, the environment and the data
+// directory's config.json, and opens the ledger that configuration names.
+//
+// The CLI and the MCP server share it, so that both read the same
+// settings the same way:
+//
+//	cfg, err := config.Resolve(config.Flags{}, os.LookupEnv)
+//	if err != nil { … }
+//	l, store, err := cfg.Open(ledger.Options{})
+//	if err != nil { … }
+//	defer store.Close()
+//
+// Precedence, highest first: flags, environment variables, config.json,
+// built-in defaults. config.json is written once, on the first run against
+// a data directory with file storage, and never rewritten.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// The environment variables Resolve reads.
+const (
+	EnvDataDir   = "THOUGHTBOX_DATA_DIR"
+	EnvProject   = "THOUGHTBOX_PROJECT"
+	EnvStorage   = "THOUGHTBOX_STORAGE"
+	EnvPartition = "THOUGHTBOX_PARTITION"
+)
+
+// Defaults.
+const (
+	DefaultDataDir = "~/.thoughtbox"
+	DefaultProject = "_default"
+)
+
+// FileName is the name of the configuration file in the data directory.
+const FileName = "config.json"
+
+// Storage selects the store backend.
+type Storage string
+
+// The storage backends.
+const (
+	// StorageFS keeps each project in a bare Git repository on disk.
+	StorageFS Storage = "fs"
+	// StorageMemory keeps everything in memory: nothing outlives the
+	// process, and nothing is written to the data directory.
+	StorageMemory Storage = "memory"
+)
+
+// LookupEnv reads an environment variable, as os.LookupEnv does. Tests
+// inject a map-backed one.
+type LookupEnv func(name string) (string, bool)
+
+// Flags are the values given on the command line; an empty field was not
+// given. They win over the environment.
+type Flags struct {
+	DataDir string
+	Project string
+}
+
+// Config is a resolved configuration.
+type Config struct {
+	// DataDir is absolute, with any leading ~ expanded.
+	DataDir string
+	// Project is the validated project name.
+	Project string
+	// Storage is the backend to open.
+	Storage Storage
+	// Partition is the session-folder granularity in force for this run:
+	// THOUGHTBOX_PARTITION if set, else the one in config.json.
+	Partition gitstore.Granularity
+	// File is config.json as read, or as just created (see FileCreated).
+	// With memory storage and no config.json on disk it is a fresh value
+	// that is not saved.
+	File File
+	// FileCreated reports that this run wrote config.json.
+	FileCreated bool
+
+	lookup LookupEnv
+}
+
+// Resolve works out the configuration from flags and the environment, and
+// reads config.json from the data directory, creating it if absent (with
+// file storage only). An invalid flag or environment value is a
+// *SettingError; a config.json that cannot be read or parsed is another
+// error naming the file.
+func Resolve(flags Flags, env LookupEnv) (*Config, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	c := &Config{lookup: env}
+
+	dataDir, source := pick(flags.DataDir, "--data-dir", env, EnvDataDir, DefaultDataDir)
+	dir, err := expandDir(dataDir, env)
+	if err != nil {
+		return nil, &SettingError{Name: source, Value: dataDir, Reason: err.Error()}
+	}
+	c.DataDir = dir
+
+	project, source := pick(flags.Project, "--project", env, EnvProject, DefaultProject)
+	if err := ValidateProject(project); err != nil {
+		return nil, &SettingError{Name: source, Value: project, Reason: err.Error()}
+	}
+	c.Project = project
+
+	storage, _ := pick("", "", env, EnvStorage, string(StorageFS))
+	switch s := Storage(storage); s {
+	case StorageFS, StorageMemory:
+		c.Storage = s
+	default:
+		return nil, &SettingError{Name: EnvStorage, Value: storage, Reason: "expected fs or memory"}
+	}
+
+	partition, partitionSet := "", false
+	if v, ok := env(EnvPartition); ok && v != "" {
+		g, err := parseGranularity(v)
+		if err != nil {
+			return nil, &SettingError{Name: EnvPartition, Value: v, Reason: err.Error()}
+		}
+		partition, partitionSet = string(g), true
+	}
+
+	file, created, err := loadOrCreate(c.DataDir, c.Storage == StorageFS, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	c.File, c.FileCreated = file, created
+	c.Partition = file.SessionPartitionGranularity
+	if partitionSet {
+		c.Partition = gitstore.Granularity(partition)
+	}
+	return c, nil
+}
+
+// Getenv returns an environment variable through the lookup Resolve was
+// given ("" if unset), so that later settings (ports, tokens, the agent's
+// name) come from the same environment as the rest.
+func (c *Config) Getenv(name string) string {
+	if c.lookup == nil {
+		return ""
+	}
+	v, _ := c.lookup(name)
+	return v
+}
+
+// RepoPath is the bare Git repository of the project:
+// $DATA_DIR/projects/<project>.git.
+func (c *Config) RepoPath() string {
+	return filepath.Join(c.DataDir, "projects", c.Project+".git")
+}
+
+// OpenStore opens the project's store: the bare repository at RepoPath
+// (created if needed) or, with memory storage, an empty in-memory one. The
+// caller must Close it, which flushes.
+func (c *Config) OpenStore() (*gitstore.Store, error) {
+	opts := gitstore.Options{Partition: c.Partition}
+	if c.Storage == StorageMemory {
+		return gitstore.OpenMemory(opts)
+	}
+	s, err := gitstore.Open(c.RepoPath(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger repository %s: %w", c.RepoPath(), err)
+	}
+	return s, nil
+}
+
+// Open opens the store and a ledger over it. The caller must Close the
+// store when done with the ledger.
+func (c *Config) Open(opts ledger.Options) (*ledger.Ledger, *gitstore.Store, error) {
+	s, err := c.OpenStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ledger.New(s, opts), s, nil
+}
+
+// SettingError reports a flag or environment variable with a value that is
+// not allowed. Name is the flag ("--project") or variable
+// ("THOUGHTBOX_STORAGE") the value came from.
+type SettingError struct {
+	Name   string
+	Value  string
+	Reason string
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("%s=%q: %s", e.Name, e.Value, e.Reason)
+}
+
+// pick returns the flag value if given, else the environment variable if
+// set and non-empty, else the default, along with the name of its source
+// ("default" for the default). An empty variable counts as unset.
+func pick(flag, flagName string, env LookupEnv, envName, def string) (value, source string) {
+	if flag != "" {
+		return flag, flagName
+	}
+	if v, ok := env(envName); ok && v != "" {
+		return v, envName
+	}
+	return def, "default"
+}
+
+// expandDir expands a leading ~ (from HOME, else the user's home) and makes
+// the path absolute.
+func expandDir(dir string, env LookupEnv) (string, error) {
+	if dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, "~"+string(filepath.Separator)) {
+		home, ok := env("HOME")
+		if !ok || home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("cannot expand ~: %v", err)
+			}
+			home = h
+		}
+		dir = filepath.Join(home, dir[1:])
+	} else if strings.HasPrefix(dir, "~") {
+		return "", errors.New("only ~ and ~/… are expanded; give the path in full")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// maxProjectLength keeps <project>.git well below file-name limits.
+const maxProjectLength = 100
+
+// ValidateProject checks that name is usable as a file name on every
+// platform: 1 to 100 of ASCII letters, digits, '_', '-' and '.', not
+// starting with '.' or '-'.
+func ValidateProject(name string) error {
+	if name == "" {
+		return errors.New("must not be empty")
+	}
+	if len(name) > maxProjectLength {
+		return fmt.Errorf("must be at most %d characters, got %d", maxProjectLength, len(name))
+	}
+	if name[0] == '.' || name[0] == '-' {
+		return errors.New("must not start with '.' or '-'")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("may hold only letters, digits, '_', '-' and '.', got %q", c)
+		}
+	}
+	return nil
+}
+
+// parseGranularity is gitstore.ParseGranularity without its default for
+// "", and with a message that lists the choices.
+func parseGranularity(s string) (gitstore.Granularity, error) {
+	if s == "" {
+		return "", errors.New("expected monthly, weekly, daily or none")
+	}
+	g, err := gitstore.ParseGranularity(s)
+	if err != nil {
+		return "", errors.New("expected monthly, weekly, daily or none")
+	}
+	return g, nil
+}

@@ -1,0 +1,303 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+func envOf(m map[string]string) LookupEnv {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+func TestResolveDefaults(t *testing.T) {
+	home := t.TempDir()
+	c, err := Resolve(Flags{}, envOf(map[string]string{"HOME": home}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(home, ".thoughtbox")
+	if c.DataDir != want || c.Project != DefaultProject || c.Storage != StorageFS || c.Partition != gitstore.Monthly {
+		t.Errorf("got data dir %q, project %q, storage %q, partition %q; want %q, _default, fs, monthly",
+			c.DataDir, c.Project, c.Storage, c.Partition, want)
+	}
+	if got := c.RepoPath(); got != filepath.Join(want, "projects", "_default.git") {
+		t.Errorf("RepoPath = %q", got)
+	}
+	if !c.FileCreated {
+		t.Error("FileCreated = false on a first run")
+	}
+}
+
+func TestResolvePrecedence(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf(map[string]string{
+		"HOME":       "/nonexistent",
+		EnvDataDir:   filepath.Join(dir, "from-env"),
+		EnvProject:   "env-project",
+		EnvStorage:   "memory",
+		EnvPartition: "daily",
+	})
+	c, err := Resolve(Flags{DataDir: filepath.Join(dir, "from-flag"), Project: "flag.project"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != filepath.Join(dir, "from-flag") || c.Project != "flag.project" {
+		t.Errorf("flags did not win: data dir %q, project %q", c.DataDir, c.Project)
+	}
+	if c.Storage != StorageMemory || c.Partition != gitstore.Daily {
+		t.Errorf("storage %q, partition %q; want memory, daily", c.Storage, c.Partition)
+	}
+
+	c, err = Resolve(Flags{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != filepath.Join(dir, "from-env") || c.Project != "env-project" {
+		t.Errorf("environment ignored: data dir %q, project %q", c.DataDir, c.Project)
+	}
+}
+
+func TestResolveEmptyVariablesAreUnset(t *testing.T) {
+	home := t.TempDir()
+	c, err := Resolve(Flags{}, envOf(map[string]string{
+		"HOME": home, EnvDataDir: "", EnvProject: "", EnvStorage: "", EnvPartition: "",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != filepath.Join(home, ".thoughtbox") || c.Project != DefaultProject || c.Storage != StorageFS {
+		t.Errorf("got %q %q %q", c.DataDir, c.Project, c.Storage)
+	}
+}
+
+func TestResolveTilde(t *testing.T) {
+	home := t.TempDir()
+	for in, want := range map[string]string{
+		"~":           home,
+		"~/ledgers/a": filepath.Join(home, "ledgers", "a"),
+	} {
+		c, err := Resolve(Flags{DataDir: in}, envOf(map[string]string{"HOME": home, EnvStorage: "memory"}))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if c.DataDir != want {
+			t.Errorf("%s expanded to %q, want %q", in, c.DataDir, want)
+		}
+	}
+	_, err := Resolve(Flags{DataDir: "~bob/x"}, envOf(map[string]string{"HOME": home}))
+	var se *SettingError
+	if !errors.As(err, &se) || se.Name != "--data-dir" {
+		t.Errorf("~bob: got %v, want a SettingError for --data-dir", err)
+	}
+}
+
+func TestResolveInvalidSettings(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		flags    Flags
+		env      map[string]string
+		name     string // SettingError.Name
+		contains string
+	}{
+		{env: map[string]string{EnvStorage: "s3"}, name: EnvStorage, contains: "expected fs or memory"},
+		{env: map[string]string{EnvPartition: "hourly"}, name: EnvPartition, contains: "monthly, weekly, daily or none"},
+		{env: map[string]string{EnvProject: "../escape"}, name: EnvProject, contains: "must not start with '.'"},
+		{flags: Flags{Project: "a/b"}, name: "--project", contains: "letters, digits"},
+		{flags: Flags{Project: "-rf"}, name: "--project", contains: "must not start"},
+		{flags: Flags{Project: strings.Repeat("p", 101)}, name: "--project", contains: "at most 100"},
+	}
+	for _, tt := range tests {
+		env := map[string]string{EnvDataDir: dir}
+		for k, v := range tt.env {
+			env[k] = v
+		}
+		_, err := Resolve(tt.flags, envOf(env))
+		var se *SettingError
+		if !errors.As(err, &se) {
+			t.Errorf("%v %v: got %v, want *SettingError", tt.flags, tt.env, err)
+			continue
+		}
+		if se.Name != tt.name || !strings.Contains(se.Error(), tt.contains) {
+			t.Errorf("%v %v: got %q (name %q), want name %q and %q", tt.flags, tt.env, se, se.Name, tt.name, tt.contains)
+		}
+	}
+}
+
+func TestConfigFileCreatedOnceAndNeverOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf(map[string]string{EnvDataDir: dir})
+	c1, err := Resolve(Flags{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c1.FileCreated {
+		t.Fatal("first run did not create config.json")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"installId", "dataDir", "disableThoughtLogging", "sessionPartitionGranularity", "createdAt"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("config.json lacks %q: %s", k, data)
+		}
+	}
+	if _, err := uuid.Parse(c1.File.InstallID); err != nil {
+		t.Errorf("installId %q is not a UUID", c1.File.InstallID)
+	}
+	if raw["sessionPartitionGranularity"] != "monthly" || raw["dataDir"] != dir {
+		t.Errorf("config.json = %s", data)
+	}
+
+	c2, err := Resolve(Flags{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2.FileCreated {
+		t.Error("second run created config.json again")
+	}
+	if diff := cmp.Diff(c1.File, c2.File); diff != "" {
+		t.Errorf("config changed between runs (-first +second):\n%s", diff)
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if string(again) != string(data) {
+		t.Errorf("config.json was rewritten:\n%s\nthen\n%s", data, again)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".config-*")); len(m) != 0 {
+		t.Errorf("temporary files left behind: %v", m)
+	}
+}
+
+func TestConfigFilePartitionAndOverride(t *testing.T) {
+	dir := t.TempDir()
+	write := `{"installId":"x","dataDir":"elsewhere","disableThoughtLogging":true,"sessionPartitionGranularity":"weekly","createdAt":"2026-01-01T00:00:00Z"}`
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(write), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Partition != gitstore.Weekly || !c.File.DisableThoughtLogging || c.File.InstallID != "x" {
+		t.Errorf("config.json not honoured: partition %q, file %+v", c.Partition, c.File)
+	}
+	c, err = Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir, EnvPartition: "none"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Partition != gitstore.None || c.File.SessionPartitionGranularity != gitstore.Weekly {
+		t.Errorf("THOUGHTBOX_PARTITION=none: partition %q, file %q", c.Partition, c.File.SessionPartitionGranularity)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, FileName)); string(got) != write {
+		t.Errorf("config.json was rewritten: %s", got)
+	}
+}
+
+func TestConfigFileInvalid(t *testing.T) {
+	for _, content := range []string{`{`, `{"sessionPartitionGranularity":"yearly"}`} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, FileName)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir}))
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("config.json %s: got %v, want an error naming %s", content, err, path)
+		}
+	}
+}
+
+func TestMemoryStorageWritesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	c, err := Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir, EnvStorage: "memory"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FileCreated || c.File.InstallID == "" {
+		t.Errorf("memory: FileCreated %v, installId %q", c.FileCreated, c.File.InstallID)
+	}
+	l, s, err := c.Open(ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "t"}, ledger.Author{Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("memory storage touched the data dir: %v", err)
+	}
+}
+
+func TestOpenFS(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf(map[string]string{EnvDataDir: dir, EnvProject: "p1", EnvPartition: "none"})
+	c, err := Resolve(Flags{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, s, err := c.Open(ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "t"}, ledger.Author{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.PartitionPath != "" {
+		t.Errorf("partition none: PartitionPath %q", sess.PartitionPath)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "projects", "p1.git", "HEAD")); err != nil {
+		t.Errorf("no repository at the project path: %v", err)
+	}
+
+	l, s, err = c.Open(ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	list, err := l.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != sess.ID {
+		t.Errorf("after reopening: %+v, want the one session %s", list, sess.ID)
+	}
+}
+
+func TestGetenv(t *testing.T) {
+	c, err := Resolve(Flags{}, envOf(map[string]string{EnvDataDir: t.TempDir(), "THOUGHTBOX_AGENT_NAME": "a1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Getenv("THOUGHTBOX_AGENT_NAME"); got != "a1" {
+		t.Errorf("Getenv = %q", got)
+	}
+	if got := c.Getenv("UNSET"); got != "" {
+		t.Errorf("Getenv(UNSET) = %q", got)
+	}
+}
