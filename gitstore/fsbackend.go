@@ -47,6 +47,8 @@ type fsBackend struct {
 	heads     map[hash][]byte
 	nextHeads map[hash][]byte // from the flush in progress
 	nextLinks [][2]hash       // from the flush in progress: {newer, older version}
+	// looseRefs counts ref files written since refs were last packed.
+	looseRefs int
 
 	// mu guards the log file and the overlay built from it; the flock on
 	// log extends that to other processes.
@@ -70,6 +72,9 @@ type applyReq struct {
 	err  error
 	done chan struct{}
 }
+
+// packRefsEvery is how many loose ref writes trigger packing refs.
+const packRefsEvery = 256
 
 // maxDeltaDepth bounds how many deltas a reader applies to reach an object.
 const maxDeltaDepth = 250
@@ -517,6 +522,17 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
+		if b.looseRefs >= packRefsEvery {
+			if err := b.lock(); err != nil {
+				return err
+			}
+			err := packRefs(b.gitDir)
+			b.unlock()
+			if err != nil {
+				return fmt.Errorf("pack refs: %w", err)
+			}
+			b.looseRefs = 0
+		}
 	} else if ok, err := tryLockFile(fl); err != nil || !ok {
 		return err // another process is flushing; it will take ours too
 	}
@@ -587,6 +603,13 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 		if err := syncDir(d); err != nil {
 			return err
 		}
+	}
+	b.looseRefs += len(finals)
+	if b.looseRefs >= packRefsEvery {
+		if err := packRefs(b.gitDir); err != nil {
+			return fmt.Errorf("pack refs: %w", err)
+		}
+		b.looseRefs = 0
 	}
 	if err := b.truncateLogLocked(end); err != nil {
 		return err
@@ -681,12 +704,17 @@ func (b *fsBackend) removeStaleFiles() error {
 		}
 	}
 	os.Remove(b.logPath + ".tmp")
+	os.Remove(filepath.Join(b.gitDir, "packed-refs.lock")) // only our flusher packs refs
 	// refs/heads/main holds only our README commit; nobody else writes it.
 	os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
 	for _, root := range []string{"refs/heads/sessions", "refs/heads/knowledge"} {
 		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
-				os.Remove(p)
+			if err == nil && !d.IsDir() {
+				if strings.HasSuffix(p, ".lock") {
+					os.Remove(p)
+				} else {
+					b.looseRefs++
+				}
 			}
 			return nil
 		})

@@ -1,10 +1,13 @@
 package gitstore
 
 import (
+	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -77,5 +80,54 @@ func TestPlainGitReadsTheLedger(t *testing.T) {
 	}
 	if readme := gitCLI(t, dir, "show", "main:README.md"); !strings.Contains(readme, "git log sessions/<sessionId>/main") {
 		t.Errorf("README:\n%s", readme)
+	}
+}
+
+// TestRefsArePacked writes more sessions than packRefsEvery and checks that
+// refs moved into packed-refs, as git pack-refs would, with git and the
+// store agreeing on every one.
+func TestRefsArePacked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = packRefsEvery + 44
+	for i := 0; i < n; i++ {
+		w := newSession(t, s, fmt.Sprintf("a1b2c3d4-0000-4000-8000-%012d", i))
+		w.add("", ledger.ThoughtData{Thought: "only thought", ThoughtNumber: 1}, "")
+		if i%50 == 49 {
+			if err := s.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	loose, _ := listLooseRefs(dir, "refs/heads/sessions/")
+	if len(loose) >= n {
+		t.Errorf("%d loose session refs remain; refs were not packed", len(loose))
+	}
+	list, err := s.ListSessions(context.Background())
+	if err != nil || len(list) != n {
+		t.Fatalf("listed %d sessions (%v), want %d", len(list), err, n)
+	}
+	s.Close()
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ss, err := s.LoadSession(context.Background(), "a1b2c3d4-0000-4000-8000-000000000007"); err != nil || len(ss.Main) != 1 {
+		t.Fatalf("load after packing: %v", err)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	gitCLI(t, dir, "fsck", "--strict", "--no-dangling")
+	refs := strings.Fields(gitCLI(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/sessions/"))
+	if len(refs) != n {
+		t.Errorf("git sees %d session refs, want %d", len(refs), n)
 	}
 }

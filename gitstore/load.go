@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -37,6 +38,19 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 		ss.Meta = ledger.SessionMeta{ID: id}
 		return ss, nil
 	}
+	// The commit walk and the thought files are independent: a second
+	// goroutine walks the commits, then helps decode the files.
+	var commits *chainCommits
+	var walkErr error
+	var next atomic.Int64
+	walked := make(chan struct{})
+	go func() {
+		defer close(walked)
+		commits, walkErr = s.walkChain(tip, id, "")
+		s.decodeFiles(main, &next)
+	}()
+	s.decodeFiles(main, &next)
+	<-walked
 	ig.ManifestExists, ig.ManifestValid = main.manifestExists, main.manifest != nil
 	if main.manifestErr != nil {
 		fail("%v", main.manifestErr)
@@ -46,9 +60,8 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 	} else {
 		ss.Meta = ledger.SessionMeta{ID: id, PartitionPath: main.partition}
 	}
-	commits, err := s.walkChain(tip, id, "")
-	if err != nil {
-		fail("main chain history: %v", err)
+	if walkErr != nil {
+		fail("main chain history: %v", walkErr)
 	}
 	ss.Main = main.thoughts(commits, fail)
 	ig.MissingThoughtFiles = main.missing
@@ -70,6 +83,8 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 		if bf.manifestErr != nil {
 			fail("branch %s: %v", bid, bf.manifestErr)
 		}
+		var bnext atomic.Int64
+		s.decodeFiles(bf, &bnext)
 		bcommits, err := s.walkChain(btip, id, bid)
 		if err != nil {
 			fail("branch %s history: %v", bid, err)
@@ -126,9 +141,12 @@ type chainFiles struct {
 }
 
 type fileRef struct {
-	name string
-	id   hash
-	data []byte
+	name       string
+	id         hash
+	td         ledger.ThoughtData
+	ok         bool
+	unreadable bool
+	err        error
 }
 
 // readChainFiles reads the manifest and the chain's thought files at tip.
@@ -192,15 +210,30 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 		}
 		cf.files = append(cf.files, fileRef{name: n, id: e.id})
 	}
-	for i := range cf.files {
-		data, err := s.readBlob(cf.files[i].id)
+	return cf, nil
+}
+
+// decodeFiles reads and decodes the thought files; several goroutines may
+// call it at once, each taking the next file.
+func (s *Store) decodeFiles(cf *chainFiles, next *atomic.Int64) {
+	for {
+		i := int(next.Add(1)) - 1
+		if i >= len(cf.files) {
+			return
+		}
+		f := &cf.files[i]
+		data, err := s.readBlob(f.id)
 		if err != nil {
-			cf.missing = append(cf.missing, cf.files[i].name)
+			f.err = fmt.Errorf("%s unreadable: %v", f.name, err)
+			f.unreadable = true
 			continue
 		}
-		cf.files[i].data = data
+		if err := json.Unmarshal(data, &f.td); err != nil {
+			f.err = fmt.Errorf("%s: %v", f.name, err)
+			continue
+		}
+		f.ok = true
 	}
-	return cf, nil
 }
 
 func fileNumber(name string) int {
@@ -250,17 +283,20 @@ func (s *Store) readChainPath(tip hash, id string) (*chainState, error) {
 func (cf *chainFiles) thoughts(commits *chainCommits, fail func(string, ...any)) []ledger.StoredThought {
 	out := make([]ledger.StoredThought, 0, len(cf.files))
 	for _, f := range cf.files {
-		if f.data == nil {
+		if f.unreadable {
+			cf.missing = append(cf.missing, f.name)
+		}
+		if !f.ok {
+			if !f.unreadable && f.err != nil {
+				fail("%v", f.err)
+			}
 			continue
 		}
-		var td ledger.ThoughtData
-		if err := json.Unmarshal(f.data, &td); err != nil {
-			fail("%s: %v", f.name, err)
-			continue
-		}
-		st := ledger.StoredThought{Data: td}
-		if c, ok := commits.byNumber[td.ThoughtNumber]; ok {
-			st.Commit = ledger.CommitID(c.String())
+		st := ledger.StoredThought{Data: f.td}
+		if commits != nil {
+			if c, ok := commits.byNumber[f.td.ThoughtNumber]; ok {
+				st.Commit = ledger.CommitID(c.String())
+			}
 		}
 		out = append(out, st)
 	}
@@ -303,17 +339,15 @@ func (s *Store) walkChain(tip hash, id, branch string) (*chainCommits, error) {
 	return cc, nil
 }
 
-// ListSessions implements ledger.Store.
+// ListSessions implements ledger.Store. A session's summary is kept in a
+// cache keyed by the exact tips of its refs (see summaryCache), so only
+// sessions written since the last listing are read.
 func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, error) {
 	refs, err := s.be.listRefs(refPrefix)
 	if err != nil {
 		return nil, err
 	}
-	type chains struct {
-		main     hash
-		branches []string
-	}
-	byID := map[string]*chains{}
+	byID := map[string]*sessionRefs{}
 	for ref, h := range refs {
 		rest := strings.TrimPrefix(ref, refPrefix)
 		id, chain, ok := strings.Cut(rest, "/")
@@ -322,48 +356,82 @@ func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, erro
 		}
 		c := byID[id]
 		if c == nil {
-			c = &chains{}
+			c = &sessionRefs{}
 			byID[id] = c
 		}
 		if chain == "main" {
 			c.main = h
 		} else if b, ok := strings.CutPrefix(chain, "branches/"); ok {
-			c.branches = append(c.branches, b)
+			c.branches = append(c.branches, branchTip{b, h})
 		}
 	}
+	cache := s.summaries.load()
 	out := make([]ledger.SessionSummary, 0, len(byID))
+	changed := false
 	for id, c := range byID {
 		if c.main == zeroHash {
 			continue
 		}
-		sum, err := s.summary(id, c.main, refs)
+		sort.Slice(c.branches, func(i, j int) bool { return c.branches[i].name < c.branches[j].name })
+		key := c.key()
+		if e, ok := cache[id]; ok && e.Key == key {
+			out = append(out, e.Summary)
+			continue
+		}
+		sum, err := s.summary(id, c)
 		if err != nil {
 			// A damaged session still lists, so that verify can name it.
 			out = append(out, ledger.SessionSummary{Meta: ledger.SessionMeta{ID: id, Title: "(unreadable: " + err.Error() + ")"}})
 			continue
 		}
+		cache[id] = cachedSummary{Key: key, Summary: sum}
+		changed = true
 		out = append(out, sum)
+	}
+	for id := range cache {
+		if byID[id] == nil {
+			delete(cache, id)
+			changed = true
+		}
+	}
+	if changed {
+		s.summaries.store(cache)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Meta.ID < out[j].Meta.ID })
 	return out, nil
 }
 
+type branchTip struct {
+	name string
+	tip  hash
+}
+
+type sessionRefs struct {
+	main     hash
+	branches []branchTip
+}
+
+// key identifies the exact state of a session's refs.
+func (c *sessionRefs) key() string {
+	var b strings.Builder
+	b.WriteString(c.main.String())
+	for _, br := range c.branches {
+		b.WriteString(" " + br.name + "=" + br.tip.String())
+	}
+	return b.String()
+}
+
 // summary reads one session's manifests (main and branches) for listing.
-func (s *Store) summary(id string, tip hash, refs map[string]hash) (ledger.SessionSummary, error) {
-	m, part, err := s.manifestAt(tip, id)
+func (s *Store) summary(id string, c *sessionRefs) (ledger.SessionSummary, error) {
+	m, part, err := s.manifestAt(c.main, id)
 	if err != nil {
 		return ledger.SessionSummary{}, err
 	}
 	sum := ledger.SessionSummary{Meta: metaFrom(m, part), ThoughtCount: len(m.ThoughtFiles)}
-	prefix := refPrefix + id + "/branches/"
-	for ref, h := range refs {
-		bid, ok := strings.CutPrefix(ref, prefix)
-		if !ok {
-			continue
-		}
+	for _, br := range c.branches {
 		sum.BranchCount++
-		if bm, _, err := s.manifestAt(h, id); err == nil {
-			sum.ThoughtCount += len(bm.BranchFiles[bid])
+		if bm, _, err := s.manifestAt(br.tip, id); err == nil {
+			sum.ThoughtCount += len(bm.BranchFiles[br.name])
 			if bm.Metadata.UpdatedAt.After(sum.Meta.UpdatedAt) {
 				sum.Meta.UpdatedAt = bm.Metadata.UpdatedAt
 			}

@@ -25,13 +25,15 @@ import (
 // once and reads an entry with a single pread.
 type packSet struct {
 	dir string
-	// mu guards packs, order and the base cache.
+	// mu guards packs, order and the base cache; reads (pread, inflate)
+	// run outside it, so loads read in parallel.
 	mu    sync.Mutex
 	packs map[string]*packEntry
 	order []*packEntry // newest first: recent objects are read most
 	bases *baseCache
-	zr    io.ReadCloser
 }
+
+var zlibReaders sync.Pool
 
 type packEntry struct {
 	name string
@@ -140,12 +142,9 @@ func readIdx(path string) (*idxfile.MemoryIndex, error) {
 // read returns an object from the packs, or errNotFound.
 func (ps *packSet) read(id hash) (objType, []byte, error) {
 	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.readLocked(id)
-}
-
-func (ps *packSet) readLocked(id hash) (objType, []byte, error) {
-	for _, pe := range ps.order {
+	order := ps.order
+	ps.mu.Unlock()
+	for _, pe := range order {
 		off, err := pe.idx.FindOffset(id)
 		if err != nil {
 			continue
@@ -161,7 +160,10 @@ func (ps *packSet) readLocked(id hash) (objType, []byte, error) {
 
 // readAt reads the entry at off, resolving deltas.
 func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte, error) {
-	if t, data, ok := ps.bases.get(pe, off); ok {
+	ps.mu.Lock()
+	t, data, ok := ps.bases.get(pe, off)
+	ps.mu.Unlock()
+	if ok {
 		return t, data, nil
 	}
 	if depth > 10000 {
@@ -220,7 +222,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		if typ == ofsDeltaType {
 			bt, base, err = ps.readAt(pe, baseOff, depth+1)
 		} else {
-			bt, base, err = ps.readLocked(refBase)
+			bt, base, err = ps.read(refBase)
 		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("delta base: %w", err)
@@ -230,12 +232,16 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 			return 0, nil, err
 		}
 		if depth > 0 {
+			ps.mu.Lock()
 			ps.bases.put(pe, off, bt, out)
+			ps.mu.Unlock()
 		}
 		return bt, out, nil
 	case 1, 2, 3, 4:
 		if depth > 0 {
+			ps.mu.Lock()
 			ps.bases.put(pe, off, objType(typ), data)
+			ps.mu.Unlock()
 		}
 		return objType(typ), data, nil
 	}
@@ -243,17 +249,20 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 }
 
 func (ps *packSet) inflate(z []byte, size int) ([]byte, error) {
+	var zr io.ReadCloser
 	var err error
-	if ps.zr == nil {
-		ps.zr, err = zlib.NewReader(bytes.NewReader(z))
+	if r, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		zr = r
+		err = zr.(zlib.Resetter).Reset(bytes.NewReader(z), nil)
 	} else {
-		err = ps.zr.(zlib.Resetter).Reset(bytes.NewReader(z), nil)
+		zr, err = zlib.NewReader(bytes.NewReader(z))
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer zlibReaders.Put(zr)
 	out := make([]byte, size)
-	if _, err := io.ReadFull(ps.zr, out); err != nil {
+	if _, err := io.ReadFull(zr, out); err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
 	}
 	return out, nil

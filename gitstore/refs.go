@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 )
 
 // Refs on disk are read and written here rather than through go-git, because
@@ -39,15 +41,58 @@ func isNotDir(err error) bool {
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not a directory")
 }
 
-// readPackedRefs parses the packed-refs file, if any.
+// packedCache holds the last parse of each repository's packed-refs,
+// reused while the file is unchanged (same inode, size and time): a
+// repository with many sessions has a large packed-refs, and refs are read
+// on every compare-and-swap.
+var packedCache = struct {
+	sync.Mutex
+	m map[string]packedEntry
+}{m: map[string]packedEntry{}}
+
+type packedEntry struct {
+	ino, size int64
+	mtime     int64
+	refs      map[string]hash
+}
+
+// readPackedRefs parses the packed-refs file, if any. The map returned is
+// shared: callers must not modify it.
 func readPackedRefs(gitDir string) (map[string]hash, error) {
-	data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	path := filepath.Join(gitDir, "packed-refs")
+	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]hash{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	key := packedEntry{ino: int64(inode(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	packedCache.Lock()
+	if e, ok := packedCache.m[gitDir]; ok && e.ino == key.ino && e.size == key.size && e.mtime == key.mtime {
+		packedCache.Unlock()
+		return e.refs, nil
+	}
+	packedCache.Unlock()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]hash{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	refs, err := parsePackedRefs(data)
+	if err != nil {
+		return nil, err
+	}
+	key.refs = refs
+	packedCache.Lock()
+	packedCache.m[gitDir] = key
+	packedCache.Unlock()
+	return refs, nil
+}
+
+func parsePackedRefs(data []byte) (map[string]hash, error) {
 	refs := map[string]hash{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
@@ -82,8 +127,18 @@ func listDiskRefs(gitDir, prefix string) (map[string]hash, error) {
 			refs[name] = h
 		}
 	}
+	loose, err := listLooseRefs(gitDir, prefix)
+	for name, h := range loose {
+		refs[name] = h
+	}
+	return refs, err
+}
+
+// listLooseRefs returns the loose ref files under prefix.
+func listLooseRefs(gitDir, prefix string) (map[string]hash, error) {
+	refs := map[string]hash{}
 	root := filepath.Join(gitDir, filepath.FromSlash(prefix))
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -151,4 +206,91 @@ func writeDiskRef(gitDir, name string, id hash) ([]string, error) {
 		return nil, fmt.Errorf("write ref %s: %w", name, err)
 	}
 	return append(created, dir), nil
+}
+
+// packRefs moves every loose ref under refs/ into packed-refs and removes
+// the loose files, as `git pack-refs --all --prune` does: a repository with
+// thousands of sessions then lists its refs from one file. The caller holds
+// the flush lock and the log lock, so no writer of ours races it; a ref
+// whose .lock is held (by the git CLI) is left loose.
+func packRefs(gitDir string) error {
+	lockPath := filepath.Join(gitDir, "packed-refs.lock")
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil // someone else is packing refs; try another time
+	}
+	done := false
+	defer func() {
+		if !done {
+			lock.Close()
+			os.Remove(lockPath)
+		}
+	}()
+	packed, err := readPackedRefs(gitDir)
+	if err != nil {
+		return err
+	}
+	loose, err := listLooseRefs(gitDir, "refs/")
+	if err != nil {
+		return err
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	all := make(map[string]hash, len(packed)+len(loose))
+	for n, h := range packed {
+		all[n] = h
+	}
+	for n, h := range loose {
+		all[n] = h
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+	for _, n := range names {
+		b.WriteString(all[n].String())
+		b.WriteByte(' ')
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	if _, err := lock.Write(b.Bytes()); err != nil {
+		return err
+	}
+	if err := lock.Sync(); err != nil {
+		return err
+	}
+	if err := lock.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
+		return err
+	}
+	done = true
+	if err := syncDir(gitDir); err != nil {
+		return err
+	}
+	// Prune: a loose ref still holding the packed value can go; its
+	// emptied directories go too.
+	for n, h := range loose {
+		p := filepath.Join(gitDir, filepath.FromSlash(n))
+		l, err := os.OpenFile(p+".lock", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			continue
+		}
+		if cur, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(cur)) == h.String() {
+			os.Remove(p)
+		}
+		l.Close()
+		os.Remove(p + ".lock")
+		for d := filepath.Dir(p); d != filepath.Join(gitDir, "refs", "heads") && d != filepath.Join(gitDir, "refs"); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break // not empty
+			}
+		}
+	}
+	return nil
 }

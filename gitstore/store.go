@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,8 @@ type Store struct {
 	// are written in parallel.
 	mu     sync.Mutex
 	chains map[string]*chainState
+
+	summaries *summaryCache
 }
 
 var _ ledger.Store = (*Store)(nil)
@@ -79,7 +82,11 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newStore(be, opts)
+	st, err := newStore(be, opts)
+	if err == nil {
+		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
+	}
+	return st, err
 }
 
 // OpenMemory returns a Store on go-git's in-memory storage.
@@ -98,7 +105,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be backend, opts Options) (*Store, error) {
-	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}}
+	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}, summaries: &summaryCache{}}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.close()
 		return nil, err
