@@ -208,3 +208,75 @@ func appendCopy(d []byte, off, size int) []byte {
 	}
 	return d
 }
+
+// patchDelta applies a Git pack delta, allocating the result once at the
+// size the delta declares.
+func patchDelta(base, delta []byte) ([]byte, error) {
+	baseLen, n := readVarint(delta)
+	if n <= 0 || int(baseLen) != len(base) {
+		return nil, fmt.Errorf("delta expects a %d-byte base, got %d", baseLen, len(base))
+	}
+	delta = delta[n:]
+	size, n := readVarint(delta)
+	if n <= 0 || size > 1<<32 {
+		return nil, fmt.Errorf("delta: bad target size")
+	}
+	delta = delta[n:]
+	out := make([]byte, 0, size)
+	for len(delta) > 0 {
+		cmd := delta[0]
+		delta = delta[1:]
+		switch {
+		case cmd&0x80 != 0:
+			var off, sz int
+			for i := 0; i < 4; i++ {
+				if cmd&(1<<i) != 0 {
+					if len(delta) == 0 {
+						return nil, fmt.Errorf("delta: truncated copy")
+					}
+					off |= int(delta[0]) << (8 * i)
+					delta = delta[1:]
+				}
+			}
+			for i := 0; i < 3; i++ {
+				if cmd&(0x10<<i) != 0 {
+					if len(delta) == 0 {
+						return nil, fmt.Errorf("delta: truncated copy")
+					}
+					sz |= int(delta[0]) << (8 * i)
+					delta = delta[1:]
+				}
+			}
+			if sz == 0 {
+				sz = 0x10000
+			}
+			if off+sz > len(base) || len(out)+sz > int(size) {
+				return nil, fmt.Errorf("delta: copy out of range")
+			}
+			out = append(out, base[off:off+sz]...)
+		case cmd != 0:
+			if int(cmd) > len(delta) || len(out)+int(cmd) > int(size) {
+				return nil, fmt.Errorf("delta: truncated insert")
+			}
+			out = append(out, delta[:cmd]...)
+			delta = delta[cmd:]
+		default:
+			return nil, fmt.Errorf("delta: reserved instruction 0")
+		}
+	}
+	if len(out) != int(size) {
+		return nil, fmt.Errorf("delta produced %d bytes, declared %d", len(out), size)
+	}
+	return out, nil
+}
+
+func readVarint(p []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(p) && i < 10; i++ {
+		v |= uint64(p[i]&0x7f) << (7 * i)
+		if p[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, -1
+}

@@ -46,7 +46,7 @@ type fsBackend struct {
 	// them; reading them back from the pack would cost more.
 	heads     map[hash][]byte
 	nextHeads map[hash][]byte // from the flush in progress
-	nextLinks [][2]hash       // from the flush in progress: {newer, older version}
+	nextLinks []link          // from the flush in progress
 	// looseRefs counts ref files written since refs were last packed.
 	looseRefs int
 
@@ -741,6 +741,7 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 		rev      edit
 		hasChild bool
 		keepFull bool
+		first    []byte // content, for a chain start whose base is older
 	}
 	vers := map[hash]*ver{}
 	var order []hash
@@ -805,6 +806,9 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 			}
 		}
 		v.length = len(c)
+		if _, inFlush := vers[v.o.base]; v.o.base != zeroHash && !inFlush {
+			v.first = c
+		}
 		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
 		kept[id] = c
 	}
@@ -816,7 +820,13 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	for _, id := range order {
 		if v := vers[id]; v.o.base != zeroHash {
 			if _, inFlush := vers[v.o.base]; !inFlush {
-				b.nextLinks = append(b.nextLinks, [2]hash{id, v.o.base})
+				l := link{newer: id, older: v.o.base}
+				if old, ok := b.heads[v.o.base]; ok && len(old) > 0 && len(v.first) > 0 {
+					if ed := diffEdit(v.first, old); 4*ed.inserted() < len(old) {
+						l.delta = ed.gitDelta(len(v.first))
+					}
+				}
+				b.nextLinks = append(b.nextLinks, l)
 			}
 		}
 	}

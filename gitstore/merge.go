@@ -150,7 +150,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	}
 	preps := make([]prep, len(newestFirst))
 	inSet := map[hash]bool{}
-	olderOf := map[hash]hash{} // older version → newer version that replaced it
+	olderOf := map[hash]link{} // older version → the link to the newer version that replaced it
 	for pi, pe := range newestFirst {
 		entries, err := readRawEntries(pe, filepath.Join(packDir, pe.name+".pack"))
 		if err != nil {
@@ -171,8 +171,8 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 		}
 		preps[pi] = p
 		for _, l := range readLinks(linksDir, pe.name) {
-			if _, seen := olderOf[l[1]]; !seen {
-				olderOf[l[1]] = l[0]
+			if _, seen := olderOf[l.older]; !seen {
+				olderOf[l.older] = l
 			}
 		}
 	}
@@ -204,10 +204,10 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			case e.refBase != nil:
 				head = append(head, e.refBase...)
 			default:
-				newer, linked := olderOf[e.id]
-				nOff, placed := where[newer]
+				l, linked := olderOf[e.id]
+				nOff, placed := where[l.newer]
 				if linked && placed && depthAt[nOff]+1+p.maxBelow[e.off] <= maxLinkedDepth {
-					if h, d, ok := relink(e, newer, pos-nOff, read, zw, &zbuf); ok {
+					if h, d, ok := relink(e, l, pos-nOff, read, zw, &zbuf); ok {
 						head, data = h, d
 						depth = depthAt[nOff] + 1
 					}
@@ -251,10 +251,10 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	if err != nil {
 		return err
 	}
-	var keep [][2]hash // links whose older version is outside this merge
-	for older, newer := range olderOf {
+	var keep []link // links whose older version is outside this merge
+	for older, l := range olderOf {
 		if !inSet[older] {
-			keep = append(keep, [2]hash{newer, older})
+			keep = append(keep, l)
 		}
 	}
 	writeLinks(linksDir, "pack-"+name.String(), keep)
@@ -268,8 +268,12 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 }
 
 // relink re-encodes a whole entry as a delta of the newer version that
-// replaced it, dist bytes back in the merged pack.
-func relink(e rawEntry, newer hash, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+// replaced it, dist bytes back in the merged pack: with the delta the
+// flusher recorded, or else one computed from both versions.
+func relink(e rawEntry, l link, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+	if len(l.delta) > 0 {
+		return deltaEntry(l.delta, dist, zw, zbuf)
+	}
 	zr, err := zlib.NewReader(bytes.NewReader(e.data))
 	if err != nil {
 		return nil, nil, false
@@ -280,7 +284,7 @@ func relink(e rawEntry, newer hash, dist int64, read func(hash) (objType, []byte
 	if err != nil {
 		return nil, nil, false
 	}
-	_, base, err := read(newer)
+	_, base, err := read(l.newer)
 	if err != nil || len(base) == 0 || len(content) == 0 {
 		return nil, nil, false
 	}
@@ -288,7 +292,10 @@ func relink(e rawEntry, newer hash, dist int64, read func(hash) (objType, []byte
 	if 4*ed.inserted() >= len(content) {
 		return nil, nil, false
 	}
-	delta := ed.gitDelta(len(base))
+	return deltaEntry(ed.gitDelta(len(base)), dist, zw, zbuf)
+}
+
+func deltaEntry(delta []byte, dist int64, zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	zbuf.Reset()
 	zw.Reset(zbuf)
 	zw.Write(delta)

@@ -41,6 +41,10 @@ func TestDeltaRoundTrip(t *testing.T) {
 		if err != nil || !bytes.Equal(patched, target) {
 			t.Fatalf("git delta (%d→%d bytes): got %d bytes, %v", len(base), len(target), len(patched), err)
 		}
+		// our own patcher must agree with go-git's
+		if ours, err := patchDelta(base, e.gitDelta(len(base))); err != nil || !bytes.Equal(ours, target) {
+			t.Fatalf("patchDelta (%d→%d bytes): got %d bytes, %v", len(base), len(target), len(ours), err)
+		}
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
 // packSet reads objects from the repository's packs. go-git's storage can
@@ -227,7 +226,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		if err != nil {
 			return 0, nil, fmt.Errorf("delta base: %w", err)
 		}
-		out, err := packfile.PatchDelta(base, data)
+		out, err := patchDelta(base, data)
 		if err != nil {
 			return 0, nil, err
 		}
