@@ -592,6 +592,12 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	dirs := map[string]bool{}
 	for name, h := range finals {
 		ds, err := writeDiskRef(b.gitDir, name, h)
+		if errors.Is(err, fs.ErrExist) {
+			// We hold flush.lock, so no live flusher of ours owns this
+			// lock: a flusher in a process that died left it.
+			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
+			ds, err = writeDiskRef(b.gitDir, name, h)
+		}
 		if err != nil {
 			return err
 		}
@@ -624,9 +630,9 @@ func (b *fsBackend) maybeMerge() error {
 	if err := b.packs.refresh(); err != nil {
 		return err
 	}
-	b.packs.mu.Lock()
+	b.packs.mu.RLock()
 	pick := pickMerge(b.packs.order)
-	b.packs.mu.Unlock()
+	b.packs.mu.RUnlock()
 	if len(pick) < 2 {
 		return nil
 	}

@@ -24,12 +24,15 @@ import (
 // once and reads an entry with a single pread.
 type packSet struct {
 	dir string
-	// mu guards packs, order and the base cache; reads (pread, inflate)
-	// run outside it, so loads read in parallel.
-	mu    sync.Mutex
+	// mu guards packs, order and their open files: readers hold it shared
+	// for a whole read (so loads read in parallel), refresh holds it
+	// exclusively to change the set and close the files of removed packs.
+	mu    sync.RWMutex
 	packs map[string]*packEntry
 	order []*packEntry // newest first: recent objects are read most
-	bases *baseCache
+	// cacheMu guards bases.
+	cacheMu sync.Mutex
+	bases   *baseCache
 }
 
 var zlibReaders sync.Pool
@@ -76,7 +79,7 @@ func (ps *packSet) refresh() error {
 		ps.packs[name] = pe
 		ps.order = append([]*packEntry{pe}, ps.order...)
 	}
-	kept := ps.order[:0]
+	kept := make([]*packEntry, 0, len(ps.order))
 	for _, pe := range ps.order {
 		if seen[pe.name] {
 			kept = append(kept, pe)
@@ -86,7 +89,9 @@ func (ps *packSet) refresh() error {
 		}
 	}
 	ps.order = kept
+	ps.cacheMu.Lock()
 	ps.bases.reset()
+	ps.cacheMu.Unlock()
 	return nil
 }
 
@@ -140,10 +145,14 @@ func readIdx(path string) (*idxfile.MemoryIndex, error) {
 
 // read returns an object from the packs, or errNotFound.
 func (ps *packSet) read(id hash) (objType, []byte, error) {
-	ps.mu.Lock()
-	order := ps.order
-	ps.mu.Unlock()
-	for _, pe := range order {
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	return ps.readShared(id)
+}
+
+// readShared is read for a caller that holds mu shared.
+func (ps *packSet) readShared(id hash) (objType, []byte, error) {
+	for _, pe := range ps.order {
 		off, err := pe.idx.FindOffset(id)
 		if err != nil {
 			continue
@@ -159,9 +168,9 @@ func (ps *packSet) read(id hash) (objType, []byte, error) {
 
 // readAt reads the entry at off, resolving deltas.
 func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte, error) {
-	ps.mu.Lock()
+	ps.cacheMu.Lock()
 	t, data, ok := ps.bases.get(pe, off)
-	ps.mu.Unlock()
+	ps.cacheMu.Unlock()
 	if ok {
 		return t, data, nil
 	}
@@ -221,7 +230,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		if typ == ofsDeltaType {
 			bt, base, err = ps.readAt(pe, baseOff, depth+1)
 		} else {
-			bt, base, err = ps.read(refBase)
+			bt, base, err = ps.readShared(refBase)
 		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("delta base: %w", err)
@@ -231,16 +240,16 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 			return 0, nil, err
 		}
 		if depth > 0 {
-			ps.mu.Lock()
+			ps.cacheMu.Lock()
 			ps.bases.put(pe, off, bt, out)
-			ps.mu.Unlock()
+			ps.cacheMu.Unlock()
 		}
 		return bt, out, nil
 	case 1, 2, 3, 4:
 		if depth > 0 {
-			ps.mu.Lock()
+			ps.cacheMu.Lock()
 			ps.bases.put(pe, off, objType(typ), data)
-			ps.mu.Unlock()
+			ps.cacheMu.Unlock()
 		}
 		return objType(typ), data, nil
 	}
@@ -268,8 +277,8 @@ func (ps *packSet) inflate(z []byte, size int) ([]byte, error) {
 }
 
 func (ps *packSet) has(id hash) bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	for _, pe := range ps.order {
 		if ok, _ := pe.idx.Contains(id); ok {
 			return true
@@ -285,7 +294,9 @@ func (ps *packSet) close() {
 		pe.f.Close()
 	}
 	ps.order, ps.packs = nil, map[string]*packEntry{}
+	ps.cacheMu.Lock()
 	ps.bases.reset()
+	ps.cacheMu.Unlock()
 }
 
 // baseCache keeps recently resolved delta bases, so reading a run of

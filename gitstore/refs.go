@@ -216,8 +216,14 @@ func writeDiskRef(gitDir, name string, id hash) ([]string, error) {
 func packRefs(gitDir string) error {
 	lockPath := filepath.Join(gitDir, "packed-refs.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Only our flusher packs refs, and the caller holds flush.lock: a
+		// flusher that died left this one.
+		os.Remove(lockPath)
+		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	}
 	if err != nil {
-		return nil // someone else is packing refs; try another time
+		return nil // the git CLI is packing refs; try another time
 	}
 	done := false
 	defer func() {

@@ -12,7 +12,9 @@ import (
 // payload. A record whose length or checksum does not match is a torn write
 // from a crash before the fsync, and was never acknowledged.
 
-var walMagic = []byte("TBXLOG1\n")
+// walMagic names the log format; it changes whenever the record layout does
+// (2: edits are op lists), so an old log is refused rather than misread.
+var walMagic = []byte("TBXLOG2\n")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

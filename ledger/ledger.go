@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -13,10 +14,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// maxAppendAttempts bounds how often AddThought retries after another
-// writer moved the chain: each retry follows a reload, so repeated losses
-// mean sustained contention that the caller should hear about.
-const maxAppendAttempts = 5
+// MaxAppendAttempts bounds how often AddThought tries after another
+// writer moved the chain: each retry follows a reload and a short random
+// pause (so that racing writers stop colliding in step), and only
+// sustained contention reaches the caller.
+const MaxAppendAttempts = 32
 
 // Options configures a Ledger. The zero value is ready to use.
 type Options struct {
@@ -174,7 +176,13 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 			Revises:     p.revises,
 			Author:      author,
 		})
-		if errors.Is(err, ErrConflict) && attempt < maxAppendAttempts {
+		if errors.Is(err, ErrConflict) && attempt < MaxAppendAttempts {
+			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
+			select {
+			case <-time.After(pause):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			if err := l.reloadLocked(ctx, st); err != nil {
 				return nil, err
 			}

@@ -175,8 +175,8 @@ func TestConflictRetry(t *testing.T) {
 		if !errors.Is(err, ledger.ErrConflict) || ledger.CodeOf(err) != ledger.CodeStorage {
 			t.Errorf("error = %v (code %s), want STORAGE_ERROR wrapping ErrConflict", err, ledger.CodeOf(err))
 		}
-		if calls, appended := e.store.stats(); calls != 5 || appended != 0 {
-			t.Errorf("calls = %d, appended = %d; want 5, 0", calls, appended)
+		if calls, appended := e.store.stats(); calls != ledger.MaxAppendAttempts || appended != 0 {
+			t.Errorf("calls = %d, appended = %d; want %d, 0", calls, appended, ledger.MaxAppendAttempts)
 		}
 	})
 }
