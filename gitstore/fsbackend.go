@@ -572,15 +572,12 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 }
 
 // publish points the refs at what the flush packed and drops those batches
-// from the log.
+// from the log. The refs are written without the log lock: until the log is
+// trimmed, every reader and every compare-and-swap sees these refs through
+// the overlay, which wins over disk, so writers need not wait for the ref
+// files' fsyncs. Only the trim — and packing refs, which must look atomic
+// to a listing — happens under the lock.
 func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
-	if err := b.lock(); err != nil {
-		return err
-	}
-	defer b.unlock()
-	if b.logIno != ino || b.logOff < end {
-		return fmt.Errorf("log was replaced during a flush")
-	}
 	finals := map[string]hash{}
 	for _, r := range recs {
 		for _, u := range r.updates {
@@ -609,6 +606,14 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 		if err := syncDir(d); err != nil {
 			return err
 		}
+	}
+
+	if err := b.lock(); err != nil {
+		return err
+	}
+	defer b.unlock()
+	if b.logIno != ino || b.logOff < end {
+		return fmt.Errorf("log was replaced during a flush")
 	}
 	b.looseRefs += len(finals)
 	if b.looseRefs >= packRefsEvery {

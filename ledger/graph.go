@@ -26,6 +26,10 @@ type ThoughtNode struct {
 	// thought of a branch carries it, as every one names branchFromThought.
 	BranchOrigin string
 	BranchID     BranchID
+	// Cipher is set when the thought is written in cipher notation (see
+	// ParseCipher): its step type and its references, resolved to nodes.
+	// It is shared between snapshots and must not be modified.
+	Cipher *CipherInfo
 
 	commit CommitID
 }
@@ -48,7 +52,8 @@ func (n ThoughtNode) MarshalJSON() ([]byte, error) {
 		RevisesNode  *string     `json:"revisesNode"`
 		BranchOrigin *string     `json:"branchOrigin"`
 		BranchID     *string     `json:"branchId"`
-	}{n.ID, n.Data, nullable(n.Prev), next, nullable(n.RevisesNode), nullable(n.BranchOrigin), nullable(string(n.BranchID))})
+		Cipher       *CipherInfo `json:"cipher,omitempty"`
+	}{n.ID, n.Data, nullable(n.Prev), next, nullable(n.RevisesNode), nullable(n.BranchOrigin), nullable(string(n.BranchID)), n.Cipher})
 }
 
 func nullable(s string) *string {
@@ -107,6 +112,7 @@ type Graph struct {
 type node struct {
 	ThoughtNode
 	rev   RevisionInfo
+	refBy []string // nodes whose cipher references name this one
 	chain *chain
 	pos   int // index in chain.nodes
 }
@@ -324,6 +330,7 @@ func (g *Graph) applyTo(c *chain, t StoredThought) (*node, error) {
 			g.problem("node %s revises thought %d, which is not on its chain", id, *t.Data.RevisesThought)
 		}
 	}
+	g.resolveCipher(n)
 	c.nodes = append(c.nodes, n)
 	c.tip = t.Commit
 	g.nodes[id] = n
@@ -391,6 +398,7 @@ func (g *Graph) clone() *Graph {
 		n := *old
 		n.Next = slices.Clone(old.Next)
 		n.rev.RevisedBy = slices.Clone(old.rev.RevisedBy)
+		n.refBy = slices.Clone(old.refBy)
 		n.chain = chains[old.chain]
 		c.order[i] = &n
 		c.nodes[n.ID] = &n

@@ -224,3 +224,12 @@ func truncate(s string, n int) string {
 	}
 	return string([]rune(s)[:n])
 }
+
+// Validate checks the rules that need no session — required fields, number
+// ranges, fields that come together — with the same errors AddThought
+// returns, so that a caller can refuse a thought before it creates a
+// session for it.
+func (in ThoughtInput) Validate() error {
+	_, err := in.validate()
+	return err
+}

@@ -64,6 +64,12 @@ func main() {
 		load(filepath.Join(dir, "seq.git"), seqID)
 	}
 	if run("par") {
+		if *cpuProf != "" && *only == "par" {
+			f, err := os.Create(*cpuProf)
+			check(err)
+			check(pprof.StartCPUProfile(f))
+			defer pprof.StopCPUProfile()
+		}
 		parallel(filepath.Join(dir, "par.git"))
 	}
 	if run("list") {

@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// conn is the state of one MCP connection (seed 000, StateManager). It
+// belongs to one *mcp.Server and is freed with it.
+type conn struct {
+	g      *Gateway
+	server *mcp.Server
+
+	// mu serialises the connection's calls and guards the fields below.
+	mu    sync.Mutex
+	stage Stage
+	// ledger is the project's ledger (see Options.OpenProject).
+	ledger  *ledger.Ledger
+	project string
+	// sessionID is the active session; "" until start_new with a title,
+	// load_context or the first thought.
+	sessionID string
+	// pending is what start_new without a title asked of the session the
+	// first thought will create.
+	pending   ledger.CreateSessionParams
+	domain    string
+	boundRoot string
+	nav       navigation
+	// toolDesc holds the per-stage tools added so far, with the
+	// description each was announced with.
+	toolDesc map[string]string
+}
+
+// navigation is the navigation context of seed 000.
+type navigation struct {
+	Project string `json:"project,omitempty"`
+	Task    string `json:"task,omitempty"`
+	Aspect  string `json:"aspect,omitempty"`
+}
+
+// author is who this connection's commits are attributed to: the MCP
+// client from initialize, unless Options.AgentName / AgentID say otherwise.
+func (c *call) author() ledger.Author {
+	var a ledger.Author
+	if c.session != nil {
+		if p := c.session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			a.Name = strings.TrimSpace(p.ClientInfo.Name + " " + p.ClientInfo.Version)
+		}
+	}
+	if c.g.opts.AgentName != "" {
+		a.Name = c.g.opts.AgentName
+	}
+	if id := c.g.opts.AgentID; id != "" {
+		a.Email = id
+		if !strings.Contains(id, "@") {
+			a.Email = id + "@agents.thoughtbox.invalid"
+		}
+		if a.Name == "" {
+			a.Name = id
+		}
+	}
+	return a
+}
+
+// client is the MCP client's self-description from initialize.
+func (c *call) client() *mcp.Implementation {
+	if c.session != nil {
+		if p := c.session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			return p.ClientInfo
+		}
+	}
+	return &mcp.Implementation{}
+}
+
+// setSession makes id the active session and forgets any pending one.
+func (c *conn) setSession(id string) {
+	c.sessionID = id
+	c.pending = ledger.CreateSessionParams{}
+}
+
+// switchLedger moves the connection to another project's ledger; the
+// active session belonged to the old one, so it is dropped.
+func (c *conn) switchLedger(l *ledger.Ledger, project string) {
+	if l != c.ledger {
+		c.ledger = l
+		c.setSession("")
+	}
+	c.project = project
+}
+
+func (c *conn) publish(t ledger.EventType, data map[string]any) {
+	if c.g.opts.Events == nil {
+		return
+	}
+	c.g.opts.Events.Publish(ledger.Event{Type: t, SessionID: c.sessionID, Timestamp: time.Now().UTC(), Data: data})
+}
+
+// activeSession resolves the session an operation works on: the sessionId
+// argument (a unique prefix will do) or else the active session.
+func (c *call) activeSession(ctx context.Context, arg string) (string, error) {
+	if arg != "" {
+		return c.ledger.Resolve(ctx, arg)
+	}
+	if c.sessionID == "" {
+		e := ledger.Errorf(ledger.CodeSessionNotFound,
+			"no active session on this connection: record a thought, call start_new with a sessionTitle or load_context, or pass sessionId")
+		e.Details = map[string]any{"field": "sessionId"}
+		return "", e
+	}
+	return c.sessionID, nil
+}

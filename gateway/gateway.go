@@ -1,0 +1,217 @@
+package gateway
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// ProtocolVersions are the MCP protocol versions the server offers. The
+// go-sdk's newest (2026-07-28) forbids server-to-client requests during a
+// call, which list_roots (and later critique and RLM sampling) need.
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// DefaultHTTPSessionTimeout is how long an idle Streamable HTTP session is
+// kept before it is closed and its state freed.
+const DefaultHTTPSessionTimeout = time.Hour
+
+// Options configure a Gateway. The zero value works: no thought log, no
+// authentication, the MCP client as the author of its thoughts.
+type Options struct {
+	// Version is the server version reported in initialize.
+	Version string
+	// Project is the name of the project the ledger belongs to, as
+	// reported by get_state ("_default" if empty).
+	Project string
+	// AgentName and AgentID, when set, replace the MCP client's name and
+	// version as the author of the commits a connection makes
+	// (THOUGHTBOX_AGENT_NAME, THOUGHTBOX_AGENT_ID). AgentID becomes the
+	// author's e-mail address, "<id>@agents.thoughtbox.invalid" unless it
+	// holds an "@" already.
+	AgentName, AgentID string
+	// ThoughtLog, if set, receives a human-readable entry for every
+	// recorded thought. The server passes stderr unless
+	// DISABLE_THOUGHT_LOGGING is set; it must never be stdout under stdio.
+	ThoughtLog io.Writer
+	// AuthToken, if set, is the bearer token HTTPHandler requires
+	// (THOUGHTBOX_AUTH_TOKEN).
+	AuthToken string
+	// HTTPSessionTimeout closes Streamable HTTP sessions idle for this
+	// long; 0 means DefaultHTTPSessionTimeout, negative means never.
+	HTTPSessionTimeout time.Duration
+	// OpenProject, if set, lets navigate {project} and bind_root move a
+	// connection to another project's ledger. Without it those calls only
+	// record the project, and every session stays in the configured one.
+	OpenProject func(ctx context.Context, project string) (*ledger.Ledger, error)
+	// Events, if set, receives the gateway's own events: stage_changed and
+	// cipher_loaded (the ledger publishes the thought and session events).
+	Events ledger.EventSink
+	// Logger receives the MCP SDK's diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Gateway is the MCP server of one ledger. It is safe for concurrent use.
+type Gateway struct {
+	ledger *ledger.Ledger
+	opts   Options
+	ops    *operationTable
+
+	// logMu keeps entries of concurrent connections whole in ThoughtLog.
+	logMu sync.Mutex
+
+	// mu guards conns, the connections that completed initialize and have
+	// not closed yet.
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+}
+
+// New returns a Gateway over l.
+func New(l *ledger.Ledger, opts Options) *Gateway {
+	if opts.Project == "" {
+		opts.Project = "_default"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{ledger: l, opts: opts, ops: newOperations(), conns: map[*conn]struct{}{}}
+}
+
+// NewServer returns a new *mcp.Server with its own connection state (stage
+// 0, no session). Serve exactly one MCP session with it: the stage machine
+// and the tools it discloses belong to the server.
+func (g *Gateway) NewServer() *mcp.Server {
+	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, toolDesc: map[string]string{}}
+	c.server = mcp.NewServer(&mcp.Implementation{Name: "thoughtbox", Title: "Thoughtbox", Version: g.version()}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    g.opts.Logger,
+		SupportedProtocolVersions: ProtocolVersions,
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			g.track(c, req.Session)
+		},
+	})
+	c.server.AddTool(g.ops.gatewayTool(), c.handleGateway)
+	c.addResources()
+	c.addPrompts()
+	return c.server
+}
+
+func (g *Gateway) version() string {
+	if g.opts.Version == "" {
+		return "dev"
+	}
+	return g.opts.Version
+}
+
+// track counts c as live until its session ends, so that closing an MCP
+// session is seen to free its state.
+func (g *Gateway) track(c *conn, ss *mcp.ServerSession) {
+	g.mu.Lock()
+	if _, ok := g.conns[c]; ok {
+		g.mu.Unlock()
+		return
+	}
+	g.conns[c] = struct{}{}
+	g.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		g.mu.Lock()
+		delete(g.conns, c)
+		g.mu.Unlock()
+	}()
+}
+
+// Connections is the number of live MCP connections: initialized and not
+// yet closed.
+func (g *Gateway) Connections() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.conns)
+}
+
+// ServeStdio serves one MCP connection as newline-delimited JSON-RPC over
+// in and out (stdin and stdout for `thoughtbox serve --transport stdio`),
+// until the client goes away (closes in, or its end of out) or ctx is done;
+// those ends return nil.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	t := &mcp.IOTransport{Reader: readCloser{in}, Writer: writeCloser{out}}
+	err := g.NewServer().Run(ctx, t)
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return err
+}
+
+type readCloser struct{ io.Reader }
+
+func (readCloser) Close() error { return nil }
+
+type writeCloser struct{ io.Writer }
+
+func (writeCloser) Close() error { return nil }
+
+// HTTPHandler serves Streamable HTTP at /mcp, with one *mcp.Server per MCP
+// session and DNS-rebinding protection for loopback listeners. With
+// Options.AuthToken set, a request without "Authorization: Bearer <token>"
+// gets 401.
+func (g *Gateway) HTTPHandler() http.Handler {
+	timeout := g.opts.HTTPSessionTimeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultHTTPSessionTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	// The SDK asks for a server on every request (to check the protocol
+	// version header too); only a request without a session id starts a
+	// session, so only it gets a fresh server.
+	probe := g.NewServer()
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			return probe
+		}
+		return g.NewServer()
+	}, &mcp.StreamableHTTPOptions{
+		Logger:         g.opts.Logger,
+		SessionTimeout: timeout,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.authorize(mcpHandler))
+	return mux
+}
+
+// authorize requires the bearer token, if one is configured.
+func (g *Gateway) authorize(next http.Handler) http.Handler {
+	if g.opts.AuthToken == "" {
+		return next
+	}
+	want := []byte(g.opts.AuthToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") ||
+			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="thoughtbox"`)
+			http.Error(w, "Unauthorized: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN>", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// instructions are sent to the client in initialize.
+const instructions = `Thoughtbox is a reasoning ledger: every thought you record is a Git commit.
+Use the thoughtbox_gateway tool as {"operation": "...", "args": {...}}, in this order:
+1. start_new (or load_context to resume a session) - unlocks stage 1;
+2. cipher - loads the notation guide, unlocks stage 2;
+3. thought - record each reasoning step; read_thoughts, get_structure and mental_models help along the way.
+get_state tells you where you are at any time.`

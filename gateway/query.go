@@ -1,0 +1,245 @@
+package gateway
+
+// Reading a session back: read_thoughts and get_structure (seed 002,
+// "Thought Query Types").
+
+import (
+	"context"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+type thoughtRange struct {
+	Start *int `json:"start"`
+	End   *int `json:"end"`
+}
+
+// readThoughtsParams is seed 002's ReadThoughtsQuery, plus the session.
+type readThoughtsParams struct {
+	SessionID     string        `json:"sessionId"`
+	ThoughtNumber *int          `json:"thoughtNumber"`
+	Last          *int          `json:"last"`
+	Range         *thoughtRange `json:"range"`
+	BranchID      string        `json:"branchId"`
+}
+
+func (p *readThoughtsParams) check() error {
+	if err := oneOf(map[string]bool{
+		"thoughtNumber": p.ThoughtNumber != nil,
+		"last":          p.Last != nil,
+		"range":         p.Range != nil,
+		"branchId":      p.BranchID != "",
+	}); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"thoughtNumber", p.ThoughtNumber}, {"last", p.Last}} {
+		if f.v != nil && *f.v < 1 {
+			return ledger.InvalidField(f.name, "must be at least 1, got %d", *f.v)
+		}
+	}
+	if r := p.Range; r != nil {
+		switch {
+		case r.Start == nil:
+			return ledger.InvalidField("range.start", "is required (integer, at least 1)")
+		case r.End == nil:
+			return ledger.InvalidField("range.end", "is required (integer, at least range.start)")
+		case *r.Start < 1:
+			return ledger.InvalidField("range.start", "must be at least 1, got %d", *r.Start)
+		case *r.End < *r.Start:
+			return ledger.InvalidField("range.end", "must be at least range.start (%d), got %d", *r.Start, *r.End)
+		}
+	}
+	if p.BranchID != "" {
+		if _, err := ledger.NewBranchID(p.BranchID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// query echoes the query that ran.
+func (p *readThoughtsParams) query() map[string]any {
+	q := map[string]any{}
+	switch {
+	case p.ThoughtNumber != nil:
+		q["thoughtNumber"] = *p.ThoughtNumber
+	case p.Last != nil:
+		q["last"] = *p.Last
+	case p.Range != nil:
+		q["range"] = map[string]int{"start": *p.Range.Start, "end": *p.Range.End}
+	case p.BranchID != "":
+		q["branchId"] = p.BranchID
+	default:
+		q["mainChain"] = true
+	}
+	return q
+}
+
+// readThoughtsReply is seed 002's ReadThoughtsResponse.
+type readThoughtsReply struct {
+	Thoughts  []ledger.ThoughtData `json:"thoughts"`
+	Count     int                  `json:"count"`
+	SessionID string               `json:"sessionId"`
+	Query     map[string]any       `json:"query"`
+	// Branches names the session's branches when the main chain is read,
+	// so that an agent knows there is more.
+	Branches []ledger.BranchID `json:"branches,omitempty"`
+}
+
+func readThoughts(ctx context.Context, c *call, p *readThoughtsParams) (any, error) {
+	id, err := c.activeSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.ledger.View(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := selectThoughts(v.Graph, p)
+	if err != nil {
+		return nil, err
+	}
+	r := &readThoughtsReply{Thoughts: make([]ledger.ThoughtData, len(nodes)), Count: len(nodes), SessionID: id, Query: p.query()}
+	for i, n := range nodes {
+		r.Thoughts[i] = n.Data
+	}
+	if _, all := r.Query["mainChain"]; all {
+		r.Branches = v.Graph.BranchIDs()
+	}
+	return r, nil
+}
+
+// selectThoughts runs a ReadThoughtsQuery against a graph:
+//   - no query: the main chain;
+//   - thoughtNumber: that main-chain thought, or, if the main chain has no
+//     such number, the branch thoughts that do;
+//   - last: the N most recent thoughts on any chain, in creation order;
+//   - range: every thought numbered start..end on any chain, in creation
+//     order, so branch thoughts come after their fork point;
+//   - branchId: the branch's thoughts.
+func selectThoughts(g *ledger.Graph, p *readThoughtsParams) ([]ledger.ThoughtNode, error) {
+	switch {
+	case p.ThoughtNumber != nil:
+		n := *p.ThoughtNumber
+		if t, ok := g.Thought(n); ok {
+			return []ledger.ThoughtNode{t}, nil
+		}
+		var out []ledger.ThoughtNode
+		for _, b := range g.BranchIDs() {
+			if t, ok := g.BranchThought(b, n); ok {
+				out = append(out, t)
+			}
+		}
+		if len(out) == 0 {
+			return nil, thoughtNotFound(g.SessionID(), n)
+		}
+		return out, nil
+	case p.Last != nil:
+		all := g.Nodes()
+		return all[max(0, len(all)-*p.Last):], nil
+	case p.Range != nil:
+		return inRange(g, *p.Range.Start, *p.Range.End), nil
+	case p.BranchID != "":
+		nodes, ok := g.Branch(ledger.BranchID(p.BranchID))
+		if !ok {
+			e := ledger.InvalidField("branchId", "session %s has no branch %q; its branches: %v", g.SessionID(), p.BranchID, g.BranchIDs())
+			e.Details["branches"] = g.BranchIDs()
+			return nil, e
+		}
+		return nodes, nil
+	}
+	return g.MainChain(), nil
+}
+
+// inRange lists the thoughts numbered start..end on any chain, in
+// creation order.
+func inRange(g *ledger.Graph, start, end int) []ledger.ThoughtNode {
+	out := []ledger.ThoughtNode{}
+	for _, n := range g.Nodes() {
+		if num := n.Data.ThoughtNumber; num >= start && num <= end {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func thoughtNotFound(sessionID string, n int) *ledger.Error {
+	e := ledger.Errorf(ledger.CodeThoughtNotFound, "session %s has no thought %d: %w", sessionID, n, ledger.ErrThoughtNotFound)
+	e.Details = map[string]any{"sessionId": sessionID, "thoughtNumber": n}
+	return e
+}
+
+type getStructureParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+type chainRange struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+}
+
+type mainChainInfo struct {
+	Count int        `json:"count"`
+	Range chainRange `json:"range"`
+}
+
+type branchSummary struct {
+	ID          ledger.BranchID `json:"id"`
+	FromThought int             `json:"fromThought"`
+	Count       int             `json:"count"`
+}
+
+type revisionSummary struct {
+	ThoughtNumber int             `json:"thoughtNumber"`
+	Revises       int             `json:"revises"`
+	BranchID      ledger.BranchID `json:"branchId,omitempty"`
+}
+
+type structureSummary struct {
+	TotalThoughts  int `json:"totalThoughts"`
+	TotalBranches  int `json:"totalBranches"`
+	TotalRevisions int `json:"totalRevisions"`
+}
+
+// structureReply is seed 002's GetStructureResponse.
+type structureReply struct {
+	SessionID string            `json:"sessionId"`
+	MainChain mainChainInfo     `json:"mainChain"`
+	Branches  []branchSummary   `json:"branches"`
+	Revisions []revisionSummary `json:"revisions"`
+	Summary   structureSummary  `json:"summary"`
+}
+
+func getStructure(ctx context.Context, c *call, p *getStructureParams) (any, error) {
+	id, err := c.activeSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.ledger.View(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return structureOf(v.Graph), nil
+}
+
+func structureOf(g *ledger.Graph) *structureReply {
+	r := &structureReply{SessionID: g.SessionID(), Branches: []branchSummary{}, Revisions: []revisionSummary{}}
+	main := g.MainChain()
+	r.MainChain.Count = len(main)
+	if len(main) > 0 {
+		r.MainChain.Range = chainRange{First: main[0].Data.ThoughtNumber, Last: main[len(main)-1].Data.ThoughtNumber}
+	}
+	for _, b := range g.Branches() {
+		r.Branches = append(r.Branches, branchSummary{ID: b.ID, FromThought: b.FromThought, Count: b.Count})
+	}
+	for _, n := range g.Nodes() {
+		if n.Data.IsRevision && n.Data.RevisesThought != nil {
+			r.Revisions = append(r.Revisions, revisionSummary{ThoughtNumber: n.Data.ThoughtNumber, Revises: *n.Data.RevisesThought, BranchID: n.BranchID})
+		}
+	}
+	r.Summary = structureSummary{TotalThoughts: g.Len(), TotalBranches: len(r.Branches), TotalRevisions: len(r.Revisions)}
+	return r
+}

@@ -1,0 +1,90 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+func TestRoots(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{roots: []*mcp.Root{
+		{URI: "file:///work/proj-a", Name: "A"},
+		{URI: "file:///work/Proj%20B/"},
+	}})
+	r := c.ok("list_roots", nil)
+	if num(r["count"]) != 2 || list(r["roots"])[1].(map[string]any)["name"] != "A" {
+		t.Errorf("list_roots = %v", r)
+	}
+
+	b := c.ok("bind_root", map[string]any{"rootUri": "file:///work/Proj%20B/"})
+	if b["boundRoot"] != "file:///work/Proj%20B/" || b["project"] != "proj-b" || num(b["stage"]) != 0 {
+		t.Errorf("bind_root = %v", b)
+	}
+	if !contains(b["note"].(string), `"_default"`) {
+		t.Errorf("without OpenProject the reply should say where sessions go: %v", b["note"])
+	}
+	st := c.ok("get_state", nil)
+	if st["boundRoot"] != "file:///work/Proj%20B/" || st["navigation"].(map[string]any)["project"] != "proj-b" || st["project"] != "_default" {
+		t.Errorf("state = %v", st)
+	}
+	if b := c.ok("bind_root", map[string]any{"rootUri": "file:///work/proj-a/sub/dir", "project": "mine"}); b["project"] != "mine" {
+		t.Errorf("bind_root inside a root = %v", b)
+	}
+
+	body := c.fail("bind_root", map[string]any{"rootUri": "file:///etc"}, ledger.CodeInvalidPayload)
+	if !contains(body["message"].(string), "file:///work/proj-a") {
+		t.Errorf("message does not list the roots: %v", body["message"])
+	}
+	c.fail("bind_root", map[string]any{"rootUri": "https://example.com/x"}, ledger.CodeInvalidPayload)
+	c.fail("bind_root", nil, ledger.CodeInvalidPayload)
+}
+
+func TestRootsUnsupported(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{noRoots: true})
+	body := c.fail("list_roots", nil, ledger.CodeInvalidOperation)
+	if !contains(body["message"].(string), "does not offer roots") {
+		t.Errorf("list_roots without roots = %v", body)
+	}
+	if b := c.ok("bind_root", map[string]any{"rootUri": "file:///anywhere/proj"}); b["project"] != "proj" {
+		t.Errorf("bind_root without roots = %v", b)
+	}
+}
+
+func TestOpenProject(t *testing.T) {
+	other := ledger.New(newStore(t), ledger.Options{})
+	e := newEnv(t, gateway.Options{OpenProject: func(_ context.Context, name string) (*ledger.Ledger, error) {
+		if name != "other" {
+			return nil, errors.New("no such project")
+		}
+		return other, nil
+	}})
+	c := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/other"}}})
+	c.ready("in default")
+	nav := c.ok("navigate", map[string]any{"project": "other"})
+	if nav["project"] != "other" || !contains(nav["note"].(string), "let go") {
+		t.Errorf("navigate = %v", nav)
+	}
+	if st := c.ok("get_state", nil); st["sessionId"] != nil || st["project"] != "other" {
+		t.Errorf("state after switching = %v", st)
+	}
+	got := c.think("in other", map[string]any{"sessionTitle": "other work"})
+	if _, err := other.View(t.Context(), got["sessionId"].(string)); err != nil {
+		t.Errorf("session not in the other project: %v", err)
+	}
+	if _, err := e.l.View(t.Context(), got["sessionId"].(string)); err == nil {
+		t.Errorf("session leaked into the default project")
+	}
+	c.fail("navigate", map[string]any{"project": "missing"}, ledger.CodeInvalidPayload)
+
+	c2 := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/other"}}})
+	if b := c2.ok("bind_root", map[string]any{"rootUri": "file:///src/other"}); b["project"] != "other" || !contains(b["note"].(string), "Now in project") {
+		t.Errorf("bind_root = %v", b)
+	}
+}

@@ -1,0 +1,228 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/thoughtbox/thoughtbox/gateway/content"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// thoughtParams are the thought operation's arguments: ThoughtData as an
+// agent gives it (seed 002 ThoughtInput) and the reply options.
+type thoughtParams struct {
+	Thought           *string  `json:"thought"`
+	NextThoughtNeeded *bool    `json:"nextThoughtNeeded"`
+	ThoughtNumber     *int     `json:"thoughtNumber"`
+	TotalThoughts     *int     `json:"totalThoughts"`
+	IsRevision        bool     `json:"isRevision"`
+	RevisesThought    *int     `json:"revisesThought"`
+	BranchFromThought *int     `json:"branchFromThought"`
+	BranchID          string   `json:"branchId"`
+	NeedsMoreThoughts bool     `json:"needsMoreThoughts"`
+	IncludeGuide      bool     `json:"includeGuide"`
+	SessionTitle      string   `json:"sessionTitle"`
+	SessionTags       []string `json:"sessionTags"`
+	Verbose           bool     `json:"verbose"`
+}
+
+func (p *thoughtParams) check() error {
+	if p.Thought == nil {
+		return ledger.InvalidField("thought", "is required (string): the reasoning step")
+	}
+	if p.NextThoughtNeeded == nil {
+		return ledger.InvalidField("nextThoughtNeeded", "is required (boolean): false when this thought ends the reasoning")
+	}
+	return nil
+}
+
+func (p *thoughtParams) input() ledger.ThoughtInput {
+	return ledger.ThoughtInput{
+		Thought:           *p.Thought,
+		ThoughtNumber:     p.ThoughtNumber,
+		TotalThoughts:     p.TotalThoughts,
+		NextThoughtNeeded: *p.NextThoughtNeeded,
+		IsRevision:        p.IsRevision,
+		RevisesThought:    p.RevisesThought,
+		BranchFromThought: p.BranchFromThought,
+		BranchID:          p.BranchID,
+		NeedsMoreThoughts: p.NeedsMoreThoughts,
+		IncludeGuide:      p.IncludeGuide,
+	}
+}
+
+// thoughtReply is kept small: agents pay for every byte of it.
+type thoughtReply struct {
+	SessionID         string              `json:"sessionId"`
+	ThoughtNumber     int                 `json:"thoughtNumber"`
+	TotalThoughts     int                 `json:"totalThoughts"`
+	NextThoughtNeeded bool                `json:"nextThoughtNeeded"`
+	BranchID          string              `json:"branchId,omitempty"`
+	SessionCreated    bool                `json:"sessionCreated,omitempty"`
+	Hint              string              `json:"hint"`
+	Node              *ledger.ThoughtNode `json:"node,omitempty"`
+	Session           *ledger.Session     `json:"session,omitempty"`
+}
+
+func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) {
+	in := p.input()
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	created := false
+	if c.sessionID == "" {
+		if err := c.createSession(ctx, p, in); err != nil {
+			return nil, err
+		}
+		created = true
+	}
+	res, err := c.ledger.AddThought(ctx, c.sessionID, in, c.author())
+	if err != nil {
+		return nil, err
+	}
+	c.g.logThought(res)
+
+	r := &thoughtReply{
+		SessionID:         res.Session.ID,
+		ThoughtNumber:     res.Thought.ThoughtNumber,
+		TotalThoughts:     res.Thought.TotalThoughts,
+		NextThoughtNeeded: res.Thought.NextThoughtNeeded,
+		BranchID:          res.Thought.BranchID,
+		SessionCreated:    created,
+		Hint:              hint(res),
+	}
+	if p.Verbose {
+		r.Node, r.Session = &res.Node, &res.Session
+	}
+	if !p.IncludeGuide {
+		return r, nil
+	}
+	cookbook, ok := content.Resource("patterns-cookbook")
+	if !ok {
+		return nil, ledger.Errorf(ledger.CodeInternal, "thought %d was recorded, but the patterns cookbook is missing from this build", r.ThoughtNumber)
+	}
+	return &text{header: r, body: []string{cookbook}}, nil
+}
+
+// createSession starts the session a thought arrives without (seed 000,
+// autoCreateSession): titled by sessionTitle, else by start_new's pending
+// request, else by the thought itself.
+func (c *call) createSession(ctx context.Context, p *thoughtParams, in ledger.ThoughtInput) error {
+	switch {
+	case in.BranchFromThought != nil:
+		return ledger.InvalidField("branchFromThought", "no session is active, and a new session has no thought %d to branch from; call load_context first", *in.BranchFromThought)
+	case in.RevisesThought != nil:
+		return ledger.InvalidField("revisesThought", "no session is active, and a new session has no thought %d to revise; call load_context first", *in.RevisesThought)
+	}
+	params := c.pending
+	params.Tags = append(append([]string(nil), params.Tags...), p.SessionTags...)
+	params.Title = p.SessionTitle
+	if strings.TrimSpace(params.Title) == "" {
+		params.Title = titleOf(in.Thought)
+	}
+	s, err := c.ledger.StartSession(ctx, params, c.author())
+	if err != nil {
+		return renameField(err, "title", "sessionTitle")
+	}
+	c.setSession(s.ID)
+	return nil
+}
+
+// maxDerivedTitle is the length of a title taken from a thought.
+const maxDerivedTitle = 80
+
+// titleOf makes a session title from a thought's first line.
+func titleOf(thought string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(thought), "\n")
+	if info, ok := ledger.ParseCipher(line); ok {
+		line, _, _ = strings.Cut(info.Content, "\n")
+	}
+	line = strings.TrimSpace(line)
+	if utf8.RuneCountInString(line) > maxDerivedTitle {
+		line = strings.TrimSpace(string([]rune(line)[:maxDerivedTitle-1])) + "…"
+	}
+	if line == "" {
+		return "Untitled session"
+	}
+	return line
+}
+
+// hint is the short advice in a thought's reply.
+func hint(res *ledger.AddResult) string {
+	d := res.Thought
+	switch {
+	case !d.NextThoughtNeeded:
+		return "reasoning complete; a new thought reopens it"
+	case d.BranchID != "":
+		return fmt.Sprintf("next: #%d (keep branchId)", d.ThoughtNumber+1)
+	}
+	return fmt.Sprintf("next: #%d", d.ThoughtNumber+1)
+}
+
+// logThought writes a human-readable entry for a recorded thought to
+// Options.ThoughtLog.
+func (g *Gateway) logThought(res *ledger.AddResult) {
+	w := g.opts.ThoughtLog
+	if w == nil {
+		return
+	}
+	d := res.Thought
+	var b strings.Builder
+	fmt.Fprintf(&b, "thought %d/%d  session %s %q", d.ThoughtNumber, d.TotalThoughts, short(res.Session.ID), res.Session.Title)
+	if d.BranchID != "" {
+		fmt.Fprintf(&b, "  branch %s (from %d)", d.BranchID, *d.BranchFromThought)
+	}
+	if d.IsRevision {
+		fmt.Fprintf(&b, "  revises %d", *d.RevisesThought)
+	}
+	if res.Node.Cipher != nil {
+		fmt.Fprintf(&b, "  [%s]", res.Node.Cipher.Type.Name())
+	}
+	if !d.NextThoughtNeeded {
+		b.WriteString("  (complete)")
+	}
+	b.WriteString("\n")
+	for line := range strings.SplitSeq(strings.TrimRight(d.Thought, "\n"), "\n") {
+		b.WriteString("  │ ")
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	g.logMu.Lock()
+	defer g.logMu.Unlock()
+	_, _ = fmt.Fprint(w, b.String())
+}
+
+// short is the first eight characters of a session id, as in git.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+const thoughtToolDescription = `Record one reasoning step in the active Thoughtbox session (a session is created if none is active).
+Required: thought (text; cipher lines like "S3|H|S1,S2|content" are parsed into typed, linked nodes) and nextThoughtNeeded (false ends the reasoning).
+Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to explore an alternative; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; verbose (adds the full node and session).`
+
+const thoughtSchema = `{
+  "type": "object",
+  "required": ["thought", "nextThoughtNeeded"],
+  "additionalProperties": false,
+  "properties": {
+    "thought": {"type": "string", "description": "The reasoning step; may be written in cipher notation."},
+    "nextThoughtNeeded": {"type": "boolean", "description": "Whether more reasoning follows."},
+    "thoughtNumber": {"type": "integer", "minimum": 1, "description": "Position in its chain; omit to take the next number."},
+    "totalThoughts": {"type": "integer", "minimum": 1, "description": "Current estimate of the total; defaults to thoughtNumber."},
+    "isRevision": {"type": "boolean", "description": "This thought corrects revisesThought."},
+    "revisesThought": {"type": "integer", "minimum": 1, "description": "The thought being revised."},
+    "branchFromThought": {"type": "integer", "minimum": 1, "description": "Main-chain thought the branch forks from."},
+    "branchId": {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "The branch's name."},
+    "needsMoreThoughts": {"type": "boolean", "description": "The estimate was too low; more thoughts are needed."},
+    "includeGuide": {"type": "boolean", "description": "Append the patterns cookbook to the reply."},
+    "sessionTitle": {"type": "string", "maxLength": 200, "description": "Title of the session this thought creates, if none is active."},
+    "sessionTags": {"type": "array", "items": {"type": "string"}, "description": "Tags of the session this thought creates."},
+    "verbose": {"type": "boolean", "description": "Reply with the full node and session metadata."}
+  }
+}`
