@@ -310,7 +310,9 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 	}
 	mb := st.manifest.encode()
 	mid := hashObject(typeBlob, mb)
-	b.objects = append(b.objects, versioned(typeBlob, mid, mb, st.manID, st.manBytes))
+	if mid != st.manID {
+		b.objects = append(b.objects, versioned(typeBlob, mid, mb, st.manID, st.manBytes))
+	}
 	st.manBytes, st.manID = mb, mid
 	st.path[st.folder].t.set(treeEntry{name: "manifest.json", id: mid})
 	for i := len(st.path) - 1; i >= 0; i-- {
@@ -453,6 +455,80 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	}
 	cs.tip, cs.valid = cid, true
 	return ledger.CommitID(cid.String()), nil
+}
+
+// AddCritique implements ledger.Store: the thought's file is rewritten with
+// its critique in a commit of its own, authored by the model.
+func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (ledger.CommitID, error) {
+	id := req.Meta.ID
+	if err := validSessionID(id); err != nil {
+		return "", err
+	}
+	expected, err := parseHash(string(req.ExpectedTip))
+	if err != nil {
+		return "", fmt.Errorf("expected tip: %w", err)
+	}
+	ref := chainRef(id, req.Branch)
+	cs := s.chain(ref)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if !cs.valid || cs.tip != expected {
+		st, err := s.readChain(expected, id, req.Branch)
+		if err != nil {
+			return "", err
+		}
+		adopt(cs, st)
+	}
+	name := thoughtFile(req.ThoughtNumber)
+	e, ok := cs.path[len(cs.path)-1].t.get(name)
+	if !ok {
+		return "", fmt.Errorf("thought %d on %s: %w", req.ThoughtNumber, chainLabel(req.Branch), ledger.ErrThoughtNotFound)
+	}
+	data, err := s.readBlob(e.id)
+	if err != nil {
+		return "", err
+	}
+	var td ledger.ThoughtData
+	if err := json.Unmarshal(data, &td); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	c := req.Critique
+	td.Critique = &c
+	file, err := json.MarshalIndent(td, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	file = append(file, '\n')
+	cs.valid = false // until the batch is applied: build changes it in place
+	when := c.Timestamp
+	if when.IsZero() {
+		when = time.Now().UTC()
+	}
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "Critique of thought %d by %s\n\n%s\n\n", req.ThoughtNumber, firstLine(c.Model, 60), strings.TrimSpace(c.Text))
+	msg.WriteString("Thoughtbox-Session: " + id + "\n")
+	fmt.Fprintf(&msg, "Thoughtbox-Thought: %d\n", req.ThoughtNumber)
+	if req.Branch != "" {
+		msg.WriteString("Thoughtbox-Branch: " + req.Branch + "\n")
+	}
+	msg.WriteString("Thoughtbox-Critique: " + firstLine(c.Model, 100) + "\n")
+	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
+	b.updates = []refUpdate{{name: ref, old: expected, new: cid}}
+	if err := s.be.apply(ctx, b); err != nil {
+		if errors.Is(err, errConflict) {
+			return "", ledger.ErrConflict
+		}
+		return "", err
+	}
+	cs.tip, cs.valid = cid, true
+	return ledger.CommitID(cid.String()), nil
+}
+
+func chainLabel(branch string) string {
+	if branch == "" {
+		return "the main chain"
+	}
+	return "branch " + branch
 }
 
 func thoughtMessage(sessionID string, req ledger.AppendRequest) string {

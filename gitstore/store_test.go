@@ -196,3 +196,40 @@ func TestStoreUnknownSession(t *testing.T) {
 		}
 	})
 }
+
+func TestStoreCritiqueIsASecondCommit(t *testing.T) {
+	backends(t, func(t *testing.T, open func() *Store) {
+		s := open()
+		w := newSession(t, s, "a1b2c3d4-0000-4000-8000-00000000c717")
+		c1 := w.add("", ledger.ThoughtData{Thought: "one", ThoughtNumber: 1}, "")
+		w.add("", ledger.ThoughtData{Thought: "two", ThoughtNumber: 2}, "")
+		crit := ledger.Critique{Text: "assumes the cache is warm", Model: "claude-sonnet-4-5-20250929", Timestamp: t0.Add(time.Hour)}
+		req := ledger.CritiqueRequest{Meta: w.meta, ExpectedTip: w.tips[""], ThoughtNumber: 1, Critique: crit, Author: ledger.Author{Name: "claude-sonnet-4-5-20250929"}}
+		tip, err := s.AddCritique(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ExpectedTip, req.ThoughtNumber = tip, 9
+		if _, err := s.AddCritique(context.Background(), req); !errors.Is(err, ledger.ErrThoughtNotFound) {
+			t.Errorf("critique of a missing thought: err = %v", err)
+		}
+		req.ExpectedTip, req.ThoughtNumber = w.tips[""], 2 // stale
+		if _, err := s.AddCritique(context.Background(), req); !errors.Is(err, ledger.ErrConflict) {
+			t.Errorf("critique from a stale tip: err = %v", err)
+		}
+		ss, err := s.LoadSession(context.Background(), w.meta.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ss.Main[0]
+		if got.Data.Critique == nil || got.Data.Critique.Text != crit.Text || got.Data.Thought != "one" {
+			t.Fatalf("thought 1 = %+v", got.Data)
+		}
+		if got.Commit != c1 {
+			t.Errorf("thought 1 maps to %s, want the commit that recorded it (%s)", got.Commit, c1)
+		}
+		if ss.MainTip != tip || ss.Main[1].Data.Critique != nil {
+			t.Errorf("tip %s (want %s), thought 2 critique %v", ss.MainTip, tip, ss.Main[1].Data.Critique)
+		}
+	})
+}

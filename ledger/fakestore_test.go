@@ -147,6 +147,35 @@ func (s *fakeStore) appendLocked(id, branch string, expected ledger.CommitID, ne
 	return c, nil
 }
 
+func (s *fakeStore) AddCritique(_ context.Context, req ledger.CritiqueRequest) (ledger.CommitID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[req.Meta.ID]
+	if sess == nil {
+		return "", ledger.ErrSessionNotFound
+	}
+	chain, tip := &sess.main, &sess.mainTip
+	if req.Branch != "" {
+		b := sess.branch(req.Branch)
+		if b == nil {
+			return "", ledger.ErrThoughtNotFound
+		}
+		chain, tip = &b.thoughts, &b.tip
+	}
+	if *tip != req.ExpectedTip {
+		return "", ledger.ErrConflict
+	}
+	for i := range *chain {
+		if (*chain)[i].Data.ThoughtNumber == req.ThoughtNumber {
+			c := req.Critique
+			(*chain)[i].Data.Critique = &c
+			*tip = s.commitID()
+			return *tip, nil
+		}
+	}
+	return "", ledger.ErrThoughtNotFound
+}
+
 func (f *fakeSession) branch(id string) *fakeBranch {
 	for _, b := range f.branches {
 		if b.id == id {

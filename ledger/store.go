@@ -48,6 +48,20 @@ type AppendRequest struct {
 	Author  Author
 }
 
+// CritiqueRequest asks the store to record a critique on a thought that is
+// already committed: a second commit that rewrites the thought's file with
+// its critique field, attributed to the model that wrote it.
+type CritiqueRequest struct {
+	Meta SessionMeta
+	// Branch is "" for the main chain, else the branch the thought is on.
+	Branch string
+	// ExpectedTip is the chain's head (compare-and-swap, as for Append).
+	ExpectedTip   CommitID
+	ThoughtNumber int
+	Critique      Critique
+	Author        Author
+}
+
 // StoredThought is a thought as read back from the store.
 type StoredThought struct {
 	Data   ThoughtData
@@ -88,6 +102,10 @@ type Store interface {
 	// Append commits one thought. It returns ErrConflict when the chain's
 	// head is no longer req.ExpectedTip, and commits nothing in that case.
 	Append(ctx context.Context, req AppendRequest) (CommitID, error)
+	// AddCritique commits a critique onto a stored thought. It returns
+	// ErrConflict when the chain moved, ErrThoughtNotFound when the chain
+	// has no such thought, and commits nothing in either case.
+	AddCritique(ctx context.Context, req CritiqueRequest) (CommitID, error)
 	// LoadSession reads a whole session back. ErrSessionNotFound if absent.
 	LoadSession(ctx context.Context, id string) (*StoredSession, error)
 	// ListSessions summarises every session.
