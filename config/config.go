@@ -271,3 +271,14 @@ func parseGranularity(s string) (gitstore.Granularity, error) {
 	}
 	return g, nil
 }
+
+// ForProject is the same configuration for another project (navigate and
+// bind_root move an MCP connection between projects).
+func (c *Config) ForProject(name string) (*Config, error) {
+	if err := ValidateProject(name); err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.Project = name
+	return &cp, nil
+}

@@ -78,6 +78,7 @@ type commandLine struct {
 	Verify   verifyCmd   `cmd:"" help:"Check the integrity of one session, or of all; exit 1 if any is damaged."`
 	Start    startCmd    `cmd:"" help:"Start a session and print its id."`
 	Add      addCmd      `cmd:"" help:"Record one thought in a session."`
+	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
 }
 
 const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
@@ -87,7 +88,8 @@ Session ids may be shortened to any unique prefix.
 
 Environment: THOUGHTBOX_DATA_DIR, THOUGHTBOX_PROJECT, THOUGHTBOX_STORAGE (fs|memory),
 THOUGHTBOX_PARTITION (monthly|weekly|daily|none), THOUGHTBOX_AGENT_NAME (author of
-thoughts written here; default thoughtbox-cli).`
+thoughts written here; default thoughtbox-cli). For serve: THOUGHTBOX_TRANSPORT,
+HOST, PORT, THOUGHTBOX_AUTH_TOKEN, THOUGHTBOX_AGENT_ID, DISABLE_THOUGHT_LOGGING.`
 
 // app is what a command runs against: the environment, the resolved
 // configuration and the open ledger.

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Version is reported to MCP clients in initialize.
+var Version = "0.1.0"
+
+// Environment variables of the MCP server (seed 000).
+const (
+	EnvTransport       = "THOUGHTBOX_TRANSPORT"
+	EnvHost            = "HOST"
+	EnvPort            = "PORT"
+	EnvAuthToken       = "THOUGHTBOX_AUTH_TOKEN"
+	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
+	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
+)
+
+type serveCmd struct {
+	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT)."`
+	Host      string `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
+	Port      string `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
+}
+
+func (c *serveCmd) Run(a *app) error {
+	transport := firstSet(c.Transport, a.cfg.Getenv(EnvTransport), "http")
+	if transport != "http" && transport != "stdio" {
+		name := "--transport"
+		if c.Transport == "" {
+			name = EnvTransport
+		}
+		return &config.SettingError{Name: name, Value: transport, Reason: "expected stdio or http"}
+	}
+	var thoughtLog = a.env.Stderr
+	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
+		thoughtLog = nil
+	}
+	projects := &projectLedgers{cfg: a.cfg, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
+	defer projects.close()
+	g := gateway.New(a.ledger, gateway.Options{
+		Version:     Version,
+		Project:     a.cfg.Project,
+		AgentName:   a.cfg.Getenv(EnvAgentName),
+		AgentID:     a.cfg.Getenv(EnvAgentID),
+		ThoughtLog:  thoughtLog,
+		AuthToken:   a.cfg.Getenv(EnvAuthToken),
+		OpenProject: projects.ledger,
+	})
+	if transport == "stdio" {
+		return g.ServeStdio(a.ctx, a.env.Stdin, a.env.Stdout)
+	}
+
+	host := firstSet(c.Host, a.cfg.Getenv(EnvHost), "127.0.0.1")
+	portText := firstSet(c.Port, a.cfg.Getenv(EnvPort), "1731")
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		name := "--port"
+		if c.Port == "" {
+			name = EnvPort
+		}
+		return &config.SettingError{Name: name, Value: portText, Reason: "expected a port number from 0 to 65535"}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, portText), err)
+	}
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: listening on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read and write the ledger\n", host)
+	}
+	// The address goes to stderr (stdout stays for data), with the port
+	// actually bound, so that a script that asked for port 0 can find it.
+	fmt.Fprintf(a.env.Stderr, "thoughtbox: MCP server listening on http://%s/mcp (project %s, %s)\n", ln.Addr(), a.cfg.Project, a.cfg.RepoPath())
+	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-a.ctx.Done():
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := srv.Shutdown(ctx)
+		if err2 := <-errc; !errors.Is(err2, http.ErrServerClosed) && err == nil {
+			err = err2
+		}
+		return err
+	}
+}
+
+// projectLedgers opens the ledgers of other projects on demand, for
+// navigate and bind_root, and closes them when the server stops.
+type projectLedgers struct {
+	cfg  *config.Config
+	mu   sync.Mutex
+	open map[string]*projectLedger
+}
+
+type projectLedger struct {
+	l     *ledger.Ledger
+	store *gitstore.Store // nil for the server's own project (Main closes it)
+}
+
+func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledger, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pl, ok := p.open[project]; ok {
+		return pl.l, nil
+	}
+	cfg, err := p.cfg.ForProject(project)
+	if err != nil {
+		return nil, err
+	}
+	l, store, err := cfg.Open(ledger.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p.open[project] = &projectLedger{l: l, store: store}
+	return l, nil
+}
+
+func (p *projectLedgers) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pl := range p.open {
+		if pl.store != nil {
+			pl.store.Close()
+		}
+	}
+}
+
+func firstSet(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}

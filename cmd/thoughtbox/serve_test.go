@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// buildOnce builds the real thoughtbox binary for the tests that run it as
+// a server process, the way an MCP client launches it.
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "thoughtbox-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "thoughtbox")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", &buildError{string(out), err}
+	}
+	return bin, nil
+})
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func thoughtboxBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatalf("go build: %v", err)
+	}
+	return bin
+}
+
+type gatewayResult struct {
+	text    string
+	isError bool
+}
+
+func callGateway(t *testing.T, s *mcp.ClientSession, op string, args map[string]any) gatewayResult {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{
+		Name:      "thoughtbox_gateway",
+		Arguments: map[string]any{"operation": op, "args": args},
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return gatewayResult{b.String(), res.IsError}
+}
+
+// reason drives one short session through a connected client and returns
+// its id.
+func reason(t *testing.T, s *mcp.ClientSession) string {
+	t.Helper()
+	start := callGateway(t, s, "start_new", map[string]any{"sessionTitle": "Why is the API slow?", "tags": []string{"perf"}})
+	if start.isError {
+		t.Fatalf("start_new: %s", start.text)
+	}
+	if r := callGateway(t, s, "cipher", map[string]any{}); r.isError {
+		t.Fatalf("cipher: %s", r.text)
+	}
+	var id string
+	for i, text := range []string{"S1|O|p99 latency doubled after Tuesday's deploy", "S2|H|S1|the new ORM skips the users.email index", "S3|C|S2|add the index back"} {
+		r := callGateway(t, s, "thought", map[string]any{"thought": text, "nextThoughtNeeded": i < 2})
+		if r.isError {
+			t.Fatalf("thought %d: %s", i+1, r.text)
+		}
+		var reply struct {
+			SessionID     string `json:"sessionId"`
+			ThoughtNumber int    `json:"thoughtNumber"`
+		}
+		if err := json.Unmarshal([]byte(r.text), &reply); err != nil {
+			t.Fatalf("thought reply %q: %v", r.text, err)
+		}
+		if reply.ThoughtNumber != i+1 {
+			t.Fatalf("thought %d numbered %d", i+1, reply.ThoughtNumber)
+		}
+		id = reply.SessionID
+	}
+	read := callGateway(t, s, "read_thoughts", map[string]any{"last": 2})
+	if read.isError || !strings.Contains(read.text, "users.email index") {
+		t.Fatalf("read_thoughts: %s", read.text)
+	}
+	return id
+}
+
+// checkLedger checks with plain git that the session's thoughts are commits
+// authored by the client.
+func checkLedger(t *testing.T, dataDir, id, author string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Log("git CLI not installed; not reading the ledger with git")
+		return
+	}
+	repo := filepath.Join(dataDir, "projects", "_default.git")
+	out, err := exec.Command("git", "--git-dir", repo, "log", "--format=%an|%s", "sessions/"+id+"/main").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	want := author + "|Thought 3: S3|C|S2|add the index back\n" +
+		author + "|Thought 2: S2|H|S1|the new ORM skips the users.email index\n" +
+		author + "|Thought 1: S1|O|p99 latency doubled after Tuesday's deploy\n"
+	if !strings.HasPrefix(string(out), want) {
+		t.Errorf("git log:\n%s\nwant it to start with:\n%s", out, want)
+	}
+}
+
+// TestServeStdio runs `thoughtbox serve --transport stdio` as a subprocess
+// and drives it with the go-sdk client over its stdin and stdout.
+func TestServeStdio(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-agent", Version: "1.2.3"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	id := reason(t, s)
+	if err := s.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	// The thought log goes to stderr, never stdout (which carries MCP).
+	if !strings.Contains(stderr.String(), "users.email index") {
+		t.Errorf("stderr has no thought log:\n%s", stderr.String())
+	}
+	checkLedger(t, data, id, "stdio-test-agent 1.2.3")
+}
+
+// TestServeHTTP runs `thoughtbox serve` on its default transport (Streamable
+// HTTP) on a port it picks, requires a bearer token, and drives it with the
+// go-sdk client.
+func TestServeHTTP(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "PORT=0", "HOST=127.0.0.1",
+		"THOUGHTBOX_AUTH_TOKEN=s3cret", "DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_AGENT_NAME=http-agent")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cancel()
+	addr := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-addr:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server never said where it listens")
+	}
+
+	// Without the token: 401.
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST without a token: %d, want 401", resp.StatusCode)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "http-test-agent", Version: "0.9"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}
+	s, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	id := reason(t, s)
+	s.Close()
+	cancel() // SIGINT: the server shuts down and flushes
+	cmd.Wait()
+	checkLedger(t, data, id, "http-agent")
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
