@@ -107,7 +107,11 @@ func commonSuffix(a, b []byte) int {
 }
 
 // apply rebuilds the target from base.
-func (e edit) apply(base []byte) ([]byte, error) {
+func (e edit) apply(base []byte) ([]byte, error) { return e.applyInto(nil, base) }
+
+// applyInto is apply writing into dst's storage when it is large enough;
+// dst must not overlap base.
+func (e edit) applyInto(dst, base []byte) ([]byte, error) {
 	size := 0
 	for _, o := range e.ops {
 		if o.data != nil {
@@ -119,7 +123,10 @@ func (e edit) apply(base []byte) ([]byte, error) {
 			size += o.n
 		}
 	}
-	out := make([]byte, 0, size)
+	out := dst[:0]
+	if cap(out) < size {
+		out = make([]byte, 0, size)
+	}
 	for _, o := range e.ops {
 		if o.data != nil {
 			out = append(out, o.data...)
@@ -128,6 +135,19 @@ func (e edit) apply(base []byte) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// detached returns the edit with its inserted bytes copied, so that it no
+// longer refers to the target it was computed from.
+func (e edit) detached() edit {
+	out := edit{ops: make([]op, len(e.ops))}
+	for i, o := range e.ops {
+		if o.data != nil {
+			o.data = append([]byte(nil), o.data...)
+		}
+		out.ops[i] = o
+	}
+	return out
 }
 
 // inserted counts the bytes the edit carries itself.

@@ -749,9 +749,10 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 		length   int
 		pos      int
 		child    hash
-		rev      edit
+		delta    []byte // the Git delta from child, rendered at once
 		hasChild bool
 		keepFull bool
+		owned    bool   // content was built here, so it may be reused
 		first    []byte // content, for a chain start whose base is older
 	}
 	vers := map[hash]*ver{}
@@ -770,6 +771,9 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 		}
 	}
 	kept := map[hash][]byte{}
+	// free holds buffers of versions already turned into deltas: the next
+	// version is built in one of them rather than in a new allocation.
+	var free [][]byte
 	var content func(id hash) ([]byte, error)
 	content = func(id hash) ([]byte, error) {
 		if c, ok := kept[id]; ok {
@@ -802,14 +806,23 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 			if err != nil {
 				return nil, fmt.Errorf("object %s: %w", id, err)
 			}
-			if c, err = v.o.ed.apply(base); err != nil {
+			var dst []byte
+			if n := len(free); n > 0 {
+				dst, free = free[n-1], free[:n-1]
+			}
+			if c, err = v.o.ed.applyInto(dst, base); err != nil {
 				return nil, err
 			}
+			v.owned = true
 			if bv, ok := vers[v.o.base]; ok && !bv.hasChild {
 				rev := diffEdit(c, base)
 				if len(base) > 0 && len(c) > 0 && 4*rev.inserted() < len(base) {
-					bv.hasChild, bv.child, bv.rev = true, id, rev
+					bv.hasChild, bv.child = true, id
+					bv.delta = rev.gitDelta(len(c)) // rev points into base: render it now
 					if !bv.keepFull {
+						if bv.owned && bv.first == nil {
+							free = append(free, base[:0])
+						}
 						delete(kept, v.o.base)
 					}
 				}
@@ -856,7 +869,7 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 		po := packObject{id: id, typ: v.o.typ, base: -1}
 		if v.hasChild && !v.keepFull {
 			po.base = index[v.child]
-			po.delta = v.rev.gitDelta(vers[v.child].length)
+			po.delta = v.delta
 		} else {
 			po.data = kept[id]
 		}

@@ -43,8 +43,14 @@ const manifestVersion = "1.0.0"
 // and the file lists grow with the session. The lists come before the
 // metadata so that adding a thought changes the file in one place, which
 // keeps the pack delta small.
-func (m *manifest) encode() []byte {
-	b := make([]byte, 0, 256+len(m.ThoughtFiles)*16)
+func (m *manifest) encode() []byte { return m.encodeInto(nil) }
+
+// encodeInto is encode writing into dst's storage when it is large enough.
+func (m *manifest) encodeInto(dst []byte) []byte {
+	b := dst[:0]
+	if need := 256 + len(m.ThoughtFiles)*16; cap(b) < need {
+		b = make([]byte, 0, need)
+	}
 	b = append(b, "{\n  \"id\": "...)
 	b = strconv.AppendQuote(b, m.ID)
 	b = append(b, ",\n  \"version\": "...)

@@ -149,7 +149,11 @@ func (t *tree) encode() []byte {
 // encodeFrom renders the tree as an edit of prev, its previous encoding:
 // the entries changed since then are inserted and the rest copied. Because
 // the change is known, no diff is needed, and the edit is exact.
-func (t *tree) encodeFrom(prev []byte) ([]byte, edit) {
+func (t *tree) encodeFrom(prev []byte) ([]byte, edit) { return t.encodeFromInto(nil, prev) }
+
+// encodeFromInto is encodeFrom writing into dst's storage when it is large
+// enough; dst must not overlap prev.
+func (t *tree) encodeFromInto(dst, prev []byte) ([]byte, edit) {
 	var ed edit
 	off := 0 // position in prev
 	for i := range t.entries {
@@ -164,12 +168,12 @@ func (t *tree) encodeFrom(prev []byte) ([]byte, edit) {
 		ed.copyOp(off, n)
 		off += n
 	}
-	out, err := ed.apply(prev)
+	out, err := ed.applyInto(dst, prev)
 	if err != nil || off != len(prev) {
 		// The tracking disagrees with prev (it should not): fall back to a
 		// full encoding, which is always right.
 		full := t.encode()
-		return full, diffEdit(prev, full)
+		return full, diffEdit(prev, full).detached()
 	}
 	return out, ed
 }

@@ -215,6 +215,14 @@ type chainState struct {
 	manBytes  []byte
 	manID     hash
 	partition string
+	// manPrivate says manBytes is ours alone (not the log's data nor a
+	// read cache's), so that when it is superseded it can be reused;
+	// manSpare is such a superseded buffer. Reusing the two large buffers
+	// of a long session (its folder tree and manifest) instead of
+	// allocating them anew for every thought keeps garbage, and so the
+	// server's memory, down.
+	manPrivate bool
+	manSpare   []byte
 }
 
 type pathTree struct {
@@ -222,6 +230,9 @@ type pathTree struct {
 	t     *tree
 	bytes []byte
 	id    hash
+	// private and spare: as manPrivate and manSpare, for the tree.
+	private bool
+	spare   []byte
 }
 
 func (s *Store) chain(ref string) *chainState {
@@ -308,12 +319,23 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: file})
 		st.path[len(st.path)-1].t.set(treeEntry{name: fileName, id: id})
 	}
-	mb := st.manifest.encode()
+	mb := st.manifest.encodeInto(st.manSpare)
 	mid := hashObject(typeBlob, mb)
-	if mid != st.manID {
-		b.objects = append(b.objects, versioned(typeBlob, mid, mb, st.manID, st.manBytes))
+	if mid == st.manID {
+		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
+	} else {
+		lo := versioned(typeBlob, mid, mb, st.manID, st.manBytes)
+		private := lo.base != zeroHash
+		if private {
+			lo.ed = lo.ed.detached() // the log must not keep mb alive
+		}
+		b.objects = append(b.objects, lo)
+		st.manSpare = nil
+		if st.manPrivate {
+			st.manSpare = st.manBytes[:0]
+		}
+		st.manBytes, st.manID, st.manPrivate = mb, mid, private
 	}
-	st.manBytes, st.manID = mb, mid
 	st.path[st.folder].t.set(treeEntry{name: "manifest.json", id: mid})
 	for i := len(st.path) - 1; i >= 0; i-- {
 		pt := st.path[i]
@@ -325,15 +347,21 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			tb := pt.t.encode()
 			tid := hashObject(typeTree, tb)
 			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, data: tb})
-			pt.bytes, pt.id = tb, tid
+			pt.bytes, pt.id, pt.private, pt.spare = tb, tid, false, nil // tb is the log's now
 			continue
 		}
-		tb, ed := pt.t.encodeFrom(pt.bytes)
+		tb, ed := pt.t.encodeFromInto(pt.spare, pt.bytes)
 		tid := hashObject(typeTree, tb)
-		if tid != pt.id {
-			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed})
+		if tid == pt.id {
+			pt.spare = tb[:0]
+			continue
 		}
-		pt.bytes, pt.id = tb, tid
+		b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed})
+		pt.spare = nil
+		if pt.private {
+			pt.spare = pt.bytes[:0]
+		}
+		pt.bytes, pt.id, pt.private = tb, tid, true
 	}
 	c := &commit{tree: st.path[0].id, message: message,
 		author:    sig(author, when),

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +30,9 @@ const (
 	EnvAuthToken       = "THOUGHTBOX_AUTH_TOKEN"
 	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
 	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
+	// EnvCPUProfile, when set, names a file for a CPU profile of the
+	// server (a debugging aid: go tool pprof reads it).
+	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
 )
 
 type serveCmd struct {
@@ -37,6 +42,17 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(a *app) error {
+	if path := a.cfg.Getenv(EnvCPUProfile); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	transport := firstSet(c.Transport, a.cfg.Getenv(EnvTransport), "http")
 	if transport != "http" && transport != "stdio" {
 		name := "--transport"

@@ -1,0 +1,121 @@
+// Command mcpbench drives `thoughtbox serve --transport stdio` over a real
+// stdio connection, as an agent would, and reports the figures in
+// BENCHMARKS.md: durable thoughts per second, the initialize round trip,
+// and the server's resident memory after the run.
+//
+//	go run ./bench/mcpbench                  # 1,000 then 10,000 thoughts
+//	go run ./bench/mcpbench -n 1000          # one run
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	bin  = flag.String("bin", "", "thoughtbox binary (default: go build ./cmd/thoughtbox)")
+	runs = flag.String("n", "1000,10000", "comma-separated thought counts, one fresh server each")
+)
+
+func main() {
+	flag.Parse()
+	work, err := os.MkdirTemp("", "mcpbench")
+	check(err)
+	defer os.RemoveAll(work)
+	exe := *bin
+	if exe == "" {
+		exe = filepath.Join(work, "thoughtbox")
+		out, err := exec.Command("go", "build", "-o", exe, "./cmd/thoughtbox").CombinedOutput()
+		if err != nil {
+			check(fmt.Errorf("go build: %v\n%s", err, out))
+		}
+	}
+	for _, f := range strings.Split(*runs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		check(err)
+		run(exe, filepath.Join(work, "data-"+f), n)
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]any) {
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "thoughtbox_gateway", Arguments: map[string]any{"operation": op, "args": args}})
+	check(err)
+	if res.IsError {
+		check(fmt.Errorf("%s: %v", op, res.Content[0].(*mcp.TextContent).Text))
+	}
+}
+
+func run(exe, data string, n int) {
+	ctx := context.Background()
+	cmd := exec.Command(exe, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1")
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil)
+	t0 := time.Now()
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	check(err)
+	connect := time.Since(t0)
+	// The initialize round trip proper, on a server that is already up: a
+	// second connection would need a second process, so time ping and the
+	// handshake's share is reported with process start included above.
+	var pings []time.Duration
+	for i := 0; i < 20; i++ {
+		p0 := time.Now()
+		check(s.Ping(ctx, nil))
+		pings = append(pings, time.Since(p0))
+	}
+	call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("mcpbench %d", n)})
+	call(ctx, s, "cipher", map[string]any{})
+	lat := make([]time.Duration, n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		c0 := time.Now()
+		call(ctx, s, "thought", map[string]any{
+			"thought":           fmt.Sprintf("S%d|H|S%d|Latency follows the deploy of build %d: the planner scans users.email without its index.", i+1, i, i+1),
+			"nextThoughtNeeded": true,
+		})
+		lat[i] = time.Since(c0)
+	}
+	total := time.Since(start)
+	rss := rssOf(cmd.Process.Pid)
+	s.Close()
+	cmd.Wait()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
+	fmt.Printf("mcp stdio, %d thoughts: %.0f durable thoughts/s (median %v, p99 %v per call)\n",
+		n, float64(n)/total.Seconds(), lat[n/2].Round(time.Microsecond), lat[n*99/100].Round(time.Microsecond))
+	fmt.Printf("mcp stdio, %d thoughts: connect (process start + initialize round trip) %v; ping round trip median %v\n",
+		n, connect.Round(100*time.Microsecond), pings[len(pings)/2].Round(time.Microsecond))
+	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB\n", n, float64(rss)/1e6)
+}
+
+func rssOf(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
