@@ -125,7 +125,9 @@ func (e edit) applyInto(dst, base []byte) ([]byte, error) {
 	}
 	out := dst[:0]
 	if cap(out) < size {
-		out = make([]byte, 0, size)
+		// Headroom, so that a reused buffer still fits the next versions,
+		// which grow by an entry each.
+		out = make([]byte, 0, size+size/8+1024)
 	}
 	for _, o := range e.ops {
 		if o.data != nil {

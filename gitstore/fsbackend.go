@@ -806,9 +806,21 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 			if err != nil {
 				return nil, fmt.Errorf("object %s: %w", id, err)
 			}
+			// Best fit: a one-entry tree must not take (and keep) the
+			// buffer a folder tree needs.
 			var dst []byte
-			if n := len(free); n > 0 {
-				dst, free = free[n-1], free[:n-1]
+			if need := v.o.ed.targetLen(); need >= 4096 {
+				best := -1
+				for i, fb := range free {
+					if cap(fb) >= need && (best < 0 || cap(fb) < cap(free[best])) {
+						best = i
+					}
+				}
+				if best >= 0 {
+					dst = free[best]
+					free[best] = free[len(free)-1]
+					free = free[:len(free)-1]
+				}
 			}
 			if c, err = v.o.ed.applyInto(dst, base); err != nil {
 				return nil, err

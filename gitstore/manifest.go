@@ -48,8 +48,12 @@ func (m *manifest) encode() []byte { return m.encodeInto(nil) }
 // encodeInto is encode writing into dst's storage when it is large enough.
 func (m *manifest) encodeInto(dst []byte) []byte {
 	b := dst[:0]
-	if need := 256 + len(m.ThoughtFiles)*16; cap(b) < need {
-		b = make([]byte, 0, need)
+	need := 512 + len(m.ThoughtFiles)*16 + len(m.Metadata.Title) + len(m.Metadata.Tags)*32
+	for _, l := range m.lists {
+		need += len(l.enc)
+	}
+	if cap(b) < need {
+		b = make([]byte, 0, need+need/8+1024)
 	}
 	b = append(b, "{\n  \"id\": "...)
 	b = strconv.AppendQuote(b, m.ID)

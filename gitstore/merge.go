@@ -50,17 +50,17 @@ type rawEntry struct {
 	size    int
 	baseOff int64 // OFS_DELTA: the base's offset in the old pack
 	refBase []byte
-	data    []byte // the compressed payload
+	// the compressed payload is dataLen bytes at dataOff of the old pack:
+	// merges stream it from file to file rather than hold packs in memory
+	dataOff, dataLen int64
 }
 
-// readRawEntries lists a pack's entries in file order without inflating.
-func readRawEntries(pe *packEntry, packPath string) ([]rawEntry, error) {
-	data, err := os.ReadFile(packPath)
-	if err != nil {
-		return nil, err
-	}
-	if len(data) < 32 || string(data[:4]) != "PACK" {
-		return nil, fmt.Errorf("%s is not a pack", packPath)
+// readRawEntries lists a pack's entries in file order without inflating
+// them, reading only their headers.
+func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
+	var hdr [12]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
+		return nil, fmt.Errorf("%s is not a pack", f.Name())
 	}
 	iter, err := pe.idx.Entries()
 	if err != nil {
@@ -77,46 +77,69 @@ func readRawEntries(pe *packEntry, packPath string) ([]rawEntry, error) {
 		}
 		entries = append(entries, rawEntry{id: e.Hash, off: int64(e.Offset)})
 	}
-	if int(binary.BigEndian.Uint32(data[8:])) != len(entries) {
-		return nil, fmt.Errorf("%s: header and index disagree on the object count", packPath)
+	if int(binary.BigEndian.Uint32(hdr[8:])) != len(entries) {
+		return nil, fmt.Errorf("%s: header and index disagree on the object count", f.Name())
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].off < entries[j].off })
-	end := int64(len(data) - 20)
+	end := pe.size - 20
+	var head [64]byte
 	for i := range entries {
 		e := &entries[i]
 		next := end
 		if i+1 < len(entries) {
 			next = entries[i+1].off
 		}
-		p := e.off
-		c := data[p]
-		p++
+		n, err := f.ReadAt(head[:min(int64(len(head)), next-e.off)], e.off)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		h := head[:n]
+		p := 0
+		byteAt := func() (byte, error) {
+			if p >= len(h) {
+				return 0, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
+			}
+			c := h[p]
+			p++
+			return c, nil
+		}
+		c, err := byteAt()
+		if err != nil {
+			return nil, err
+		}
 		e.typ = int(c>>4) & 7
 		e.size = int(c & 0x0f)
 		for shift := 4; c&0x80 != 0; shift += 7 {
-			c = data[p]
-			p++
+			if c, err = byteAt(); err != nil {
+				return nil, err
+			}
 			e.size |= int(c&0x7f) << shift
 		}
 		switch e.typ {
 		case ofsDeltaType:
-			c = data[p]
-			p++
+			if c, err = byteAt(); err != nil {
+				return nil, err
+			}
 			dist := int64(c & 0x7f)
 			for c&0x80 != 0 {
-				c = data[p]
-				p++
+				if c, err = byteAt(); err != nil {
+					return nil, err
+				}
 				dist = ((dist + 1) << 7) | int64(c&0x7f)
 			}
 			e.baseOff = e.off - dist
 		case 7: // REF_DELTA
-			e.refBase = data[p : p+20]
+			if p+20 > len(h) {
+				return nil, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
+			}
+			e.refBase = append([]byte(nil), h[p:p+20]...)
 			p += 20
 		}
-		if p > next {
-			return nil, fmt.Errorf("%s: malformed entry at %d", packPath, e.off)
+		e.dataOff = e.off + int64(p)
+		e.dataLen = next - e.dataOff
+		if e.dataLen < 0 {
+			return nil, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
 		}
-		e.data = data[p:next]
 	}
 	return entries, nil
 }
@@ -129,7 +152,10 @@ const maxLinkedDepth = 1000
 type outEntry struct {
 	id   hash
 	head []byte
-	data []byte
+	data []byte // a re-encoded payload; else it is streamed from src
+	src  *os.File
+	off  int64
+	n    int64
 }
 
 // mergePacks writes one pack holding every object of packs, durably, and
@@ -151,8 +177,21 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	preps := make([]prep, len(newestFirst))
 	inSet := map[hash]bool{}
 	olderOf := map[hash]link{} // older version → the link to the newer version that replaced it
+	files := make([]*os.File, len(newestFirst))
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
 	for pi, pe := range newestFirst {
-		entries, err := readRawEntries(pe, filepath.Join(packDir, pe.name+".pack"))
+		f, err := os.Open(filepath.Join(packDir, pe.name+".pack"))
+		if err != nil {
+			return err
+		}
+		files[pi] = f
+		entries, err := readRawEntries(pe, f)
 		if err != nil {
 			return err
 		}
@@ -183,7 +222,8 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	var out []outEntry
 	pos := int64(12)
 	var zbuf bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&zbuf, zlib.BestSpeed)
+	zw := zlibWriter(zlib.BestSpeed)
+	defer zlibWriters[zlib.BestSpeed].Put(zw)
 	for pi, p := range preps {
 		for _, e := range p.entries {
 			if off, dup := where[e.id]; dup {
@@ -191,7 +231,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 				continue
 			}
 			head := entryHeader(e.typ, e.size)
-			data := e.data
+			var data []byte
 			depth := 0
 			switch {
 			case e.typ == ofsDeltaType:
@@ -207,7 +247,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 				l, linked := olderOf[e.id]
 				nOff, placed := where[l.newer]
 				if linked && placed && depthAt[nOff]+1+p.maxBelow[e.off] <= maxLinkedDepth {
-					if h, d, ok := relink(e, l, pos-nOff, read, zw, &zbuf); ok {
+					if h, d, ok := relink(e, files[pi], l, pos-nOff, read, zw, &zbuf); ok {
 						head, data = h, d
 						depth = depthAt[nOff] + 1
 					}
@@ -216,8 +256,12 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			newOff[key{pi, e.off}] = pos
 			where[e.id] = pos
 			depthAt[pos] = depth
-			out = append(out, outEntry{e.id, head, data})
-			pos += int64(len(head) + len(data))
+			oe := outEntry{id: e.id, head: head, data: data}
+			if data == nil {
+				oe.src, oe.off, oe.n = files[pi], e.dataOff, e.dataLen
+			}
+			out = append(out, oe)
+			pos += int64(len(head)) + oe.size()
 		}
 	}
 
@@ -236,13 +280,19 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	cw.Write(hdr[:])
 	idx := new(idxfile.Writer)
 	idx.OnHeader(uint32(len(out)))
+	copyBuf := make([]byte, 256<<10)
 	for _, o := range out {
 		off := cw.n
 		crc := crc32.NewIEEE()
-		crc.Write(o.head)
-		crc.Write(o.data)
-		cw.Write(o.head)
-		if _, err := cw.Write(o.data); err != nil {
+		w := io.MultiWriter(cw, crc)
+		if _, err := w.Write(o.head); err != nil {
+			return err
+		}
+		if o.data != nil {
+			if _, err := w.Write(o.data); err != nil {
+				return err
+			}
+		} else if _, err := io.CopyBuffer(w, io.NewSectionReader(o.src, o.off, o.n), copyBuf); err != nil {
 			return err
 		}
 		idx.Add(o.id, uint64(off), crc.Sum32())
@@ -270,11 +320,11 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 // relink re-encodes a whole entry as a delta of the newer version that
 // replaced it, dist bytes back in the merged pack: with the delta the
 // flusher recorded, or else one computed from both versions.
-func relink(e rawEntry, l link, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	if len(l.delta) > 0 {
 		return deltaEntry(l.delta, dist, zw, zbuf)
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(e.data))
+	zr, err := zlib.NewReader(io.NewSectionReader(src, e.dataOff, e.dataLen))
 	if err != nil {
 		return nil, nil, false
 	}
@@ -304,4 +354,11 @@ func deltaEntry(delta []byte, dist int64, zw *zlib.Writer, zbuf *bytes.Buffer) (
 	}
 	head := appendOfsOffset(entryHeader(ofsDeltaType, len(delta)), dist)
 	return head, append([]byte(nil), zbuf.Bytes()...), true
+}
+
+func (o outEntry) size() int64 {
+	if o.data != nil {
+		return int64(len(o.data))
+	}
+	return o.n
 }

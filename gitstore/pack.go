@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
@@ -72,8 +73,9 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	offsets := make([]int64, len(objs))
 	// Small entries (commits, thought files, deltas) gain little from
 	// compression and cost the most per byte to compress, so they are stored.
-	fast, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
-	stored, _ := zlib.NewWriterLevel(io.Discard, zlib.NoCompression)
+	fast, stored := zlibWriter(zlib.BestSpeed), zlibWriter(zlib.NoCompression)
+	defer zlibWriters[zlib.BestSpeed].Put(fast)
+	defer zlibWriters[zlib.NoCompression].Put(stored)
 	for i, o := range objs {
 		offsets[i] = cw.n
 		crc := crc32.NewIEEE()
@@ -159,6 +161,15 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 	}
 	return packSum, syncDir(packDir)
 }
+
+// zlibWriters pools compressors by level: each holds hundreds of kilobytes
+// of state, and a pack is written every flush.
+var zlibWriters = map[int]*sync.Pool{
+	zlib.BestSpeed:     {New: func() any { w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed); return w }},
+	zlib.NoCompression: {New: func() any { w, _ := zlib.NewWriterLevel(io.Discard, zlib.NoCompression); return w }},
+}
+
+func zlibWriter(level int) *zlib.Writer { return zlibWriters[level].Get().(*zlib.Writer) }
 
 // entryHeader encodes a pack entry's type and inflated size.
 func entryHeader(typ, size int) []byte {

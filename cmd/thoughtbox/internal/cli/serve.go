@@ -33,6 +33,9 @@ const (
 	// EnvCPUProfile, when set, names a file for a CPU profile of the
 	// server (a debugging aid: go tool pprof reads it).
 	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
+	// EnvHeapProfile, when set, names a file for an allocation profile
+	// written when the server stops.
+	EnvHeapProfile = "THOUGHTBOX_HEAP_PROFILE"
 )
 
 type serveCmd struct {
@@ -42,6 +45,14 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(a *app) error {
+	if path := a.cfg.Getenv(EnvHeapProfile); path != "" {
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	if path := a.cfg.Getenv(EnvCPUProfile); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
