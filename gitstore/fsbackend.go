@@ -393,9 +393,20 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 }
 
 func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
+	// Only the overlay needs the log lock; the packs have their own, so
+	// that reads run in parallel (a session load reads on two goroutines).
 	b.mu.Lock()
-	t, data, err := b.resolveLocked(id, 0)
+	_, logged := b.objs[id]
+	var t objType
+	var data []byte
+	var err error
+	if logged {
+		t, data, err = b.resolveLocked(id, 0)
+	}
 	b.mu.Unlock()
+	if !logged {
+		t, data, err = b.gitRead(id)
+	}
 	if !errors.Is(err, errNotFound) {
 		return t, data, err
 	}

@@ -66,6 +66,7 @@ func FuzzParseTreeAndCommit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		parseTree(p)
 		parseCommit(p)
+		scanCommit(p)
 		parseManifest(p)
 		trailers(string(p))
 	})

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +90,34 @@ func TestWritePackReadByGit(t *testing.T) {
 		want := o.data
 		if !bytes.Equal(got, want) {
 			t.Fatalf("object %s differs", o.id)
+		}
+	}
+}
+
+// TestStoredPayload checks the no-inflate path against real zlib streams:
+// stored streams are sliced, anything else is left to the inflater.
+func TestStoredPayload(t *testing.T) {
+	for _, level := range []int{zlib.NoCompression, zlib.BestSpeed} {
+		for _, n := range []int{0, 1, 500, 2047} {
+			data := bytes.Repeat([]byte("thought "), n/8+1)[:n]
+			var b bytes.Buffer
+			w, _ := zlib.NewWriterLevel(&b, level)
+			w.Write(data)
+			w.Close()
+			got, ok := storedPayload(b.Bytes(), n)
+			if level == zlib.NoCompression && (!ok || !bytes.Equal(got, data)) {
+				t.Errorf("stored %d bytes: ok=%v, equal=%v", n, ok, bytes.Equal(got, data))
+			}
+			if level != zlib.NoCompression && ok && n > 16 {
+				t.Errorf("compressed %d bytes taken for stored", n)
+			}
+			if ok {
+				bad := append([]byte(nil), b.Bytes()...)
+				bad[len(bad)-1] ^= 1
+				if _, ok := storedPayload(bad, n); ok {
+					t.Errorf("a stored stream with a wrong checksum was accepted")
+				}
+			}
 		}
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"compress/zlib"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
@@ -33,6 +35,9 @@ type packSet struct {
 	// cacheMu guards bases.
 	cacheMu sync.Mutex
 	bases   *baseCache
+	// last is the pack that answered the last read: a session's objects
+	// sit together, so it is tried first.
+	last atomic.Pointer[packEntry]
 }
 
 var zlibReaders sync.Pool
@@ -152,10 +157,25 @@ func (ps *packSet) read(id hash) (objType, []byte, error) {
 
 // readShared is read for a caller that holds mu shared.
 func (ps *packSet) readShared(id hash) (objType, []byte, error) {
-	for _, pe := range ps.order {
+	last := ps.last.Load()
+	if last != nil && ps.packs[last.name] != last {
+		last = nil // merged away since
+	}
+	for i := -1; i < len(ps.order); i++ {
+		var pe *packEntry
+		if i < 0 {
+			if pe = last; pe == nil {
+				continue
+			}
+		} else if pe = ps.order[i]; pe == last {
+			continue
+		}
 		off, err := pe.idx.FindOffset(id)
 		if err != nil {
 			continue
+		}
+		if pe != last {
+			ps.last.Store(pe)
 		}
 		t, data, err := ps.readAt(pe, off, 0)
 		if err != nil {
@@ -219,9 +239,12 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		copy(refBase[:], raw[p:p+20])
 		p += 20
 	}
-	data, err := ps.inflate(raw[p:], size)
-	if err != nil {
-		return 0, nil, err
+	data, stored := storedPayload(raw[p:], size)
+	var err error
+	if !stored {
+		if data, err = ps.inflate(raw[p:], size); err != nil {
+			return 0, nil, err
+		}
 	}
 	switch typ {
 	case ofsDeltaType, 7:
@@ -254,6 +277,40 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		return objType(typ), data, nil
 	}
 	return 0, nil, fmt.Errorf("unknown entry type %d", typ)
+}
+
+// storedPayload returns the payload of a zlib stream made of one stored
+// (uncompressed) block — how small entries are written — without inflating
+// or copying it; ok is false for any other stream. The Adler-32 checksum is
+// still verified.
+func storedPayload(z []byte, size int) ([]byte, bool) {
+	// zlib header (2), a stored block header (1) + LEN, NLEN (4), the data,
+	// then either the Adler-32 (the block was final) or an empty final
+	// stored block (5) and the Adler-32 — Go's compress/flate writes the
+	// latter.
+	if size > 0xffff || len(z) < 2+5+size+4 || z[0]&0x0f != 8 || (uint16(z[0])<<8|uint16(z[1]))%31 != 0 || z[1]&0x20 != 0 {
+		return nil, false
+	}
+	final := z[2] == 1
+	if z[2] != 0 && !final {
+		return nil, false
+	}
+	n := int(z[3]) | int(z[4])<<8
+	if n != size || uint16(n)^0xffff != uint16(z[5])|uint16(z[6])<<8 {
+		return nil, false
+	}
+	data := z[7 : 7+n : 7+n]
+	rest := z[7+n:]
+	if !final {
+		if len(rest) < 5+4 || rest[0] != 1 || rest[1] != 0 || rest[2] != 0 || rest[3] != 0xff || rest[4] != 0xff {
+			return nil, false
+		}
+		rest = rest[5:]
+	}
+	if len(rest) < 4 || adler32.Checksum(data) != uint32(rest[0])<<24|uint32(rest[1])<<16|uint32(rest[2])<<8|uint32(rest[3]) {
+		return nil, false
+	}
+	return data, true
 }
 
 func (ps *packSet) inflate(z []byte, size int) ([]byte, error) {

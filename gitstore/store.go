@@ -290,9 +290,13 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	return meta, ledger.CommitID(cid.String()), nil
 }
 
+// adopt replaces dst's state with src's — every field: a stale
+// manPrivate would let the next build reuse a buffer that came from a read
+// (possibly the pack reader's shared cache).
 func adopt(dst, src *chainState) {
 	dst.valid, dst.tip, dst.path, dst.folder = src.valid, src.tip, src.path, src.folder
 	dst.manifest, dst.manBytes, dst.manID, dst.partition = src.manifest, src.manBytes, src.manID, src.partition
+	dst.manPrivate, dst.manSpare = src.manPrivate, src.manSpare
 }
 
 func setMeta(m *manifest, meta ledger.SessionMeta) {
