@@ -35,6 +35,9 @@ type conn struct {
 	// toolDesc holds the per-stage tools added so far, with the
 	// description each was announced with.
 	toolDesc map[string]string
+	// hidden holds the per-stage tools session discovery hid: syncTools
+	// leaves them out.
+	hidden map[string]bool
 }
 
 // navigation is the navigation context of seed 000.

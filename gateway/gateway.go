@@ -59,6 +59,17 @@ type Options struct {
 	Events ledger.EventSink
 	// Logger receives the MCP SDK's diagnostics; nil discards them.
 	Logger *slog.Logger
+	// ExportDir is where sessions are exported: automatically when a
+	// thought says no further thought is needed, and by session export
+	// with save. The server passes <data dir>/exports. Empty: completed
+	// sessions are closed without an export file, and save is refused.
+	ExportDir string
+	// Knowledge is the project's knowledge zone, served by the knowledge
+	// operation; without it that operation fails as not configured.
+	Knowledge *ledger.Knowledge
+	// Sampling configures critique and RLM, which call a model through
+	// the client (see SamplingOptions).
+	Sampling SamplingOptions
 }
 
 // Gateway is the MCP server of one ledger. It is safe for concurrent use.
@@ -91,7 +102,7 @@ func New(l *ledger.Ledger, opts Options) *Gateway {
 // 0, no session). Serve exactly one MCP session with it: the stage machine
 // and the tools it discloses belong to the server.
 func (g *Gateway) NewServer() *mcp.Server {
-	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, toolDesc: map[string]string{}}
+	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, toolDesc: map[string]string{}, hidden: map[string]bool{}}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "thoughtbox", Title: "Thoughtbox", Version: g.version()}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    g.opts.Logger,

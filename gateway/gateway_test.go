@@ -45,7 +45,7 @@ func TestInitialize(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOps := []string{"get_state", "start_new", "load_context", "list_sessions", "navigate", "list_roots", "bind_root",
-		"cipher", "thought", "read_thoughts", "get_structure", "mental_models"}
+		"cipher", "session", "thought", "read_thoughts", "get_structure", "deep_analysis", "mental_models", "knowledge"}
 	if diff := cmp.Diff(wantOps, schema.Properties.Operation.Enum); diff != "" {
 		t.Errorf("operation enum (-want +got):\n%s", diff)
 	}
@@ -118,7 +118,7 @@ func TestStagesAndProgressiveDisclosure(t *testing.T) {
 		t.Errorf("state = %v", st)
 	}
 	if diff := cmp.Diff([]any{"get_state", "start_new", "load_context", "list_sessions", "navigate", "list_roots", "bind_root",
-		"cipher", "thought", "read_thoughts", "get_structure", "mental_models"}, st["availableOperations"]); diff != "" {
+		"cipher", "session", "thought", "read_thoughts", "get_structure", "deep_analysis", "mental_models", "knowledge"}, st["availableOperations"]); diff != "" {
 		t.Errorf("availableOperations (-want +got):\n%s", diff)
 	}
 
@@ -225,7 +225,7 @@ func TestAutoCreateSession(t *testing.T) {
 func TestThoughtReply(t *testing.T) {
 	e := newEnv(t, gateway.Options{})
 	c := e.connect(t, clientOpts{})
-	c.ready("reply sizes")
+	id := c.ready("reply sizes")
 	c.think("one", nil)
 	long := strings.Repeat("b", ledger.MaxBranchIDLength)
 	for _, args := range []map[string]any{
@@ -251,6 +251,8 @@ func TestThoughtReply(t *testing.T) {
 		}
 	}
 
+	// The "done" thought closed the session; load it again.
+	c.ok("load_context", map[string]any{"sessionId": id})
 	v := c.think("S5|C|S1,S4|verbose one", map[string]any{"verbose": true})
 	node := v["node"].(map[string]any)
 	if node["id"] == nil || node["data"].(map[string]any)["thought"] != "S5|C|S1,S4|verbose one" || node["cipher"].(map[string]any)["type"] != "C" {
@@ -328,7 +330,7 @@ func TestBadArguments(t *testing.T) {
 	}
 
 	t.Run("unknown operation", func(t *testing.T) {
-		body := c.fail("session", map[string]any{}, ledger.CodeInvalidOperation)
+		body := c.fail("sessions", map[string]any{}, ledger.CodeInvalidOperation)
 		if !contains(body["message"].(string), "get_state") {
 			t.Errorf("message does not list the operations: %v", body["message"])
 		}

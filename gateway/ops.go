@@ -122,8 +122,11 @@ func newOperations() *operationTable {
 			describeTool: func(*conn) string {
 				return "Load the Thoughtbox cipher notation guide and unlock thought recording (stage 2)."
 			}},
+		{name: "session", minStage: StageInitComplete, advancesTo: stageNone, handler: sessionOp,
+			args:    sessionArgs,
+			summary: "find, read, resume, export and analyse sessions; discovery hides or shows tools"},
 		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought),
-			args:    "thought, nextThoughtNeeded, thoughtNumber?, totalThoughts?, isRevision?, revisesThought?, branchFromThought?, branchId?, needsMoreThoughts?, includeGuide?, sessionTitle?, sessionTags?, verbose?",
+			args:    "thought, nextThoughtNeeded, thoughtNumber?, totalThoughts?, isRevision?, revisesThought?, branchFromThought?, branchId?, needsMoreThoughts?, includeGuide?, sessionTitle?, sessionTags?, verbose?, critique?, rlm? + rlmQuery?",
 			summary: "record one reasoning step (numbered for you if you omit thoughtNumber); creates a session if none is active",
 			tool:    "thoughtbox_thought", schema: thoughtSchema,
 			describeTool: func(*conn) string { return thoughtToolDescription }},
@@ -133,11 +136,15 @@ func newOperations() *operationTable {
 		{name: "get_structure", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(getStructure),
 			args:    "sessionId?",
 			summary: "the shape of a session: main chain, branches, revisions"},
+		{name: "deep_analysis", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(deepAnalysis),
+			args:    "sessionId?, analysisType? patterns|cognitive_load|decision_points|full (default)",
+			summary: "reasoning patterns, cognitive load and decision points of a session, with insights and their confidence"},
 		{name: "mental_models", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(mentalModels),
 			args:    "operation: get_model {modelId} | list_models {tag?} | list_tags",
 			summary: "structured reasoning frameworks; at stage 3 list_models is narrowed to your domain",
 			tool:    "thoughtbox_mental_models", schema: mentalModelsSchema,
 			describeTool: describeMentalModelsTool},
+		{name: "knowledge", minStage: StageInitComplete, advancesTo: stageNone, handler: knowledge, args: knowledgeArgs, summary: knowledgeSummary},
 	}
 	t := &operationTable{list: list, byName: map[string]*operation{}}
 	for _, op := range list {
@@ -303,7 +310,7 @@ func (c *conn) advance(op *operation) {
 // models).
 func (c *conn) syncTools() {
 	for _, op := range c.g.ops.list {
-		if op.tool == "" || c.stage < op.minStage {
+		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] {
 			continue
 		}
 		desc := op.describeTool(c)

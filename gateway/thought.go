@@ -26,6 +26,11 @@ type thoughtParams struct {
 	SessionTitle      string   `json:"sessionTitle"`
 	SessionTags       []string `json:"sessionTags"`
 	Verbose           bool     `json:"verbose"`
+	// Critique and RLM ask for work by a model through sampling (see
+	// critique.go and rlm.go).
+	Critique bool   `json:"critique"`
+	RLM      bool   `json:"rlm"`
+	RLMQuery string `json:"rlmQuery"`
 }
 
 func (p *thoughtParams) check() error {
@@ -35,7 +40,7 @@ func (p *thoughtParams) check() error {
 	if p.NextThoughtNeeded == nil {
 		return ledger.InvalidField("nextThoughtNeeded", "is required (boolean): false when this thought ends the reasoning")
 	}
-	return nil
+	return p.checkRLM()
 }
 
 func (p *thoughtParams) input() ledger.ThoughtInput {
@@ -64,12 +69,34 @@ type thoughtReply struct {
 	Hint              string              `json:"hint"`
 	Node              *ledger.ThoughtNode `json:"node,omitempty"`
 	Session           *ledger.Session     `json:"session,omitempty"`
+	// Critique is the critique a model made; CritiqueError says why none
+	// was made, the thought being recorded all the same.
+	Critique      *critiqueReply    `json:"critique,omitempty"`
+	CritiqueError *ledger.Error     `json:"critiqueError,omitempty"`
+	RLM           *ledger.RLMResult `json:"rlm,omitempty"`
+	RLMError      *ledger.Error     `json:"rlmError,omitempty"`
+	// SessionClosed is set by a thought that needed no further thought:
+	// the session was exported (to ExportPath, or ExportError says why
+	// not) and this connection has no active session any more.
+	SessionClosed bool          `json:"sessionClosed,omitempty"`
+	ExportPath    string        `json:"exportPath,omitempty"`
+	ExportError   *ledger.Error `json:"exportError,omitempty"`
 }
 
 func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) {
 	in := p.input()
 	if err := in.Validate(); err != nil {
 		return nil, err
+	}
+	// The RLM run comes first, so that its result is committed with the
+	// thought, and before a session is created for it, so that a run the
+	// client cancels leaves nothing behind.
+	var rlmProblem error
+	if p.RLM {
+		var err error
+		if in.RLM, rlmProblem, err = c.runRLM(ctx, p, in); err != nil {
+			return nil, err
+		}
 	}
 	created := false
 	if c.sessionID == "" {
@@ -80,7 +107,7 @@ func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) 
 	}
 	res, err := c.ledger.AddThought(ctx, c.sessionID, in, c.author())
 	if err != nil {
-		return nil, err
+		return nil, withRLM(err, in.RLM)
 	}
 	c.g.logThought(res)
 
@@ -95,6 +122,19 @@ func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) 
 	}
 	if p.Verbose {
 		r.Node, r.Session = &res.Node, &res.Session
+	}
+	r.RLM = res.Thought.RLM
+	if rlmProblem != nil {
+		r.RLMError = samplingProblem("an RLM run", r.ThoughtNumber, rlmProblem)
+	}
+	if p.Critique {
+		// After the commit: the thought is kept whatever the critic does.
+		r.Critique, r.CritiqueError = c.critique(ctx, res)
+	}
+	if res.Completed {
+		// Last, so that a critique above still found the session active.
+		r.SessionClosed = true
+		r.ExportPath, r.ExportError = c.closeSession(ctx, res.Session.ID)
 	}
 	if !p.IncludeGuide {
 		return r, nil
@@ -154,7 +194,7 @@ func hint(res *ledger.AddResult) string {
 	d := res.Thought
 	switch {
 	case !d.NextThoughtNeeded:
-		return "reasoning complete; a new thought reopens it"
+		return "reasoning complete: session closed; your next thought starts a new session (load_context reopens this one)"
 	case d.BranchID != "":
 		return fmt.Sprintf("next: #%d (keep branchId)", d.ThoughtNumber+1)
 	}
@@ -204,7 +244,8 @@ func short(id string) string {
 
 const thoughtToolDescription = `Record one reasoning step in the active Thoughtbox session (a session is created if none is active).
 Required: thought (text; cipher lines like "S3|H|S1,S2|content" are parsed into typed, linked nodes) and nextThoughtNeeded (false ends the reasoning).
-Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to explore an alternative; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; verbose (adds the full node and session).`
+Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to explore an alternative; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; verbose (adds the full node and session).
+critique: true has a model critique the thought through your client (MCP sampling); rlm: true with rlmQuery has a model answer the query by working over the session in a JavaScript REPL first. Both are recorded in the ledger and returned.`
 
 const thoughtSchema = `{
   "type": "object",
@@ -223,6 +264,9 @@ const thoughtSchema = `{
     "includeGuide": {"type": "boolean", "description": "Append the patterns cookbook to the reply."},
     "sessionTitle": {"type": "string", "maxLength": 200, "description": "Title of the session this thought creates, if none is active."},
     "sessionTags": {"type": "array", "items": {"type": "string"}, "description": "Tags of the session this thought creates."},
-    "verbose": {"type": "boolean", "description": "Reply with the full node and session metadata."}
+    "verbose": {"type": "boolean", "description": "Reply with the full node and session metadata."},
+    "critique": {"type": "boolean", "description": "After recording, ask a model (through MCP sampling) to critique the thought; the critique is recorded and returned."},
+    "rlm": {"type": "boolean", "description": "Before recording, have a model answer rlmQuery by working over the session in a JavaScript REPL (MCP sampling); the result is recorded with the thought."},
+    "rlmQuery": {"type": "string", "description": "The question for the RLM run; required with rlm."}
   }
 }`

@@ -44,6 +44,9 @@ type Ledger struct {
 	mu       sync.Mutex
 	sessions map[string]*sessionState
 	accessed map[string]time.Time // lastAccessedAt, which the store does not keep
+
+	// index is the content index of Search.
+	index searchIndex
 }
 
 // sessionState is the ledger's single view of one session.
@@ -73,6 +76,7 @@ func New(store Store, opts Options) *Ledger {
 		events:   opts.Events,
 		sessions: map[string]*sessionState{},
 		accessed: map[string]time.Time{},
+		index:    searchIndex{docs: map[string]*searchDoc{}},
 	}
 	if l.now == nil {
 		l.now = func() time.Time { return time.Now().UTC() }
@@ -220,6 +224,7 @@ func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddRe
 		NewBranch: p.newBranch,
 		Branches:  st.graph.BranchIDs(),
 	}
+	l.index.added(st.id, n.ThoughtNode, st.meta.UpdatedAt, st.graph.Len())
 	l.publish(thoughtEvent(st.id, n, p))
 	return res, nil
 }

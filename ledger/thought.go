@@ -60,6 +60,10 @@ type ThoughtInput struct {
 	BranchID          string `json:"branchId,omitempty"`
 	NeedsMoreThoughts bool   `json:"needsMoreThoughts,omitempty"`
 	IncludeGuide      bool   `json:"includeGuide,omitempty"`
+	// RLM, if set, is committed with the thought (see ThoughtData.RLM). It
+	// is the outcome of work the gateway did, not something an agent
+	// submits, hence no JSON name.
+	RLM *RLMResult `json:"-"`
 }
 
 // validate checks the rules that need no session: required fields, number
@@ -193,6 +197,7 @@ func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 		BranchID:          string(branch),
 		NeedsMoreThoughts: in.NeedsMoreThoughts,
 		IncludeGuide:      in.IncludeGuide,
+		RLM:               in.RLM,
 	}
 	return p, nil
 }

@@ -34,6 +34,9 @@ type ThoughtData struct {
 	IncludeGuide      bool      `json:"includeGuide,omitempty"`
 	Timestamp         time.Time `json:"timestamp"`
 	Critique          *Critique `json:"critique,omitempty"`
+	// RLM is the outcome of a recursive language model run the agent asked
+	// for with this thought; it is committed in the thought's own commit.
+	RLM *RLMResult `json:"rlm,omitempty"`
 }
 
 // Session is the metadata of a reasoning session (seed 002).

@@ -103,9 +103,16 @@ func reason(t *testing.T, s *mcp.ClientSession) string {
 		}
 		id = reply.SessionID
 	}
-	read := callGateway(t, s, "read_thoughts", map[string]any{"last": 2})
+	// The last thought closed the session (seed 004): name it.
+	read := callGateway(t, s, "read_thoughts", map[string]any{"last": 2, "sessionId": id})
 	if read.isError || !strings.Contains(read.text, "users.email index") {
 		t.Fatalf("read_thoughts: %s", read.text)
+	}
+	// The knowledge zone is wired into the server.
+	k := callGateway(t, s, "knowledge", map[string]any{"operation": "create", "title": "Check the index after ORM upgrades",
+		"description": "ORMs may drop hints", "content": "Run EXPLAIN on the hot queries after an upgrade."})
+	if k.isError {
+		t.Fatalf("knowledge create: %s", k.text)
 	}
 	return id
 }
@@ -137,7 +144,9 @@ func TestServeStdio(t *testing.T) {
 	bin := thoughtboxBinary(t)
 	data := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data)
+	eventsFile := filepath.Join(t.TempDir(), "events.jsonl")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data,
+		"THOUGHTBOX_EVENTS_ENABLED=1", "THOUGHTBOX_EVENTS_DEST="+eventsFile)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-agent", Version: "1.2.3"}, nil)
@@ -156,6 +165,23 @@ func TestServeStdio(t *testing.T) {
 		t.Errorf("stderr has no thought log:\n%s", stderr.String())
 	}
 	checkLedger(t, data, id, "stdio-test-agent 1.2.3")
+
+	// The last thought (nextThoughtNeeded false) closed the session and
+	// exported it under the data directory.
+	exports, _ := filepath.Glob(filepath.Join(data, "exports", id+"-*.json"))
+	if len(exports) != 1 {
+		t.Errorf("exports for %s: %v, want one", id, exports)
+	}
+	// The event stream has the session's events as JSON lines.
+	ev, err := os.ReadFile(eventsFile)
+	if err != nil {
+		t.Fatalf("event stream: %v", err)
+	}
+	for _, want := range []string{`"session_started"`, `"cipher_loaded"`, `"stage_changed"`, `"thought_added"`, `"session_exported"`} {
+		if !strings.Contains(string(ev), want) {
+			t.Errorf("event stream lacks %s:\n%s", want, ev)
+		}
+	}
 }
 
 // TestServeHTTP runs `thoughtbox serve` on its default transport (Streamable

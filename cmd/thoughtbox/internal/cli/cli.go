@@ -23,6 +23,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/events"
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -65,13 +67,18 @@ type Format string
 const (
 	FormatText Format = "text"
 	FormatJSON Format = "json"
+	// FormatMarkdown and FormatCipher are export formats: only export
+	// takes them (see checkFormat). They share the global flag because
+	// kong allows one --format per command line.
+	FormatMarkdown Format = "markdown"
+	FormatCipher   Format = "cipher"
 )
 
 // commandLine is the kong grammar. Global flags may appear anywhere.
 type commandLine struct {
 	DataDir string `name:"data-dir" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
 	Project string `placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default)."`
-	Format  Format `enum:"text,json" default:"text" placeholder:"text|json" help:"Output format: text or json."`
+	Format  Format `enum:"text,json,markdown,cipher" default:"text" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
 
 	Sessions sessionsCmd `cmd:"" help:"List the sessions of the project, most recently updated first."`
 	Show     showCmd     `cmd:"" help:"Show a session's thoughts, branches and revisions as a tree."`
@@ -79,6 +86,11 @@ type commandLine struct {
 	Start    startCmd    `cmd:"" help:"Start a session and print its id."`
 	Add      addCmd      `cmd:"" help:"Record one thought in a session."`
 	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
+	Export   exportCmd   `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
+	Analyze  analyzeCmd  `cmd:"" help:"Analyse a session's structure; --deep for patterns, cognitive load and decision points."`
+	Search   searchCmd   `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
+
+	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
 }
 
 const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
@@ -98,6 +110,11 @@ type app struct {
 	env    Env
 	cfg    *config.Config
 	ledger *ledger.Ledger
+	// store is the project's repository, which keeps the knowledge zone
+	// beside the ledger's sessions.
+	store *gitstore.Store
+	// events is the event sink of the ledger (nil when the stream is off).
+	events ledger.EventSink
 	format Format
 }
 
@@ -141,16 +158,30 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	case err != nil:
 		return reportUsage(env.Stderr, err)
 	}
+	if err := checkFormat(cl.Format, kctx.Selected().Target.Addr().Interface()); err != nil {
+		return reportUsage(env.Stderr, err)
+	}
 
 	cfg, err := config.Resolve(config.Flags{DataDir: cl.DataDir, Project: cl.Project}, env.LookupEnv)
 	if err != nil {
 		return report(env.Stderr, nil, err)
 	}
-	l, store, err := cfg.Open(ledger.Options{NewID: env.NewID})
+	// The event stream (THOUGHTBOX_EVENTS_ENABLED) is the ledger's, so it
+	// covers thoughts written from the command line as well as by agents.
+	jsonl, err := events.FromEnv(cfg.Getenv, env.Stderr)
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
-	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, format: cl.Format}
+	var sink ledger.EventSink
+	if jsonl != nil {
+		sink = jsonl
+		defer jsonl.Close()
+	}
+	l, store, err := cfg.Open(ledger.Options{NewID: env.NewID, Events: sink})
+	if err != nil {
+		return report(env.Stderr, cfg, err)
+	}
+	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink}
 	runErr := kctx.Run(a)
 	closeErr := store.Close()
 	if runErr != nil {

@@ -34,6 +34,9 @@ var flagOf = map[string]string{
 	"isRevision":        "--revises",
 	"title":             "<title>",
 	"sessionId":         "<id>",
+	"query":             "<query>",
+	"limit":             "--limit",
+	"offset":            "--offset",
 }
 
 // reportUsage prints a kong parse error and returns ExitUsage.

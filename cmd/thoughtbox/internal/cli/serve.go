@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -76,7 +77,7 @@ func (c *serveCmd) Run(a *app) error {
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
+	projects := &projectLedgers{cfg: a.cfg, events: a.events, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
 	defer projects.close()
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
@@ -86,7 +87,19 @@ func (c *serveCmd) Run(a *app) error {
 		ThoughtLog:  thoughtLog,
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
 		OpenProject: projects.ledger,
+		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
+		ExportDir:   filepath.Join(a.cfg.DataDir, "exports"),
+		Events:      a.events,
 	})
+	// Searching reads every session once; start it now, not on the first
+	// search. It stops (and is waited for) before the store is closed.
+	indexCtx, stopIndex := context.WithCancel(a.ctx)
+	indexed := make(chan struct{})
+	go func() {
+		defer close(indexed)
+		a.ledger.IndexSessions(indexCtx)
+	}()
+	defer func() { stopIndex(); <-indexed }()
 	if transport == "stdio" {
 		return g.ServeStdio(a.ctx, a.env.Stdin, a.env.Stdout)
 	}
@@ -131,9 +144,10 @@ func (c *serveCmd) Run(a *app) error {
 // projectLedgers opens the ledgers of other projects on demand, for
 // navigate and bind_root, and closes them when the server stops.
 type projectLedgers struct {
-	cfg  *config.Config
-	mu   sync.Mutex
-	open map[string]*projectLedger
+	cfg    *config.Config
+	events ledger.EventSink
+	mu     sync.Mutex
+	open   map[string]*projectLedger
 }
 
 type projectLedger struct {
@@ -151,7 +165,7 @@ func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledg
 	if err != nil {
 		return nil, err
 	}
-	l, store, err := cfg.Open(ledger.Options{})
+	l, store, err := cfg.Open(ledger.Options{Events: p.events})
 	if err != nil {
 		return nil, err
 	}

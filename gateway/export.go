@@ -1,0 +1,164 @@
+package gateway
+
+// Exports: session export (manual, any format, the session stays open) and
+// the export a completed session gets (seed 004, "Session lifecycle"). The
+// ledger renders; this file decides where files go and announces them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// sessionExportedEvent is announced after an export (seed 002,
+// ThoughtboxEvent).
+const sessionExportedEvent ledger.EventType = "session_exported"
+
+type sessionExportParams struct {
+	SessionID      string `json:"sessionId"`
+	Format         string `json:"format"`
+	ResolveAnchors bool   `json:"resolveAnchors"`
+	// Save also writes the export to a file in Options.ExportDir.
+	Save bool `json:"save"`
+}
+
+// exportHeader describes an export; the document itself follows it as a
+// second text content.
+type exportHeader struct {
+	SessionID  string              `json:"sessionId"`
+	Format     ledger.ExportFormat `json:"format"`
+	ExportedAt time.Time           `json:"exportedAt"`
+	Thoughts   int                 `json:"thoughts"`
+	ExportPath string              `json:"exportPath,omitempty"`
+	// Anchors is the anchor report, with resolveAnchors.
+	Anchors *ledger.AnchorReport `json:"anchors,omitempty"`
+	Note    string               `json:"note"`
+}
+
+func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, error) {
+	format, err := ledger.ParseExportFormat(p.Format)
+	if err != nil {
+		return nil, err
+	}
+	if p.Save && c.g.opts.ExportDir == "" {
+		return nil, ledger.InvalidField("save", "this server has no export directory configured; leave save out to get the export in the reply")
+	}
+	v, err := c.viewOf(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	h := &exportHeader{SessionID: v.Session.ID, Format: format, ExportedAt: time.Now().UTC(), Thoughts: v.Graph.Len(),
+		Note: "The session stays open: exporting does not close it."}
+	if p.ResolveAnchors {
+		if h.Anchors, err = c.ledger.ResolveAnchors(ctx, v); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := ledger.Export(v, ledger.ExportOptions{Format: format, At: h.ExportedAt, Anchors: h.Anchors})
+	if err != nil {
+		return nil, err
+	}
+	if p.Save {
+		if h.ExportPath, err = c.g.writeExport(v.Session.ID, h.ExportedAt, format, doc); err != nil {
+			return nil, ledger.Errorf(ledger.CodeStorage, "write the export of session %s: %w", v.Session.ID, err)
+		}
+	}
+	c.g.publish(sessionExportedEvent, v.Session.ID, exportEventData(h, "manual"))
+	return &text{header: h, body: []string{string(doc)}}, nil
+}
+
+func exportEventData(h *exportHeader, reason string) map[string]any {
+	d := map[string]any{"sessionId": h.SessionID, "format": string(h.Format), "thoughtCount": h.Thoughts, "reason": reason}
+	if h.ExportPath != "" {
+		d["exportPath"] = h.ExportPath
+	}
+	return d
+}
+
+// closeSession ends the connection's session after a thought that needed
+// no further thought (seed 004): the session is exported as SessionExport
+// JSON to Options.ExportDir (when set), and the connection lets it go, so
+// that its next thought starts a new session; load_context reopens this
+// one. It returns the export's path, or why there is none: the thought is
+// committed either way, so a failed export is reported, not returned as
+// the call's error.
+func (c *call) closeSession(ctx context.Context, id string) (path string, problem *ledger.Error) {
+	defer c.setSession("")
+	if c.g.opts.ExportDir == "" {
+		return "", nil
+	}
+	v, err := c.ledger.View(ctx, id)
+	if err != nil {
+		return "", ledger.AsError(err)
+	}
+	at := time.Now().UTC()
+	x := ledger.NewSessionExport(v, at)
+	doc, err := x.Encode()
+	if err == nil {
+		path, err = c.g.writeExport(id, at, ledger.ExportJSON, doc)
+	}
+	if err != nil {
+		return "", ledger.Errorf(ledger.CodeStorage, "the session was closed, but its export could not be written: %w", err)
+	}
+	h := &exportHeader{SessionID: id, Format: ledger.ExportJSON, Thoughts: len(x.Nodes), ExportPath: path}
+	c.g.publish(sessionExportedEvent, id, exportEventData(h, "completed"))
+	return path, nil
+}
+
+// exportStamp names the export time in file names: UTC, to the
+// millisecond, without the colons some file systems refuse.
+const exportStamp = "2006-01-02T15-04-05.000Z"
+
+// writeExport writes an export to ExportDir/{sessionId}-{timestamp}.{ext}
+// and returns its path. The file appears whole or not at all (written
+// aside, synced, then linked into place), and never replaces another
+// export: a second one in the same millisecond gets a suffix.
+func (g *Gateway) writeExport(sessionID string, at time.Time, format ledger.ExportFormat, doc []byte) (string, error) {
+	dir := g.opts.ExportDir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".export-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(doc)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	base := sessionID + "-" + at.UTC().Format(exportStamp)
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		path := filepath.Join(dir, name+"."+format.Extension())
+		err := os.Link(tmp.Name(), path)
+		if err == nil {
+			return path, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+}
+
+// publish announces one of the gateway's events about a session.
+func (g *Gateway) publish(t ledger.EventType, sessionID string, data map[string]any) {
+	if g.opts.Events != nil {
+		g.opts.Events.Publish(ledger.Event{Type: t, SessionID: sessionID, Timestamp: time.Now().UTC(), Data: data})
+	}
+}

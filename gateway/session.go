@@ -1,0 +1,280 @@
+package gateway
+
+// The session family (seed 000, "Session Tool"): the session operation and
+// its sub-operations — list, get, search, resume, export, analyze,
+// extract_learnings, discovery — named by "operation" inside args, as
+// mental_models does.
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// subOp is one sub-operation of an operation with sub-operations.
+type subOp struct {
+	name    string
+	handler handlerFunc
+}
+
+// sessionOps is the table of the session sub-operations, in the order the
+// gateway description and error messages list them. It is never changed.
+var sessionOps = []subOp{
+	{"list", typed(sessionList)},
+	{"get", typed(sessionGet)},
+	{"search", typed(sessionSearch)},
+	{"resume", typed(loadContext)}, // load_context under another name (seed 004)
+	{"export", typed(sessionExport)},
+	{"analyze", typed(sessionAnalyze)},
+	{"extract_learnings", typed(sessionLearnings)},
+	{"discovery", typed(sessionDiscovery)},
+}
+
+const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
+	" | get {sessionId?} | search {query, limit?, offset?} | resume {sessionId}" +
+	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?} | analyze {sessionId?}" +
+	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}; sessionId defaults to the active session"
+
+// sessionOp runs a session sub-operation.
+func sessionOp(ctx context.Context, c *call) (any, error) {
+	return runSubOp(ctx, c, sessionOps)
+}
+
+// runSubOp picks the sub-operation named by "operation" (or its alias
+// "subOperation") inside args and runs it on the other arguments, which
+// its handler decodes strictly: an argument only another sub-operation
+// takes is reported as unknown.
+func runSubOp(ctx context.Context, c *call, ops []subOp) (any, error) {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = op.name
+	}
+	var fields map[string]json.RawMessage
+	if err := decodeLoose(c.args, &fields); err != nil {
+		return nil, err
+	}
+	var op, sub string
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"operation", &op}, {"subOperation", &sub}} {
+		raw, ok := fields[f.name]
+		delete(fields, f.name)
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if json.Unmarshal(raw, f.dst) != nil {
+			e := ledger.InvalidField(f.name, "expected string, got %s", jsonKind(raw))
+			e.Details["expected"] = "string"
+			return nil, e
+		}
+	}
+	if err := alias(&op, sub, "operation", "subOperation"); err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(ops, func(o subOp) bool { return o.name == op })
+	switch {
+	case op == "":
+		return nil, ledger.InvalidField("operation", "is required inside args: one of %s", strings.Join(names, ", "))
+	case i < 0:
+		e := ledger.InvalidField("operation", "must be one of %s, got %q", strings.Join(names, ", "), op)
+		e.Details["operations"] = names
+		return nil, e
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return nil, ledger.InvalidField("args", "%v", err)
+	}
+	return ops[i].handler(ctx, &call{conn: c.conn, session: c.session, args: rest})
+}
+
+// decodeLoose decodes an arguments object without checking its fields
+// (absent or null is {}); anything but an object is the error decodeArgs
+// gives.
+func decodeLoose(raw json.RawMessage, dst *map[string]json.RawMessage) error {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		*dst = map[string]json.RawMessage{}
+		return nil
+	}
+	if raw[0] != '{' {
+		e := ledger.InvalidField("args", "expected object, got %s", jsonKind(raw))
+		e.Details["expected"] = "object"
+		return e
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return ledger.InvalidField("args", "invalid JSON: %v", err)
+	}
+	return nil
+}
+
+// viewOf resolves the session an operation names (or the active one) and
+// returns the ledger's snapshot of it.
+func (c *call) viewOf(ctx context.Context, sessionID string) (*ledger.SessionView, error) {
+	id, err := c.activeSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return c.ledger.View(ctx, id)
+}
+
+// sessionListParams is seed 002's SessionFilter, plus project and task
+// (seed 000).
+type sessionListParams struct {
+	Tags      []string `json:"tags"`
+	Search    string   `json:"search"`
+	Task      string   `json:"task"`
+	Project   string   `json:"project"`
+	Limit     *int     `json:"limit"`
+	Offset    int      `json:"offset"`
+	SortBy    string   `json:"sortBy"`
+	SortOrder string   `json:"sortOrder"`
+}
+
+func (p *sessionListParams) check() error {
+	if err := checkLimit(p.Limit); err != nil {
+		return err
+	}
+	return checkContext("project", &p.Project)
+}
+
+// checkLimit refuses an explicit limit outside 1 to ledger.MaxListLimit
+// (an absent one means the default).
+func checkLimit(limit *int) error {
+	if limit != nil && (*limit < 1 || *limit > ledger.MaxListLimit) {
+		return ledger.InvalidField("limit", "must be between 1 and %d, got %d", ledger.MaxListLimit, *limit)
+	}
+	return nil
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+type sessionListReply struct {
+	ledger.SessionPage
+	Count           int    `json:"count"`
+	Project         string `json:"project"`
+	ActiveSessionID string `json:"activeSessionId,omitempty"`
+}
+
+func sessionList(ctx context.Context, c *call, p *sessionListParams) (any, error) {
+	l, project := c.ledger, c.project
+	if p.Project != "" && p.Project != c.project {
+		open := c.g.opts.OpenProject
+		if open == nil {
+			return nil, ledger.InvalidField("project", "this server keeps every session in project %q; got %q", c.project, p.Project)
+		}
+		var err error
+		if l, err = open(ctx, p.Project); err != nil {
+			e := ledger.InvalidField("project", "cannot open project %q: %v", p.Project, err)
+			e.Err = err
+			return nil, e
+		}
+		project = p.Project
+	}
+	all, err := l.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, err := ledger.FilterSessions(all, ledger.SessionFilter{
+		Tags: p.Tags, Search: p.Search, Task: p.Task,
+		Limit: deref(p.Limit), Offset: p.Offset, SortBy: p.SortBy, SortOrder: p.SortOrder,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := &sessionListReply{SessionPage: page, Count: len(page.Sessions), Project: project}
+	if l == c.ledger {
+		r.ActiveSessionID = c.sessionID
+	}
+	return r, nil
+}
+
+type sessionIDParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// branchDetail is one branch with its thoughts.
+type branchDetail struct {
+	ID          ledger.BranchID      `json:"id"`
+	FromThought int                  `json:"fromThought"`
+	Origin      string               `json:"origin,omitempty"`
+	Thoughts    []ledger.ThoughtNode `json:"thoughts"`
+}
+
+// revisionDetail places a revision in the revision index.
+type revisionDetail struct {
+	NodeID          string          `json:"nodeId"`
+	ThoughtNumber   int             `json:"thoughtNumber"`
+	BranchID        ledger.BranchID `json:"branchId,omitempty"`
+	RevisesThought  int             `json:"revisesThought"`
+	RevisesNode     string          `json:"revisesNode,omitempty"`
+	RevisionDepth   int             `json:"revisionDepth"`
+	RevisionChainID string          `json:"revisionChainId"`
+}
+
+// sessionGetReply is the whole session.
+type sessionGetReply struct {
+	Session   ledger.Session                    `json:"session"`
+	Completed bool                              `json:"completed"`
+	Integrity *ledger.IntegrityValidationResult `json:"integrity,omitempty"`
+	MainChain []ledger.ThoughtNode              `json:"mainChain"`
+	Branches  []branchDetail                    `json:"branches"`
+	Revisions []revisionDetail                  `json:"revisions"`
+}
+
+func sessionGet(ctx context.Context, c *call, p *sessionIDParams) (any, error) {
+	v, err := c.viewOf(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	g := v.Graph
+	r := &sessionGetReply{Session: v.Session, Completed: g.Completed(), MainChain: g.MainChain(),
+		Branches: []branchDetail{}, Revisions: []revisionDetail{}}
+	if !v.Integrity.Valid {
+		r.Integrity = &v.Integrity
+	}
+	for _, b := range g.Branches() {
+		nodes, _ := g.Branch(b.ID)
+		r.Branches = append(r.Branches, branchDetail{ID: b.ID, FromThought: b.FromThought, Origin: b.Origin, Thoughts: nodes})
+	}
+	for _, n := range g.Nodes() {
+		if !n.Data.IsRevision || n.Data.RevisesThought == nil {
+			continue
+		}
+		rev, _ := g.Revision(n.ID)
+		r.Revisions = append(r.Revisions, revisionDetail{
+			NodeID: n.ID, ThoughtNumber: n.Data.ThoughtNumber, BranchID: n.BranchID,
+			RevisesThought: *n.Data.RevisesThought, RevisesNode: n.RevisesNode,
+			RevisionDepth: rev.RevisionDepth, RevisionChainID: rev.RevisionChainID,
+		})
+	}
+	return r, nil
+}
+
+type sessionSearchParams struct {
+	Query  *string `json:"query"`
+	Limit  *int    `json:"limit"`
+	Offset int     `json:"offset"`
+}
+
+func (p *sessionSearchParams) check() error {
+	if p.Query == nil {
+		return ledger.InvalidField("query", "is required: words to find in session titles, tags and thoughts")
+	}
+	if p.Offset < 0 {
+		return ledger.InvalidField("offset", "must be at least 0, got %d", p.Offset)
+	}
+	return checkLimit(p.Limit)
+}
+
+func sessionSearch(ctx context.Context, c *call, p *sessionSearchParams) (any, error) {
+	return c.ledger.Search(ctx, ledger.SearchQuery{Query: *p.Query, Limit: deref(p.Limit), Offset: p.Offset})
+}
