@@ -81,26 +81,33 @@ func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
 		return nil, fmt.Errorf("%s: header and index disagree on the object count", f.Name())
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].off < entries[j].off })
+	// One sequential, buffered pass over the file: an entry's header
+	// follows the previous entry's payload, which is skipped.
 	end := pe.size - 20
-	var head [64]byte
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, end), 256<<10)
+	pos := int64(0)
 	for i := range entries {
 		e := &entries[i]
 		next := end
 		if i+1 < len(entries) {
 			next = entries[i+1].off
 		}
-		n, err := f.ReadAt(head[:min(int64(len(head)), next-e.off)], e.off)
-		if err != nil && err != io.EOF {
-			return nil, err
+		if e.off < pos {
+			return nil, fmt.Errorf("%s: overlapping entries at %d", f.Name(), e.off)
 		}
-		h := head[:n]
-		p := 0
+		if _, err := br.Discard(int(e.off - pos)); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		pos = e.off
 		byteAt := func() (byte, error) {
-			if p >= len(h) {
+			if pos >= next {
 				return 0, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
 			}
-			c := h[p]
-			p++
+			c, err := br.ReadByte()
+			if err != nil {
+				return 0, fmt.Errorf("%s: malformed entry at %d: %w", f.Name(), e.off, err)
+			}
+			pos++
 			return c, nil
 		}
 		c, err := byteAt()
@@ -129,13 +136,14 @@ func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
 			}
 			e.baseOff = e.off - dist
 		case 7: // REF_DELTA
-			if p+20 > len(h) {
-				return nil, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
+			e.refBase = make([]byte, 20)
+			for j := range e.refBase {
+				if e.refBase[j], err = byteAt(); err != nil {
+					return nil, err
+				}
 			}
-			e.refBase = append([]byte(nil), h[p:p+20]...)
-			p += 20
 		}
-		e.dataOff = e.off + int64(p)
+		e.dataOff = pos
 		e.dataLen = next - e.dataOff
 		if e.dataLen < 0 {
 			return nil, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
@@ -152,10 +160,32 @@ const maxLinkedDepth = 1000
 type outEntry struct {
 	id   hash
 	head []byte
-	data []byte // a re-encoded payload; else it is streamed from src
-	src  *os.File
+	data []byte // a re-encoded payload; else it is streamed from pack src
+	src  int
 	off  int64
 	n    int64
+}
+
+// packStream reads one source pack front to back: a merge copies each
+// pack's entries in offset order, so payloads stream through one buffer
+// instead of one read each.
+type packStream struct {
+	r   *bufio.Reader
+	pos int64
+}
+
+func (s *packStream) copyTo(w io.Writer, off, n int64) error {
+	if off < s.pos {
+		return fmt.Errorf("merge: entry at %d read out of order (at %d)", off, s.pos)
+	}
+	if _, err := s.r.Discard(int(off - s.pos)); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(w, s.r, n); err != nil {
+		return err
+	}
+	s.pos = off + n
+	return nil
 }
 
 // mergePacks writes one pack holding every object of packs, durably, and
@@ -258,7 +288,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			depthAt[pos] = depth
 			oe := outEntry{id: e.id, head: head, data: data}
 			if data == nil {
-				oe.src, oe.off, oe.n = files[pi], e.dataOff, e.dataLen
+				oe.src, oe.off, oe.n = pi, e.dataOff, e.dataLen
 			}
 			out = append(out, oe)
 			pos += int64(len(head)) + oe.size()
@@ -280,7 +310,10 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	cw.Write(hdr[:])
 	idx := new(idxfile.Writer)
 	idx.OnHeader(uint32(len(out)))
-	copyBuf := make([]byte, 256<<10)
+	streams := make([]*packStream, len(files))
+	for i, f := range files {
+		streams[i] = &packStream{r: bufio.NewReaderSize(f, 256<<10)}
+	}
 	for _, o := range out {
 		off := cw.n
 		crc := crc32.NewIEEE()
@@ -292,7 +325,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			if _, err := w.Write(o.data); err != nil {
 				return err
 			}
-		} else if _, err := io.CopyBuffer(w, io.NewSectionReader(o.src, o.off, o.n), copyBuf); err != nil {
+		} else if err := streams[o.src].copyTo(w, o.off, o.n); err != nil {
 			return err
 		}
 		idx.Add(o.id, uint64(off), crc.Sum32())
