@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -467,20 +466,7 @@ func (b *fsBackend) looseRead(id hash) (objType, []byte, error) {
 	}
 	b.gitMu.Lock()
 	defer b.gitMu.Unlock()
-	o, err := b.st.EncodedObject(plumbing.AnyObject, id)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return 0, nil, errNotFound
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	r, err := o.Reader()
-	if err != nil {
-		return 0, nil, err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	return o.Type(), data, err
+	return readEncoded(b.st, id)
 }
 
 func (b *fsBackend) gitHas(id hash) bool {

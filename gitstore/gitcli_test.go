@@ -131,3 +131,31 @@ func TestRefsArePacked(t *testing.T) {
 		t.Errorf("git sees %d session refs, want %d", len(refs), n)
 	}
 }
+
+// TestReadsLooseObjectsWrittenByGit: the git CLI writes loose objects
+// (a user's `git hash-object -w`, a fetch); the store reads them too.
+func TestReadsLooseObjectsWrittenByGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git CLI not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cmd := exec.Command("git", "--git-dir", dir, "hash-object", "-w", "--stdin")
+	cmd.Stdin = strings.NewReader("written by git\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := parseHash(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, data, err := s.be.readObject(id)
+	if err != nil || typ != typeBlob || string(data) != "written by git\n" {
+		t.Fatalf("read %s: %v %q %v", id, typ, data, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -29,8 +30,12 @@ func (m *memBackend) readObject(id hash) (objType, []byte, error) {
 	return m.readLocked(id)
 }
 
-func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
-	o, err := m.st.EncodedObject(plumbing.AnyObject, id)
+func (m *memBackend) readLocked(id hash) (objType, []byte, error) { return readEncoded(m.st, id) }
+
+// readEncoded reads a whole object through go-git's storage (the in-memory
+// one, or loose objects on disk), translating its not-found error.
+func readEncoded(st storer.EncodedObjectStorer, id hash) (objType, []byte, error) {
+	o, err := st.EncodedObject(plumbing.AnyObject, id)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return 0, nil, errNotFound
 	}

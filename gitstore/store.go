@@ -427,31 +427,42 @@ func firstLine(s string, max int) string {
 }
 
 // Append implements ledger.Store.
-func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.CommitID, error) {
-	id := req.Meta.ID
+// lockChain validates a chain's names, locks its state and makes sure the
+// state is that of the commit the caller expects to grow from. The caller
+// unlocks cs.mu.
+func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainState, ref string, expected hash, err error) {
 	if err := validSessionID(id); err != nil {
-		return "", err
+		return nil, "", zeroHash, err
 	}
-	if req.Branch != "" {
-		if err := validBranchID(req.Branch); err != nil {
-			return "", err
+	if branch != "" {
+		if err := validBranchID(branch); err != nil {
+			return nil, "", zeroHash, err
 		}
 	}
-	expected, err := parseHash(string(req.ExpectedTip))
-	if err != nil {
-		return "", fmt.Errorf("expected tip: %w", err)
+	if expected, err = parseHash(string(tip)); err != nil {
+		return nil, "", zeroHash, fmt.Errorf("expected tip: %w", err)
 	}
-	ref := chainRef(id, req.Branch)
-	cs := s.chain(ref)
+	ref = chainRef(id, branch)
+	cs = s.chain(ref)
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
 	if !cs.valid || cs.tip != expected {
-		st, err := s.readChain(expected, id, req.Branch)
+		st, err := s.readChain(expected, id, branch)
 		if err != nil {
-			return "", err
+			cs.mu.Unlock()
+			return nil, "", zeroHash, err
 		}
 		adopt(cs, st)
 	}
+	return cs, ref, expected, nil
+}
+
+func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.CommitID, error) {
+	id := req.Meta.ID
+	cs, ref, expected, err := s.lockChain(id, req.Branch, req.ExpectedTip)
+	if err != nil {
+		return "", err
+	}
+	defer cs.mu.Unlock()
 	cs.valid = false // until the batch is applied: build changes it in place
 
 	t := req.Thought
@@ -493,24 +504,11 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 // its critique in a commit of its own, authored by the model.
 func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (ledger.CommitID, error) {
 	id := req.Meta.ID
-	if err := validSessionID(id); err != nil {
+	cs, ref, expected, err := s.lockChain(id, req.Branch, req.ExpectedTip)
+	if err != nil {
 		return "", err
 	}
-	expected, err := parseHash(string(req.ExpectedTip))
-	if err != nil {
-		return "", fmt.Errorf("expected tip: %w", err)
-	}
-	ref := chainRef(id, req.Branch)
-	cs := s.chain(ref)
-	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if !cs.valid || cs.tip != expected {
-		st, err := s.readChain(expected, id, req.Branch)
-		if err != nil {
-			return "", err
-		}
-		adopt(cs, st)
-	}
 	name := thoughtFile(req.ThoughtNumber)
 	e, ok := cs.path[len(cs.path)-1].t.get(name)
 	if !ok {
