@@ -109,7 +109,7 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 	}
 	// A crash may have left batches in the log: recover them into the
 	// repository before serving, so plain git sees everything acknowledged.
-	if err := b.flushAndClean(true); err != nil {
+	if err := b.flushAndClean(true, true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("recover %s: %w", gitDir, err)
 	}
@@ -490,7 +490,7 @@ func (b *fsBackend) flusher(every time.Duration) {
 			pending := len(b.recs) > 0
 			b.mu.Unlock()
 			if pending {
-				if err := b.flush(); err != nil {
+				if err := b.flushSoon(); err != nil {
 					fmt.Fprintf(os.Stderr, "thoughtbox: flushing %s: %v (the log keeps the data; retrying)\n", b.gitDir, err)
 				}
 			}
@@ -498,13 +498,18 @@ func (b *fsBackend) flusher(every time.Duration) {
 	}
 }
 
-func (b *fsBackend) flush() error { return b.flushAndClean(false) }
+// flush publishes everything logged so far — by this process or another —
+// waiting for a flush in progress elsewhere, whose snapshot may predate our
+// last batches. The background flusher does not wait (flushSoon).
+func (b *fsBackend) flush() error { return b.flushAndClean(true, false) }
+
+func (b *fsBackend) flushSoon() error { return b.flushAndClean(false, false) }
 
 // flushAndClean moves the logged batches into a pack and the refs, then drops
 // them from the log. Only one process flushes at a time (flush.lock), so the
 // ref .lock files and temporary files it finds on entry with clean set were
 // left by a killed flusher and are removed.
-func (b *fsBackend) flushAndClean(clean bool) error {
+func (b *fsBackend) flushAndClean(wait, clean bool) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 	fl, err := os.OpenFile(b.flushPath, os.O_RDWR|os.O_CREATE, 0o644)
@@ -512,10 +517,12 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 		return err
 	}
 	defer fl.Close()
-	if clean {
+	if wait || clean {
 		if err := lockFile(fl); err != nil {
 			return err
 		}
+	}
+	if clean {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
@@ -530,8 +537,10 @@ func (b *fsBackend) flushAndClean(clean bool) error {
 			}
 			b.looseRefs = 0
 		}
-	} else if ok, err := tryLockFile(fl); err != nil || !ok {
-		return err // another process is flushing; it will take ours too
+	} else if !wait {
+		if ok, err := tryLockFile(fl); err != nil || !ok {
+			return err // another process is flushing; the next tick retries
+		}
 	}
 	defer unlockFile(fl)
 
