@@ -62,7 +62,10 @@ func Errorf(code Code, format string, args ...any) *Error {
 // message starts with the field's name, as in
 // `branchId: must match ^[a-z0-9-]+$, got "Redis"`.
 func InvalidField(field, format string, args ...any) *Error {
-	e := Errorf(CodeInvalidPayload, field+": "+format, args...)
+	// The field name goes in as an operand, never into the format: names
+	// can come from clients (an unknown argument), and may contain '%'.
+	e := Errorf(CodeInvalidPayload, format, args...)
+	e.Message = field + ": " + e.Message
 	e.Details = map[string]any{"field": field}
 	return e
 }

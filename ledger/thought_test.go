@@ -339,3 +339,15 @@ func FuzzAddThought(f *testing.F) {
 		}
 	})
 }
+
+// TestInvalidFieldKeepsPercentInNames: a client's field name is data, not
+// part of the format.
+func TestInvalidFieldKeepsPercentInNames(t *testing.T) {
+	err := ledger.InvalidField("weird%dname", "expected %s", "a string")
+	if got, want := err.Error(), "weird%dname: expected a string"; got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+	if err.Code != ledger.CodeInvalidPayload || err.Details["field"] != "weird%dname" {
+		t.Errorf("code %s, details %v", err.Code, err.Details)
+	}
+}
