@@ -20,9 +20,14 @@ type memBackend struct {
 	// batch's compare-and-swap atomic.
 	mu sync.Mutex
 	st *memory.Storage
+	// bySession indexes session refs by session id: loading a session
+	// lists its refs, and go-git's in-memory refs are one flat map.
+	bySession map[string]map[string]bool
 }
 
-func newMemBackend() *memBackend { return &memBackend{st: memory.NewStorage()} }
+func newMemBackend() *memBackend {
+	return &memBackend{st: memory.NewStorage(), bySession: map[string]map[string]bool{}}
+}
 
 func (m *memBackend) readObject(id hash) (objType, []byte, error) {
 	m.mu.Lock()
@@ -72,6 +77,14 @@ func (m *memBackend) listRefs(prefix string) (map[string]hash, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]hash{}
+	if id, ok := strings.CutPrefix(prefix, refPrefix); ok && strings.HasSuffix(id, "/") && strings.Count(id, "/") == 1 {
+		for name := range m.bySession[strings.TrimSuffix(id, "/")] {
+			if h, err := m.refLocked(name); err == nil && h != zeroHash {
+				out[name] = h
+			}
+		}
+		return out, nil
+	}
 	for name, r := range m.st.ReferenceStorage {
 		if strings.HasPrefix(string(name), prefix) && r.Type() == plumbing.HashReference {
 			out[string(name)] = r.Hash()
@@ -117,6 +130,14 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 		ref := plumbing.NewHashReference(plumbing.ReferenceName(u.name), u.new)
 		if err := m.st.SetReference(ref); err != nil {
 			return err
+		}
+		if rest, ok := strings.CutPrefix(u.name, refPrefix); ok {
+			if id, _, ok := strings.Cut(rest, "/"); ok {
+				if m.bySession[id] == nil {
+					m.bySession[id] = map[string]bool{}
+				}
+				m.bySession[id][u.name] = true
+			}
 		}
 	}
 	return nil
