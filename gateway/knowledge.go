@@ -131,27 +131,24 @@ func subOperation(head map[string]json.RawMessage) (string, error) {
 // chose it; they are declared in each so that strict decoding accepts them
 // and names them among the expected arguments.
 
+// subOperationArgs are the routing fields every sub-operation's arguments
+// carry.
+type subOperationArgs struct {
+	Operation    string `json:"operation"`
+	SubOperation string `json:"subOperation"`
+}
+
+// The pattern arguments are the ledger's parameters themselves (embedded,
+// so their fields are promoted in JSON): a field added there is accepted
+// here without a second definition to keep in step.
 type createPatternArgs struct {
-	Operation           string   `json:"operation"`
-	SubOperation        string   `json:"subOperation"`
-	ID                  string   `json:"id"`
-	Title               string   `json:"title"`
-	Description         string   `json:"description"`
-	Tags                []string `json:"tags"`
-	Content             string   `json:"content"`
-	DerivedFromSessions []string `json:"derivedFromSessions"`
-	CreatedBy           string   `json:"createdBy"`
+	subOperationArgs
+	ledger.CreatePatternParams
 }
 
 type updatePatternArgs struct {
-	Operation           string    `json:"operation"`
-	SubOperation        string    `json:"subOperation"`
-	ID                  string    `json:"id"`
-	Title               *string   `json:"title"`
-	Description         *string   `json:"description"`
-	Tags                *[]string `json:"tags"`
-	Content             *string   `json:"content"`
-	DerivedFromSessions *[]string `json:"derivedFromSessions"`
+	subOperationArgs
+	ledger.UpdatePatternParams
 }
 
 type knowledgeIDArgs struct {
@@ -262,10 +259,7 @@ type listNotesReply struct {
 }
 
 func createPattern(ctx context.Context, c *call, k *ledger.Knowledge, p *createPatternArgs) (any, error) {
-	pat, err := k.CreatePattern(ctx, ledger.CreatePatternParams{
-		ID: p.ID, Title: p.Title, Description: p.Description, Tags: p.Tags, Content: p.Content,
-		DerivedFromSessions: p.DerivedFromSessions, CreatedBy: p.CreatedBy,
-	}, c.author())
+	pat, err := k.CreatePattern(ctx, p.CreatePatternParams, c.author())
 	if err != nil {
 		return nil, err
 	}
@@ -273,10 +267,7 @@ func createPattern(ctx context.Context, c *call, k *ledger.Knowledge, p *createP
 }
 
 func updatePattern(ctx context.Context, c *call, k *ledger.Knowledge, p *updatePatternArgs) (any, error) {
-	pat, err := k.UpdatePattern(ctx, ledger.UpdatePatternParams{
-		ID: p.ID, Title: p.Title, Description: p.Description, Tags: p.Tags, Content: p.Content,
-		DerivedFromSessions: p.DerivedFromSessions,
-	}, c.author())
+	pat, err := k.UpdatePattern(ctx, p.UpdatePatternParams, c.author())
 	if err != nil {
 		return nil, err
 	}

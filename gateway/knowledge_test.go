@@ -345,3 +345,19 @@ func FuzzKnowledgeArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestKnowledgeArgsNameTheExpectedFields: the pattern arguments embed the
+// ledger's parameters; a misspelt one is refused with the promoted field
+// names among those expected.
+func TestKnowledgeArgsNameTheExpectedFields(t *testing.T) {
+	e, _ := newKnowledgeEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	c.ok("start_new", map[string]any{"sessionTitle": "knowledge args"})
+	body := c.knFail("create", map[string]any{"titel": "typo", "description": "d", "content": "c"}, ledger.CodeInvalidPayload)
+	msg, _ := body["message"].(string)
+	for _, want := range []string{"titel", "title", "derivedFromSessions", "subOperation"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not name %q", msg, want)
+		}
+	}
+}
