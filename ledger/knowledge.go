@@ -135,7 +135,7 @@ type UpdatePatternParams struct {
 	DerivedFromSessions *[]string `json:"derivedFromSessions,omitempty"`
 }
 
-// Pattern sort keys and orders (seed 002, PatternFilter).
+// Sort keys and orders of listings (seed 002: SessionFilter, PatternFilter).
 const (
 	SortByCreatedAt = "createdAt"
 	SortByUpdatedAt = "updatedAt"
@@ -417,28 +417,8 @@ func (k *Knowledge) ListPatterns(ctx context.Context, f PatternFilter) (PatternP
 
 func (f PatternFilter) normalize() (PatternFilter, error) {
 	out := f
-	switch {
-	case f.Limit == 0:
-		out.Limit = DefaultPatternLimit
-	case f.Limit < 0 || f.Limit > MaxPatternLimit:
-		return out, InvalidField("limit", "must be from 1 to %d, got %d", MaxPatternLimit, f.Limit)
-	}
-	if f.Offset < 0 {
-		return out, InvalidField("offset", "must be 0 or more, got %d", f.Offset)
-	}
-	switch f.SortBy {
-	case "":
-		out.SortBy = SortByUpdatedAt
-	case SortByCreatedAt, SortByUpdatedAt, SortByTitle:
-	default:
-		return out, InvalidField("sortBy", "must be createdAt, updatedAt or title, got %q", f.SortBy)
-	}
-	switch f.SortOrder {
-	case "":
-		out.SortOrder = SortDesc
-	case SortAsc, SortDesc:
-	default:
-		return out, InvalidField("sortOrder", "must be asc or desc, got %q", f.SortOrder)
+	if err := normalizeListing(&out.Limit, &out.Offset, &out.SortBy, &out.SortOrder, DefaultPatternLimit, MaxPatternLimit); err != nil {
+		return out, err
 	}
 	out.Tags = nil
 	for _, t := range f.Tags {
@@ -873,4 +853,35 @@ func idTaken(kind KnowledgeKind, id string, derived bool) *Error {
 	}
 	return InvalidField("id", "%s %q%s already exists; update it, or give another id", kind, id, how).
 		with("id", id).with("kind", string(kind)).with("exists", true)
+}
+
+// normalizeListing fills in and checks the paging and ordering that
+// session and pattern listings share (seed 002): limit 1..max (0 means
+// def), offset >= 0, sortBy createdAt|updatedAt|title (default updatedAt),
+// sortOrder asc|desc (default desc). Errors name the field.
+func normalizeListing(limit, offset *int, sortBy, sortOrder *string, def, max int) error {
+	switch {
+	case *limit == 0:
+		*limit = def
+	case *limit < 1 || *limit > max:
+		return InvalidField("limit", "must be from 1 to %d, got %d", max, *limit)
+	}
+	if *offset < 0 {
+		return InvalidField("offset", "must be 0 or more, got %d", *offset)
+	}
+	switch *sortBy {
+	case "":
+		*sortBy = SortByUpdatedAt
+	case SortByCreatedAt, SortByUpdatedAt, SortByTitle:
+	default:
+		return InvalidField("sortBy", "must be createdAt, updatedAt or title, got %q", *sortBy)
+	}
+	switch *sortOrder {
+	case "":
+		*sortOrder = SortDesc
+	case SortAsc, SortDesc:
+	default:
+		return InvalidField("sortOrder", "must be asc or desc, got %q", *sortOrder)
+	}
+	return nil
 }

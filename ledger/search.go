@@ -23,13 +23,6 @@ const (
 	MaxListLimit     = 100
 )
 
-// The SessionFilter sort keys.
-const (
-	sortCreatedAt = "createdAt"
-	sortUpdatedAt = "updatedAt"
-	sortTitle     = "title"
-)
-
 // SessionFilter is seed 002's SessionFilter, plus Task.
 type SessionFilter struct {
 	// Tags keeps the sessions that have every one of these tags (AND),
@@ -54,30 +47,8 @@ type SessionFilter struct {
 // normalize fills the defaults and checks the ranges; errors name the
 // field.
 func (f SessionFilter) normalize() (SessionFilter, error) {
-	switch {
-	case f.Limit == 0:
-		f.Limit = DefaultListLimit
-	case f.Limit < 1 || f.Limit > MaxListLimit:
-		return f, InvalidField("limit", "must be between 1 and %d, got %d", MaxListLimit, f.Limit)
-	}
-	if f.Offset < 0 {
-		return f, InvalidField("offset", "must be at least 0, got %d", f.Offset)
-	}
-	switch f.SortBy {
-	case "":
-		f.SortBy = sortUpdatedAt
-	case sortCreatedAt, sortUpdatedAt, sortTitle:
-	default:
-		return f, InvalidField("sortBy", "must be createdAt, updatedAt or title, got %q", f.SortBy)
-	}
-	switch f.SortOrder {
-	case "":
-		f.SortOrder = "desc"
-	case "asc", "desc":
-	default:
-		return f, InvalidField("sortOrder", "must be asc or desc, got %q", f.SortOrder)
-	}
-	return f, nil
+	err := normalizeListing(&f.Limit, &f.Offset, &f.SortBy, &f.SortOrder, DefaultListLimit, MaxListLimit)
+	return f, err
 }
 
 // SessionPage is one page of a filtered listing.
@@ -111,9 +82,9 @@ func FilterSessions(all []Session, f SessionFilter) (SessionPage, error) {
 	slices.SortFunc(keep, func(a, b Session) int {
 		var c int
 		switch f.SortBy {
-		case sortCreatedAt:
+		case SortByCreatedAt:
 			c = a.CreatedAt.Compare(b.CreatedAt)
-		case sortTitle:
+		case SortByTitle:
 			c = cmp.Or(strings.Compare(strings.ToLower(a.Title), strings.ToLower(b.Title)), strings.Compare(a.Title, b.Title))
 		default:
 			c = a.UpdatedAt.Compare(b.UpdatedAt)
