@@ -252,3 +252,66 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestServeSampling drives critique and RLM through the real server binary
+// over stdio: the client's model is scripted, answering the critic with a
+// critique and the RLM root with a REPL block and FINAL.
+func TestServeSampling(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1")
+	var mu sync.Mutex
+	var rlmTurns int
+	handler := func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		text := "Unstated assumption: the index was there before the deploy."
+		if strings.Contains(req.Params.SystemPrompt, "JavaScript REPL") { // the RLM root
+			mu.Lock()
+			rlmTurns++
+			turn := rlmTurns
+			mu.Unlock()
+			text = "```repl\nconst n = context.thoughts.length\nprint(n)\n```"
+			if turn > 1 {
+				text = "FINAL_VAR(n)"
+			}
+		}
+		return &mcp.CreateMessageResult{Model: "scripted-model-1", Role: "assistant", Content: &mcp.TextContent{Text: text}}, nil
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "sampling-agent", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: handler})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	callGateway(t, s, "start_new", map[string]any{"sessionTitle": "sampling through the binary"})
+	callGateway(t, s, "cipher", map[string]any{})
+	callGateway(t, s, "thought", map[string]any{"thought": "The deploy dropped the users.email index.", "nextThoughtNeeded": true})
+	r := callGateway(t, s, "thought", map[string]any{"thought": "Restore the index.", "nextThoughtNeeded": true, "critique": true})
+	if r.isError || !strings.Contains(r.text, "Unstated assumption") {
+		t.Fatalf("critique reply: %s", r.text)
+	}
+	r = callGateway(t, s, "thought", map[string]any{"thought": "How many thoughts so far?", "nextThoughtNeeded": true,
+		"rlm": true, "rlmQuery": "Count the thoughts in this session."})
+	var reply struct {
+		RLM *struct {
+			Status, Answer string
+		} `json:"rlm"`
+	}
+	if err := json.Unmarshal([]byte(r.text), &reply); err != nil || r.isError || reply.RLM == nil || reply.RLM.Answer != "2" {
+		t.Fatalf("rlm reply: %s", r.text)
+	}
+	s.Close() // the server exits and flushes
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	out, err := exec.Command("git", "--git-dir", filepath.Join(data, "projects", "_default.git"),
+		"log", "--all", "--format=%an|%s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "scripted-model-1|Critique of thought 2") {
+		t.Errorf("no critique commit authored by the model in git log:\n%s", out)
+	}
+}
