@@ -65,7 +65,7 @@ func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, e
 		return nil, err
 	}
 	if p.Save {
-		if h.ExportPath, err = c.g.writeExport(v.Session.ID, h.ExportedAt, format, doc); err != nil {
+		if h.ExportPath, err = writeExport(c.g.opts.ExportDir, v.Session.ID, h.ExportedAt, format, doc); err != nil {
 			return nil, ledger.Errorf(ledger.CodeStorage, "write the export of session %s: %w", v.Session.ID, err)
 		}
 	}
@@ -93,21 +93,39 @@ func (c *call) closeSession(ctx context.Context, id string) (path string, proble
 	if c.g.opts.ExportDir == "" {
 		return "", nil
 	}
-	v, err := c.ledger.View(ctx, id)
+	path, err := ExportCompleted(ctx, c.ledger, c.g.opts.ExportDir, id, c.g.opts.Events)
 	if err != nil {
-		return "", ledger.AsError(err)
+		if e := ledger.AsError(err); e.Code != ledger.CodeInternal {
+			return "", e
+		}
+		return "", ledger.Errorf(ledger.CodeStorage, "the session was closed, but its export could not be written: %w", err)
+	}
+	return path, nil
+}
+
+// ExportCompleted writes the export a completed session gets (seed 004):
+// SessionExport JSON in dir/{sessionId}-{timestamp}.json, and announces it
+// as session_exported to events (which may be nil). The MCP thought path
+// and the CLI's add --done both end a session with it.
+func ExportCompleted(ctx context.Context, l *ledger.Ledger, dir, id string, events ledger.EventSink) (string, error) {
+	v, err := l.View(ctx, id)
+	if err != nil {
+		return "", err
 	}
 	at := time.Now().UTC()
 	x := ledger.NewSessionExport(v, at)
 	doc, err := x.Encode()
-	if err == nil {
-		path, err = c.g.writeExport(id, at, ledger.ExportJSON, doc)
-	}
 	if err != nil {
-		return "", ledger.Errorf(ledger.CodeStorage, "the session was closed, but its export could not be written: %w", err)
+		return "", err
 	}
-	h := &exportHeader{SessionID: id, Format: ledger.ExportJSON, Thoughts: len(x.Nodes), ExportPath: path}
-	c.g.publish(sessionExportedEvent, id, exportEventData(h, "completed"))
+	path, err := writeExport(dir, id, at, ledger.ExportJSON, doc)
+	if err != nil {
+		return "", err
+	}
+	if events != nil {
+		h := &exportHeader{SessionID: id, Format: ledger.ExportJSON, Thoughts: len(x.Nodes), ExportPath: path}
+		events.Publish(ledger.Event{Type: sessionExportedEvent, SessionID: id, Timestamp: at, Data: exportEventData(h, "completed")})
+	}
 	return path, nil
 }
 
@@ -119,8 +137,7 @@ const exportStamp = "2006-01-02T15-04-05.000Z"
 // and returns its path. The file appears whole or not at all (written
 // aside, synced, then linked into place), and never replaces another
 // export: a second one in the same millisecond gets a suffix.
-func (g *Gateway) writeExport(sessionID string, at time.Time, format ledger.ExportFormat, doc []byte) (string, error) {
-	dir := g.opts.ExportDir
+func writeExport(dir, sessionID string, at time.Time, format ledger.ExportFormat, doc []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

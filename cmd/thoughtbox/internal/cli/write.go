@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -64,6 +66,9 @@ type addOutput struct {
 	Completed bool               `json:"completed"`
 	NewBranch bool               `json:"newBranch"`
 	Branches  []ledger.BranchID  `json:"branches"`
+	// ExportPath is where the session was exported when this thought
+	// completed it.
+	ExportPath string `json:"exportPath,omitempty"`
 }
 
 func (c *addCmd) Run(a *app) error {
@@ -115,20 +120,29 @@ func (c *addCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	// A completed session is exported as over MCP; memory storage keeps
+	// nothing on disk, so it writes no export either.
+	var exportPath string
+	if res.Completed && a.cfg.Storage != config.StorageMemory {
+		if exportPath, err = gateway.ExportCompleted(a.ctx, a.ledger, filepath.Join(a.cfg.DataDir, "exports"), id, a.events); err != nil {
+			return fmt.Errorf("thought %d was recorded, but the session's export failed: %w", res.Thought.ThoughtNumber, err)
+		}
+	}
 	if a.format == FormatJSON {
 		branches := res.Branches
 		if branches == nil {
 			branches = []ledger.BranchID{}
 		}
 		return writeJSON(a.env.Stdout, addOutput{
-			SessionID: id,
-			Commit:    string(res.Node.Commit()),
-			Thought:   res.Thought,
-			Node:      res.Node,
-			Session:   res.Session,
-			Completed: res.Completed,
-			NewBranch: res.NewBranch,
-			Branches:  branches,
+			SessionID:  id,
+			Commit:     string(res.Node.Commit()),
+			Thought:    res.Thought,
+			Node:       res.Node,
+			Session:    res.Session,
+			Completed:  res.Completed,
+			NewBranch:  res.NewBranch,
+			Branches:   branches,
+			ExportPath: exportPath,
 		})
 	}
 	var notes []string
@@ -144,6 +158,9 @@ func (c *addCmd) Run(a *app) error {
 	}
 	if res.Completed {
 		notes = append(notes, "session completed")
+		if exportPath != "" {
+			notes = append(notes, "exported to "+exportPath)
+		}
 	}
 	line := fmt.Sprintf("thought %d recorded in %s", res.Thought.ThoughtNumber, id)
 	if len(notes) > 0 {
