@@ -1,0 +1,246 @@
+package gitstore
+
+import (
+	"bufio"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// sendDeltaDepth bounds the delta chains of a pack we send: every
+// sendDeltaDepth-th version of a path goes whole.
+const sendDeltaDepth = 100
+
+// minDeltaSize is the size below which an object is sent whole: a delta of
+// a small thought file saves little.
+const minDeltaSize = 512
+
+// outPack writes a pack to a temporary file as objects are added, so that a
+// large push holds only the previous version of each path in memory. The
+// object count in the header is known only at the end, so the header is
+// patched and the checksum computed then.
+type outPack struct {
+	f       *os.File
+	bw      *bufio.Writer
+	off     int64
+	count   int
+	offsets map[hash]int64
+	zw      *zlib.Writer
+}
+
+func newOutPack(dir string) (*outPack, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "push-*.pack")
+	if err != nil {
+		return nil, err
+	}
+	p := &outPack{f: f, bw: bufio.NewWriterSize(f, 1<<20), offsets: map[hash]int64{}}
+	p.zw, _ = zlib.NewWriterLevel(p.bw, zlib.BestSpeed)
+	var hdr [12]byte
+	if _, err := p.bw.Write(hdr[:]); err != nil {
+		p.discard()
+		return nil, err
+	}
+	p.off = 12
+	return p, nil
+}
+
+func (p *outPack) has(id hash) bool { _, ok := p.offsets[id]; return ok }
+
+// add writes one object, as an OFS_DELTA of base when base is set, already
+// in this pack, and the delta pays.
+func (p *outPack) add(id hash, typ objType, data []byte, base hash, baseData []byte) error {
+	if p.has(id) {
+		return nil
+	}
+	start := p.off
+	payload := data
+	var head []byte
+	if boff, ok := p.offsets[base]; ok && base != zeroHash && len(data) >= minDeltaSize {
+		d := diffEdit(baseData, data).gitDelta(len(baseData))
+		if len(d) < len(data)/2 {
+			payload = d
+			head = appendOfsOffset(entryHeader(ofsDeltaType, len(d)), start-boff)
+		}
+	}
+	if head == nil {
+		head = entryHeader(int(typ), len(data))
+	}
+	cw := &countingWriter{w: p.bw, sum: crc32.NewIEEE()}
+	if _, err := cw.Write(head); err != nil {
+		return err
+	}
+	p.zw.Reset(cw)
+	if _, err := p.zw.Write(payload); err != nil {
+		return err
+	}
+	if err := p.zw.Close(); err != nil {
+		return err
+	}
+	p.off += cw.n
+	p.offsets[id] = start
+	p.count++
+	return nil
+}
+
+// finish completes the pack and returns it open at its start.
+func (p *outPack) finish() (*os.File, int64, error) {
+	if err := p.bw.Flush(); err != nil {
+		return nil, 0, err
+	}
+	var hdr [12]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(p.count))
+	if _, err := p.f.WriteAt(hdr[:], 0); err != nil {
+		return nil, 0, err
+	}
+	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	h := sha1.New()
+	if _, err := io.Copy(h, p.f); err != nil {
+		return nil, 0, err
+	}
+	if _, err := p.f.Write(h.Sum(nil)); err != nil {
+		return nil, 0, err
+	}
+	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	return p.f, p.off + 20, nil
+}
+
+func (p *outPack) discard() {
+	p.f.Close()
+	os.Remove(p.f.Name())
+}
+
+// tmpDir is where transfers keep their temporary packs: not objects/pack,
+// whose tmp_ files a starting store removes as a killed flusher's leftovers.
+func (s *Store) tmpDir() string {
+	if be, ok := s.be.(*fsBackend); ok {
+		return filepath.Join(be.gitDir, "thoughtbox", "transfer")
+	}
+	return os.TempDir()
+}
+
+// ingestPack stores a pack received from a remote. On disk it is written
+// whole to a temporary file, indexed, synced, and renamed into objects/pack
+// (index last), so that the refs pointing into it — moved afterwards — never
+// point at objects a crash could lose. In memory go-git parses it into the
+// storage.
+func (s *Store) ingestPack(ctx context.Context, r io.Reader) (objects int, bytes int64, err error) {
+	switch be := s.be.(type) {
+	case *memBackend:
+		cr := &countingReader{r: r}
+		be.mu.Lock()
+		defer be.mu.Unlock()
+		err := packfile.UpdateObjectStorage(be.st, cr)
+		return -1, cr.n, err
+	case *fsBackend:
+		return be.ingestPack(ctx, s.tmpDir(), r)
+	}
+	return 0, 0, errors.New("this store cannot receive packs")
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) (int, int64, error) {
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	cleanTransferDir(tmpDir)
+	tmp, err := os.CreateTemp(tmpDir, "fetch-*.pack")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	n, err := io.Copy(tmp, r)
+	if err != nil {
+		return 0, n, fmt.Errorf("receive pack: %w", err)
+	}
+	if n == 0 {
+		return 0, 0, nil
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return 0, n, err
+	}
+	w := new(idxfile.Writer)
+	parser, err := packfile.NewParser(packfile.NewScanner(tmp), w)
+	if err != nil {
+		return 0, n, err
+	}
+	sum, err := parser.Parse()
+	if err != nil {
+		return 0, n, fmt.Errorf("the pack received is damaged: %w", err)
+	}
+	idx, err := w.Index()
+	if err != nil {
+		return 0, n, err
+	}
+	count, _ := idx.Count()
+	idxTmp, err := os.CreateTemp(tmpDir, "fetch-*.idx")
+	if err != nil {
+		return 0, n, err
+	}
+	defer os.Remove(idxTmp.Name())
+	defer idxTmp.Close()
+	if _, err := idxfile.NewEncoder(idxTmp).Encode(idx); err != nil {
+		return 0, n, err
+	}
+	for _, f := range []*os.File{tmp, idxTmp} {
+		if err := f.Sync(); err != nil {
+			return 0, n, err
+		}
+	}
+	packDir := filepath.Join(b.gitDir, "objects", "pack")
+	base := filepath.Join(packDir, "pack-"+sum.String())
+	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+		return 0, n, err
+	}
+	if err := os.Rename(idxTmp.Name(), base+".idx"); err != nil {
+		return 0, n, err
+	}
+	if err := syncDir(packDir); err != nil {
+		return 0, n, err
+	}
+	return int(count), n, b.packs.refresh()
+}
+
+// cleanTransferDir removes temporary packs of transfers that died: anything
+// older than a day, so that a transfer running in another process is left
+// alone.
+func cleanTransferDir(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour &&
+			(strings.HasSuffix(e.Name(), ".pack") || strings.HasSuffix(e.Name(), ".idx")) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}

@@ -1,0 +1,348 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// divergedPrefix is where pull keeps a remote's chain of a session that was
+// extended differently here: refs/thoughtbox/diverged/<remote>/sessions/<id>/main.
+// It is outside refs/heads, so sessions list, load and push as before, and
+// `git log --all` still shows the remote's thoughts.
+const divergedPrefix = "refs/thoughtbox/diverged/"
+
+// Divergence is a ref whose chain differs here and on a remote.
+type Divergence struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+	// KeptAs is the ref holding the remote's chain.
+	KeptAs string `json:"keptAs"`
+	Local  string `json:"local"`
+	Remote string `json:"remote"`
+}
+
+// PullResult says what a pull did.
+type PullResult struct {
+	Remote   string       `json:"remote,omitempty"`
+	URL      string       `json:"url"`
+	Created  []RefChange  `json:"created"`
+	Updated  []RefChange  `json:"updated"`
+	UpToDate int          `json:"upToDate"`
+	Diverged []Divergence `json:"diverged"`
+	Objects  int          `json:"objects"`
+	Bytes    int64        `json:"bytes"`
+}
+
+// Pull fetches a remote's sessions and knowledge and integrates them: a ref
+// we lack is created, one we are behind on is fast-forwarded, one we are
+// ahead on is left for push, and one that diverged is left as it is here
+// while the remote's chain is kept under refs/thoughtbox/diverged/<remote>/
+// (a session moves whole: if any of its refs diverged, none is changed).
+// Nothing stored here is ever overwritten.
+func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*PullResult, error) {
+	name, u, err := s.resolveRemote(remote)
+	if err != nil {
+		return nil, err
+	}
+	keepName := name
+	if keepName == "" {
+		keepName = "url-" + slug(redactURL(u))
+	}
+	res := &PullResult{Remote: name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}}
+	tr, ep, auth, builtin, err := dial(u, o)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := tr.NewUploadPackSession(ep, auth)
+	if err != nil {
+		return nil, describeDialError(u, err)
+	}
+	defer sess.Close()
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return res, nil
+	}
+	if err != nil {
+		return nil, describeDialError(u, err)
+	}
+	remoteRefs := map[string]hash{}
+	advertised := map[hash]bool{}
+	for n, h := range ar.References {
+		advertised[h] = true
+		if shared(n) && n != "refs/heads/main" {
+			remoteRefs[n] = h
+		}
+	}
+
+	var wants []hash
+	wanted := map[hash]bool{}
+	for _, h := range remoteRefs {
+		if wanted[h] {
+			continue
+		}
+		if _, _, err := s.be.readObject(h); err == nil {
+			continue
+		} else if !errors.Is(err, errNotFound) {
+			return nil, err
+		}
+		wanted[h] = true
+		wants = append(wants, h)
+	}
+	if len(wants) > 0 {
+		local, err := s.be.listRefs("refs/")
+		if err != nil {
+			return nil, err
+		}
+		haves := make([]hash, 0, len(local))
+		seen := map[hash]bool{}
+		for _, h := range local {
+			// go-git's in-process server fails on a have it lacks, so it
+			// is told only of tips it advertised.
+			if builtin && !advertised[h] {
+				continue
+			}
+			if !seen[h] {
+				seen[h] = true
+				haves = append(haves, h)
+			}
+		}
+		sort.Slice(haves, func(i, j int) bool { return haves[i].String() < haves[j].String() })
+		sort.Slice(wants, func(i, j int) bool { return wants[i].String() < wants[j].String() })
+		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+		// A thin pack leaves out bases we have; ours are often in the
+		// write-ahead log, not in a pack, so ask for a whole one.
+		req.Capabilities.Delete(capability.ThinPack)
+		if o.Progress == nil && ar.Capabilities.Supports(capability.NoProgress) {
+			req.Capabilities.Set(capability.NoProgress)
+		}
+		req.Wants, req.Haves = wants, haves
+		start := time.Now()
+		resp, err := sess.UploadPack(ctx, req)
+		if err != nil {
+			return nil, describeDialError(u, err)
+		}
+		r := resp
+		var body interface{ Read([]byte) (int, error) } = r
+		switch {
+		case req.Capabilities.Supports(capability.Sideband64k):
+			d := sideband.NewDemuxer(sideband.Sideband64k, r)
+			d.Progress = o.Progress
+			body = d
+		case req.Capabilities.Supports(capability.Sideband):
+			d := sideband.NewDemuxer(sideband.Sideband, r)
+			d.Progress = o.Progress
+			body = d
+		}
+		res.Objects, res.Bytes, err = s.ingestPack(ctx, body)
+		resp.Close()
+		if err != nil {
+			return nil, fmt.Errorf("fetch from %s: %w", redactURL(u), err)
+		}
+		if o.Progress != nil && (res.Bytes > 1<<20 || time.Since(start) > time.Second) {
+			fmt.Fprintf(o.Progress, "Received %s in %s\n", byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+		}
+	}
+
+	// Integrate, one session at a time; a writer of ours moving a ref
+	// meanwhile makes the compare-and-swap fail, and that session is
+	// looked at again.
+	groups := map[string][]string{}
+	for ref := range remoteRefs {
+		g := groupOfRef(ref)
+		groups[g] = append(groups[g], ref)
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+		sort.Slice(groups[g], func(i, j int) bool { return refOrder(groups[g][i]) < refOrder(groups[g][j]) })
+	}
+	sort.Strings(names)
+	for _, g := range names {
+		var err error
+		for attempt := 0; attempt < 8; attempt++ {
+			if err = s.integrate(ctx, keepName, groups[g], remoteRefs, res); !errors.Is(err, errConflict) {
+				break
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("integrate %s: %w", g, err)
+		}
+	}
+	return res, nil
+}
+
+// integrate brings one session's (or the knowledge zone's) refs in line
+// with the remote's, recording what it did in res.
+func (s *Store) integrate(ctx context.Context, remote string, refs []string, remoteRefs map[string]hash, res *PullResult) error {
+	type plan struct {
+		ref    string
+		local  hash
+		remote hash
+		action string // create, forward, keep (we are ahead or equal), diverged
+	}
+	var plans []plan
+	diverged := false
+	for _, ref := range refs {
+		l, err := s.be.readRef(ref)
+		if err != nil {
+			return err
+		}
+		r := remoteRefs[ref]
+		p := plan{ref: ref, local: l, remote: r}
+		switch {
+		case l == r:
+			p.action = "keep"
+		case l == zeroHash:
+			p.action = "create"
+		default:
+			ahead, err := s.isAncestor(r, l)
+			if err != nil {
+				return err
+			}
+			behind := false
+			if !ahead {
+				if behind, err = s.isAncestor(l, r); err != nil {
+					return err
+				}
+			}
+			switch {
+			case ahead:
+				p.action = "keep"
+			case behind:
+				p.action = "forward"
+			default:
+				p.action = "diverged"
+				diverged = true
+			}
+		}
+		plans = append(plans, p)
+	}
+	b := &batch{}
+	var created, updated []RefChange
+	var divs []Divergence
+	upToDate := 0
+	for _, p := range plans {
+		id := sessionOfRef(p.ref)
+		if p.action == "keep" {
+			upToDate++
+			continue
+		}
+		if diverged {
+			// Keep the remote's chain beside ours; change nothing of ours.
+			keep := divergedPrefix + remote + "/" + strings.TrimPrefix(p.ref, "refs/heads/")
+			cur, err := s.be.readRef(keep)
+			if err != nil {
+				return err
+			}
+			if cur != p.remote {
+				b.updates = append(b.updates, refUpdate{name: keep, old: cur, new: p.remote})
+			}
+			d := Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
+			if p.local != zeroHash {
+				d.Local = p.local.String()
+			}
+			divs = append(divs, d)
+			continue
+		}
+		b.updates = append(b.updates, refUpdate{name: p.ref, old: p.local, new: p.remote})
+		ch := RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
+		if p.local == zeroHash {
+			created = append(created, ch)
+		} else {
+			ch.Old = p.local.String()
+			updated = append(updated, ch)
+		}
+	}
+	if len(b.updates) > 0 {
+		if err := s.be.apply(ctx, b); err != nil {
+			return err
+		}
+	}
+	res.Created = append(res.Created, created...)
+	res.Updated = append(res.Updated, updated...)
+	res.Diverged = append(res.Diverged, divs...)
+	res.UpToDate += upToDate
+	return nil
+}
+
+// DivergedChain is a remote's chain of a session, kept after a pull found
+// it extended differently here.
+type DivergedChain struct {
+	Remote string `json:"remote"`
+	Ref    string `json:"ref"`
+	KeptAs string `json:"keptAs"`
+	Tip    string `json:"tip"`
+	// Since is the last commit both chains share (empty if none).
+	Since string `json:"since,omitempty"`
+	// Thoughts are the remote's commits after Since, oldest first, as
+	// their subject lines ("Thought 6: …").
+	Thoughts []string `json:"thoughts"`
+}
+
+// Diverged lists the chains of a session kept from remotes that are still
+// apart from ours (a kept chain that ours has since caught up with, or
+// that is already part of ours, is not listed).
+func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
+	kept, err := s.be.listRefs(divergedPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []DivergedChain
+	for keep, tip := range kept {
+		rest := strings.TrimPrefix(keep, divergedPrefix)
+		remote, local, ok := strings.Cut(rest, "/")
+		if !ok || sessionOfRef("refs/heads/"+local) != sessionID {
+			continue
+		}
+		ref := "refs/heads/" + local
+		l, err := s.be.readRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		if l == tip {
+			continue
+		}
+		mine := map[hash]bool{}
+		if l != zeroHash {
+			if err := s.markAncestors(l, mine); err != nil {
+				return nil, err
+			}
+		}
+		if mine[tip] {
+			continue
+		}
+		dc := DivergedChain{Remote: remote, Ref: ref, KeptAs: keep, Tip: tip.String(), Thoughts: []string{}}
+		var subjects []string
+		for id := tip; id != zeroHash; {
+			if mine[id] {
+				dc.Since = id.String()
+				break
+			}
+			c, err := s.readCommit(id)
+			if err != nil {
+				return nil, fmt.Errorf("%s: commit %s: %w", keep, id, err)
+			}
+			subject, _, _ := strings.Cut(c.message, "\n")
+			subjects = append(subjects, subject)
+			id = zeroHash
+			if len(c.parents) > 0 {
+				id = c.parents[0]
+			}
+		}
+		for i := len(subjects) - 1; i >= 0; i-- {
+			dc.Thoughts = append(dc.Thoughts, subjects[i])
+		}
+		out = append(out, dc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].KeptAs < out[j].KeptAs })
+	return out, nil
+}

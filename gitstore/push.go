@@ -1,0 +1,517 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// RefChange is a ref a transfer moved.
+type RefChange struct {
+	Ref     string `json:"ref"`
+	Session string `json:"session,omitempty"`
+	Old     string `json:"old,omitempty"` // empty: the ref was created
+	New     string `json:"new"`
+}
+
+// Rejection is a ref a push left alone, and why.
+type Rejection struct {
+	Ref     string `json:"ref"`
+	Session string `json:"session,omitempty"`
+	// Reason is one of "behind" (the remote has thoughts we lack: pull),
+	// "diverged" (both sides added different thoughts), "unknown" (the
+	// remote's tip is not here: pull first), "refused" (the remote said
+	// no; Message says why) or "held" (another ref of the same session
+	// was rejected, and a session moves whole).
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// PushResult says what a push did.
+type PushResult struct {
+	Remote   string      `json:"remote,omitempty"`
+	URL      string      `json:"url"`
+	Updated  []RefChange `json:"updated"`
+	UpToDate int         `json:"upToDate"`
+	Rejected []Rejection `json:"rejected"`
+	Objects  int         `json:"objects"`
+	Bytes    int64       `json:"bytes"`
+}
+
+// sessionOfRef names the session a ref belongs to ("" for knowledge, main).
+func sessionOfRef(ref string) string {
+	if rest, ok := strings.CutPrefix(ref, refPrefix); ok {
+		id, _, _ := strings.Cut(rest, "/")
+		return id
+	}
+	return ""
+}
+
+// groupOfRef is the unit a transfer moves whole: a session's refs go
+// together, so that a remote never gets a branch without the main chain it
+// forks from.
+func groupOfRef(ref string) string {
+	if id := sessionOfRef(ref); id != "" {
+		return "session " + id
+	}
+	return ref
+}
+
+// shared reports whether a transfer moves ref.
+func shared(ref string) bool {
+	return strings.HasPrefix(ref, refPrefix) || ref == knowledgeRef || ref == "refs/heads/main"
+}
+
+// Push sends the project's sessions and knowledge to a remote (a remote
+// name, or a URL or path). A ref moves only forward: if the remote's tip is
+// not an ancestor of ours, the ref — and the rest of its session — is
+// rejected and reported, unless the session is listed in o.Force.
+func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*PushResult, error) {
+	name, u, err := s.resolveRemote(remote)
+	if err != nil {
+		return nil, err
+	}
+	res := &PushResult{Remote: name, URL: redactURL(u), Updated: []RefChange{}, Rejected: []Rejection{}}
+	tr, ep, auth, _, err := dial(u, o)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := tr.NewReceivePackSession(ep, auth)
+	if err != nil {
+		return nil, describeDialError(u, err)
+	}
+	defer sess.Close()
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return nil, describeDialError(u, err)
+	}
+	if ar == nil {
+		ar = packp.NewAdvRefs()
+	}
+	remoteRefs := map[string]hash{}
+	for n, h := range ar.References {
+		remoteRefs[n] = h
+	}
+
+	local, err := s.be.listRefs("refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	only := map[string]bool{}
+	for _, id := range o.Sessions {
+		only[id] = true
+	}
+	force := map[string]bool{}
+	for _, id := range o.Force {
+		force[id] = true
+	}
+	groups := map[string][]string{}
+	for ref := range local {
+		if !shared(ref) {
+			continue
+		}
+		if id := sessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
+			continue
+		}
+		if ref == "refs/heads/main" {
+			// Every ledger starts its own main (a README); only a remote
+			// without one gets ours.
+			if r, ok := remoteRefs[ref]; ok && r != local[ref] {
+				continue
+			}
+		}
+		g := groupOfRef(ref)
+		groups[g] = append(groups[g], ref)
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+		// main chain first, so that its commits precede a branch's
+		sort.Slice(groups[g], func(i, j int) bool { return refOrder(groups[g][i]) < refOrder(groups[g][j]) })
+	}
+	sort.Strings(names)
+
+	var cmds []*packp.Command
+	var sendTips []hash
+	var sendRefs []string
+	for _, g := range names {
+		var gcmds []*packp.Command
+		var rejected []Rejection
+		for _, ref := range groups[g] {
+			l, r := local[ref], remoteRefs[ref]
+			id := sessionOfRef(ref)
+			switch {
+			case l == r:
+				res.UpToDate++
+				continue
+			case r == zeroHash || (id != "" && force[id]):
+			default:
+				reason, msg, err := s.pushCheck(ref, l, r)
+				if err != nil {
+					return nil, err
+				}
+				if reason != "" {
+					rejected = append(rejected, Rejection{Ref: ref, Session: id, Reason: reason, Message: msg})
+					continue
+				}
+			}
+			gcmds = append(gcmds, &packp.Command{Name: plumbing.ReferenceName(ref), Old: r, New: l})
+		}
+		if len(rejected) > 0 {
+			res.Rejected = append(res.Rejected, rejected...)
+			for _, c := range gcmds {
+				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: sessionOfRef(c.Name.String()), Reason: "held",
+					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
+			}
+			continue
+		}
+		for _, c := range gcmds {
+			cmds = append(cmds, c)
+			sendTips = append(sendTips, c.New)
+			sendRefs = append(sendRefs, c.Name.String())
+		}
+	}
+	if len(cmds) == 0 {
+		return res, nil
+	}
+
+	// What the remote has: everything reachable from its tips that we have
+	// here too (a session's history we fetched or pushed before).
+	known := map[hash]bool{}
+	for _, c := range cmds {
+		prefix := c.Name.String()
+		if id := sessionOfRef(prefix); id != "" {
+			prefix = refPrefix + id + "/"
+		}
+		for ref, h := range remoteRefs {
+			if strings.HasPrefix(ref, prefix) {
+				if err := s.markAncestors(h, known); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	start := time.Now()
+	pack, err := newOutPack(s.tmpDir())
+	if err != nil {
+		return nil, err
+	}
+	defer pack.discard()
+	pw := &packWalker{s: s, pack: pack, known: known}
+	for i, tip := range sendTips {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := pw.addHistory(tip, groupOfRef(sendRefs[i])); err != nil {
+			return nil, fmt.Errorf("pack %s: %w", sendRefs[i], err)
+		}
+	}
+	f, size, err := pack.finish()
+	if err != nil {
+		return nil, err
+	}
+	res.Objects, res.Bytes = pack.count, size
+	progress := o.Progress
+	if progress != nil && (pack.count >= 1000 || time.Since(start) > time.Second) {
+		fmt.Fprintf(progress, "Sending %d objects (%s) for %d refs to %s\n", pack.count, byteSize(size), len(cmds), redactURL(u))
+	} else {
+		progress = nil
+	}
+
+	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	req.Commands = cmds
+	req.Packfile = io.NopCloser(f)
+	rs, err := sess.ReceivePack(ctx, req)
+	if err != nil {
+		return nil, describeDialError(u, err)
+	}
+	failed := map[string]string{}
+	if rs != nil {
+		if rs.UnpackStatus != "" && rs.UnpackStatus != "ok" {
+			return nil, fmt.Errorf("%s could not store the pack: %s", redactURL(u), rs.UnpackStatus)
+		}
+		for _, cs := range rs.CommandStatuses {
+			if cs.Status != "ok" {
+				failed[cs.ReferenceName.String()] = cs.Status
+			}
+		}
+	}
+	for _, c := range cmds {
+		ref := c.Name.String()
+		if msg, bad := failed[ref]; bad {
+			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: sessionOfRef(ref), Reason: "refused", Message: msg})
+			continue
+		}
+		ch := RefChange{Ref: ref, Session: sessionOfRef(ref), New: c.New.String()}
+		if c.Old != zeroHash {
+			ch.Old = c.Old.String()
+		}
+		res.Updated = append(res.Updated, ch)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "Sent in %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	return res, nil
+}
+
+// refOrder sorts a session's main chain before its branches.
+func refOrder(ref string) string {
+	if strings.HasSuffix(ref, "/main") {
+		return "0" + ref
+	}
+	return "1" + ref
+}
+
+// pushCheck says whether our tip l may replace the remote's r.
+func (s *Store) pushCheck(ref string, l, r hash) (reason, msg string, err error) {
+	if _, _, err := s.be.readObject(r); err != nil {
+		if errors.Is(err, errNotFound) {
+			return "unknown", "the remote has thoughts this ledger has not seen: pull first", nil
+		}
+		return "", "", err
+	}
+	ok, err := s.isAncestor(r, l)
+	if err != nil || ok {
+		return "", "", err
+	}
+	behind, err := s.isAncestor(l, r)
+	if err != nil {
+		return "", "", err
+	}
+	if behind {
+		return "behind", "the remote is ahead of this ledger: pull to catch up", nil
+	}
+	return "diverged", "this session was extended differently here and on the remote: pull keeps both chains", nil
+}
+
+// isAncestor reports whether anc is tip or one of its ancestors.
+func (s *Store) isAncestor(anc, tip hash) (bool, error) {
+	seen := map[hash]bool{}
+	queue := []hash{tip}
+	for len(queue) > 0 {
+		id := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if id == anc {
+			return true, nil
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c, err := s.readCommit(id)
+		if err != nil {
+			return false, fmt.Errorf("commit %s: %w", id, err)
+		}
+		queue = append(queue, c.parents...)
+	}
+	return false, nil
+}
+
+// markAncestors adds tip and its ancestors to set; a tip we do not have is
+// skipped (the remote has it, but we cannot walk it).
+func (s *Store) markAncestors(tip hash, set map[hash]bool) error {
+	queue := []hash{tip}
+	for len(queue) > 0 {
+		id := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if set[id] {
+			continue
+		}
+		c, err := s.readCommit(id)
+		if errors.Is(err, errNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", id, err)
+		}
+		set[id] = true
+		queue = append(queue, c.parents...)
+	}
+	return nil
+}
+
+// packWalker adds to a pack what commits unknown to the remote bring: each
+// commit and the trees and blobs that differ from its first parent's. Each
+// path's previous version is kept as the delta base of its next one, so a
+// session's growing folder tree and manifest travel as small deltas.
+type packWalker struct {
+	s     *Store
+	pack  *outPack
+	known map[hash]bool
+	group string
+	prev  map[string]version
+}
+
+type version struct {
+	id    hash
+	data  []byte
+	depth int
+}
+
+func (w *packWalker) addHistory(tip hash, group string) error {
+	if group != w.group {
+		w.group, w.prev = group, map[string]version{}
+	}
+	commits, err := w.newCommits(tip)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		var parentTree hash
+		if len(c.parsed.parents) > 0 {
+			pc, err := w.s.readCommit(c.parsed.parents[0])
+			if err != nil {
+				return fmt.Errorf("commit %s: %w", c.parsed.parents[0], err)
+			}
+			parentTree = pc.tree
+		}
+		if err := w.addTree("", c.parsed.tree, parentTree); err != nil {
+			return err
+		}
+		if err := w.pack.add(c.id, typeCommit, c.data, zeroHash, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type walkedCommit struct {
+	id     hash
+	data   []byte
+	parsed *parsedCommit
+}
+
+// newCommits lists the commits reachable from tip that the remote lacks
+// and the pack does not hold yet, parents before children.
+func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
+	type frame struct {
+		c walkedCommit
+		i int
+	}
+	var out []walkedCommit
+	visited := map[hash]bool{}
+	var stack []frame
+	visit := func(id hash) error {
+		if visited[id] || w.known[id] || w.pack.has(id) {
+			return nil
+		}
+		visited[id] = true
+		data, err := w.s.readTyped(id, typeCommit)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", id, err)
+		}
+		pc, err := parseCommit(data)
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", id, err)
+		}
+		stack = append(stack, frame{c: walkedCommit{id: id, data: data, parsed: pc}})
+		return nil
+	}
+	if err := visit(tip); err != nil {
+		return nil, err
+	}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.i < len(f.c.parsed.parents) {
+			p := f.c.parsed.parents[f.i]
+			f.i++
+			if err := visit(p); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, f.c)
+		stack = stack[:len(stack)-1]
+	}
+	return out, nil
+}
+
+// addTree adds the tree id at path and whatever in it differs from old.
+func (w *packWalker) addTree(path string, id, old hash) error {
+	if id == old || w.pack.has(id) {
+		return nil
+	}
+	data, err := w.s.readTyped(id, typeTree)
+	if err != nil {
+		return fmt.Errorf("tree %s at %q: %w", id, path, err)
+	}
+	t, err := parseTree(data)
+	if err != nil {
+		return fmt.Errorf("tree %s at %q: %w", id, path, err)
+	}
+	var oldTree *tree
+	if old != zeroHash {
+		od, err := w.s.readTyped(old, typeTree)
+		if err != nil {
+			return fmt.Errorf("tree %s at %q: %w", old, path, err)
+		}
+		if oldTree, err = parseTree(od); err != nil {
+			return fmt.Errorf("tree %s at %q: %w", old, path, err)
+		}
+	}
+	for _, e := range t.entries {
+		var oe treeEntry
+		var had bool
+		if oldTree != nil {
+			oe, had = oldTree.get(e.name)
+		}
+		if had && oe.id == e.id && oe.dir == e.dir {
+			continue
+		}
+		sub := path + "/" + e.name
+		if e.dir {
+			base := zeroHash
+			if had && oe.dir {
+				base = oe.id
+			}
+			if err := w.addTree(sub, e.id, base); err != nil {
+				return err
+			}
+			continue
+		}
+		if w.pack.has(e.id) {
+			continue
+		}
+		blob, err := w.s.readTyped(e.id, typeBlob)
+		if err != nil {
+			return fmt.Errorf("file %s (%s): %w", sub, e.id, err)
+		}
+		if err := w.addVersion(sub, e.id, typeBlob, blob); err != nil {
+			return err
+		}
+	}
+	return w.addVersion(path+"/", id, typeTree, data)
+}
+
+func (w *packWalker) addVersion(path string, id hash, typ objType, data []byte) error {
+	pv, ok := w.prev[path]
+	base, baseData, depth := zeroHash, []byte(nil), 0
+	if ok && pv.depth < sendDeltaDepth && w.pack.has(pv.id) {
+		base, baseData, depth = pv.id, pv.data, pv.depth+1
+	}
+	if err := w.pack.add(id, typ, data, base, baseData); err != nil {
+		return err
+	}
+	if len(data) >= minDeltaSize {
+		w.prev[path] = version{id: id, data: data, depth: depth}
+	}
+	return nil
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

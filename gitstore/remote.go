@@ -1,0 +1,346 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+)
+
+// A project shares its ledger through ordinary Git remotes. Remotes are
+// kept where git keeps them — [remote "name"] sections of the repository's
+// config — so `git remote -v` and `git fetch` in the bare repository agree
+// with `thoughtbox remote list`.
+//
+// What moves: every session's refs (refs/heads/sessions/<id>/...), the
+// knowledge zone (refs/heads/knowledge) and, when the remote has none yet,
+// main with its README. Each session owns its refs, so pushes from many
+// agents never touch the same ref unless they wrote the same session.
+
+// Remote is a named Git remote of the project.
+type Remote struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+// TransferOptions say how to reach a remote and what to move.
+type TransferOptions struct {
+	// Progress, when set, receives progress lines (the server's own, and
+	// ours for long transfers).
+	Progress io.Writer
+	// Token authenticates over http(s) (basic auth, the token as the
+	// password); User is the user name sent with it ("thoughtbox" if
+	// empty). Credentials in the URL are used when Token is empty.
+	Token, User string
+	// SSHKeyFile is a private key for ssh URLs; without it the ssh agent
+	// is asked.
+	SSHKeyFile, SSHKeyPassphrase string
+	// BuiltinFile serves file URLs and paths with go-git's in-process Git
+	// server even when the git programs are installed. Without them it is
+	// used anyway.
+	BuiltinFile bool
+	// Sessions limits a push to these sessions (the knowledge ref goes
+	// too); nil pushes everything.
+	Sessions []string
+	// Force lists sessions whose refs on the remote may be replaced even
+	// though they are not ancestors of ours (push only).
+	Force []string
+}
+
+var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func validRemoteName(name string) error {
+	if !remoteNameRE.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
+		return fmt.Errorf("remote name %q: expected letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// ErrNoRemote is returned for a remote name the project does not have.
+var ErrNoRemote = errors.New("no such remote")
+
+// Remotes lists the project's remotes by name.
+func (s *Store) Remotes() ([]Remote, error) {
+	cfg, err := s.readConfig()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Remote, 0, len(cfg.Remotes))
+	for name, rc := range cfg.Remotes {
+		r := Remote{Name: name}
+		if len(rc.URLs) > 0 {
+			r.URL = rc.URLs[0]
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// AddRemote records a remote. A path is stored as an absolute path, so that
+// the remote does not depend on the directory a command ran in.
+func (s *Store) AddRemote(name, rawURL string) (Remote, error) {
+	if err := validRemoteName(name); err != nil {
+		return Remote{}, err
+	}
+	u, err := normalizeURL(rawURL)
+	if err != nil {
+		return Remote{}, err
+	}
+	err = s.editConfig(func(cfg *gitconfig.Config) error {
+		if _, ok := cfg.Remotes[name]; ok {
+			return fmt.Errorf("remote %q already exists (url %s); remove it first to change it", name, cfg.Remotes[name].URLs[0])
+		}
+		cfg.Remotes[name] = &gitconfig.RemoteConfig{Name: name, URLs: []string{u},
+			Fetch: []gitconfig.RefSpec{gitconfig.RefSpec("+refs/heads/*:refs/remotes/" + name + "/*")}}
+		return nil
+	})
+	return Remote{Name: name, URL: u}, err
+}
+
+// RemoveRemote forgets a remote. Chains kept from it after a divergence
+// stay (refs/thoughtbox/diverged/<name>/...): they may hold the only local
+// copy of someone's thoughts.
+func (s *Store) RemoveRemote(name string) error {
+	return s.editConfig(func(cfg *gitconfig.Config) error {
+		if _, ok := cfg.Remotes[name]; !ok {
+			return fmt.Errorf("remote %q: %w", name, ErrNoRemote)
+		}
+		delete(cfg.Remotes, name)
+		if cfg.Raw != nil && cfg.Raw.HasSection("remote") {
+			cfg.Raw.Section("remote").RemoveSubsection(name)
+		}
+		return nil
+	})
+}
+
+// resolveRemote turns a remote name, or a URL or path given directly, into
+// the name to report and the URL to dial.
+func (s *Store) resolveRemote(nameOrURL string) (name, u string, err error) {
+	remotes, err := s.Remotes()
+	if err != nil {
+		return "", "", err
+	}
+	if nameOrURL == "" {
+		switch len(remotes) {
+		case 0:
+			return "", "", fmt.Errorf("the project has no remote: add one with 'thoughtbox remote add origin <url>': %w", ErrNoRemote)
+		case 1:
+			return remotes[0].Name, remotes[0].URL, nil
+		}
+		for _, r := range remotes {
+			if r.Name == "origin" {
+				return r.Name, r.URL, nil
+			}
+		}
+		return "", "", fmt.Errorf("the project has %d remotes and none is called origin: name one: %w", len(remotes), ErrNoRemote)
+	}
+	for _, r := range remotes {
+		if r.Name == nameOrURL {
+			return r.Name, r.URL, nil
+		}
+	}
+	if strings.ContainsAny(nameOrURL, "/:\\") {
+		u, err := normalizeURL(nameOrURL)
+		return "", u, err
+	}
+	return "", "", fmt.Errorf("remote %q: %w (see 'thoughtbox remote list')", nameOrURL, ErrNoRemote)
+}
+
+// normalizeURL checks a remote URL and makes a local path absolute.
+func normalizeURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", errors.New("remote url: expected a path or a URL (file://, git://, http(s)://, ssh://, or user@host:path)")
+	}
+	ep, err := transport.NewEndpoint(raw)
+	if err != nil {
+		return "", fmt.Errorf("remote url %q: %v", raw, err)
+	}
+	switch ep.Protocol {
+	case "file":
+		if strings.HasPrefix(raw, "file://") {
+			return raw, nil
+		}
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return "", err
+		}
+		return abs, nil
+	case "git", "http", "https", "ssh":
+		return raw, nil
+	}
+	return "", fmt.Errorf("remote url %q: protocol %q is not supported: expected a path, file://, git://, http(s):// or ssh://", raw, ep.Protocol)
+}
+
+// dial picks the transport and credentials for a URL; builtin says it is
+// go-git's in-process server.
+func dial(rawURL string, o TransferOptions) (tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod, builtin bool, err error) {
+	ep, err = transport.NewEndpoint(rawURL)
+	if err != nil {
+		return nil, nil, nil, false, fmt.Errorf("remote url %q: %v", rawURL, err)
+	}
+	switch ep.Protocol {
+	case "file":
+		if o.BuiltinFile || !gitProgramsInstalled() {
+			// go-git's own server, in this process: pushing to a path
+			// needs no git installation.
+			return server.NewClient(server.DefaultLoader), ep, nil, true, nil
+		}
+	case "http", "https":
+		switch {
+		case o.Token != "":
+			user := o.User
+			if user == "" {
+				user = "thoughtbox"
+			}
+			auth = &githttp.BasicAuth{Username: user, Password: o.Token}
+		case ep.User != "" || ep.Password != "":
+			auth = &githttp.BasicAuth{Username: ep.User, Password: ep.Password}
+		}
+	case "ssh":
+		user := ep.User
+		if user == "" {
+			user = "git"
+		}
+		if o.SSHKeyFile != "" {
+			keys, err := gitssh.NewPublicKeysFromFile(user, o.SSHKeyFile, o.SSHKeyPassphrase)
+			if err != nil {
+				return nil, nil, nil, false, fmt.Errorf("ssh key %s: %w", o.SSHKeyFile, err)
+			}
+			auth = keys
+		}
+		// Otherwise go-git asks the ssh agent (SSH_AUTH_SOCK).
+	}
+	c, err := client.NewClient(ep)
+	if err != nil {
+		return nil, nil, nil, false, fmt.Errorf("remote url %q: %w", rawURL, err)
+	}
+	return c, ep, auth, false, nil
+}
+
+func gitProgramsInstalled() bool {
+	_, err1 := exec.LookPath("git-upload-pack")
+	_, err2 := exec.LookPath("git-receive-pack")
+	return err1 == nil && err2 == nil
+}
+
+// describeDialError adds what to do to the usual failures of reaching a
+// remote.
+func describeDialError(u string, err error) error {
+	switch {
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		hint := ""
+		if ep, perr := transport.NewEndpoint(u); perr == nil && ep.Protocol == "file" {
+			hint = fmt.Sprintf(" (create it with 'git init --bare %s')", ep.Path)
+		}
+		return fmt.Errorf("no Git repository at %s%s: %w", redactURL(u), hint, err)
+	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
+		return fmt.Errorf("%s refused our credentials (set THOUGHTBOX_GIT_TOKEN for http(s), THOUGHTBOX_SSH_KEY or an ssh agent for ssh): %w", redactURL(u), err)
+	}
+	return fmt.Errorf("%s: %w", redactURL(u), err)
+}
+
+// redactURL hides a password in a URL before it is printed.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// readConfig reads the repository's Git config.
+func (s *Store) readConfig() (*gitconfig.Config, error) {
+	switch be := s.be.(type) {
+	case *fsBackend:
+		data, err := os.ReadFile(filepath.Join(be.gitDir, "config"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		cfg := gitconfig.NewConfig()
+		if err := cfg.Unmarshal(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(be.gitDir, "config"), err)
+		}
+		return cfg, nil
+	case *memBackend:
+		be.mu.Lock()
+		defer be.mu.Unlock()
+		return be.st.Config()
+	}
+	return nil, errors.New("this store keeps no config")
+}
+
+// editConfig changes the config under git's config.lock, atomically.
+func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
+	switch be := s.be.(type) {
+	case *fsBackend:
+		path := filepath.Join(be.gitDir, "config")
+		lock := path + ".lock"
+		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("lock %s (another git or thoughtbox command may be changing it): %w", path, err)
+		}
+		done := false
+		defer func() {
+			if !done {
+				f.Close()
+				os.Remove(lock)
+			}
+		}()
+		cfg, err := s.readConfig()
+		if err != nil {
+			return err
+		}
+		if err := change(cfg); err != nil {
+			return err
+		}
+		data, err := cfg.Marshal()
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(lock, path); err != nil {
+			return err
+		}
+		done = true
+		return syncDir(be.gitDir)
+	case *memBackend:
+		be.mu.Lock()
+		defer be.mu.Unlock()
+		cfg, err := be.st.Config()
+		if err != nil {
+			return err
+		}
+		if err := change(cfg); err != nil {
+			return err
+		}
+		return be.st.SetConfig(cfg)
+	}
+	return errors.New("this store keeps no config")
+}
