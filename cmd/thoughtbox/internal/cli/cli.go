@@ -91,6 +91,11 @@ type commandLine struct {
 	Search   searchCmd   `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
+
+	Remote remoteCmd `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
+	Push   pushCmd   `cmd:"" help:"Push every session, its branches and the knowledge zone to a Git remote."`
+	Pull   pullCmd   `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
+	Clone  cloneCmd  `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 }
 
 const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
@@ -101,7 +106,10 @@ Session ids may be shortened to any unique prefix.
 Environment: THOUGHTBOX_DATA_DIR, THOUGHTBOX_PROJECT, THOUGHTBOX_STORAGE (fs|memory),
 THOUGHTBOX_PARTITION (monthly|weekly|daily|none), THOUGHTBOX_AGENT_NAME (author of
 thoughts written here; default thoughtbox-cli). For serve: THOUGHTBOX_TRANSPORT,
-HOST, PORT, THOUGHTBOX_AUTH_TOKEN, THOUGHTBOX_AGENT_ID, DISABLE_THOUGHT_LOGGING.`
+HOST, PORT, THOUGHTBOX_AUTH_TOKEN, THOUGHTBOX_AGENT_ID, DISABLE_THOUGHT_LOGGING.
+For remotes: THOUGHTBOX_GIT_TOKEN, THOUGHTBOX_GIT_USER (http), THOUGHTBOX_SSH_KEY,
+THOUGHTBOX_SSH_KEY_PASSPHRASE (ssh), THOUGHTBOX_FILE_TRANSPORT (git|builtin),
+THOUGHTBOX_AUTO_PUSH (a remote to push each session to when it closes).`
 
 // app is what a command runs against: the environment, the resolved
 // configuration and the open ledger.
@@ -116,6 +124,9 @@ type app struct {
 	// events is the event sink of the ledger (nil when the stream is off).
 	events ledger.EventSink
 	format Format
+	// projectFlagged says --project was given (clone names the project
+	// after the URL otherwise).
+	projectFlagged bool
 }
 
 // exitRequest carries kong's request to exit (after --help) out of the
@@ -177,12 +188,26 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		sink = jsonl
 		defer jsonl.Close()
 	}
-	l, store, err := cfg.Open(ledger.Options{NewID: env.NewID, Events: sink})
+	store, err := cfg.OpenStore()
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
-	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink}
+	var pusher *autoPusher
+	if remote := cfg.Getenv(EnvAutoPush); remote != "" && cfg.Storage == config.StorageFS {
+		o, err := transferOptions(cfg, nil)
+		if err != nil {
+			store.Close()
+			return report(env.Stderr, cfg, err)
+		}
+		pusher = newAutoPusher(store, remote, o, env.Stderr, sink)
+		sink = pusher
+	}
+	l := ledger.New(store, ledger.Options{NewID: env.NewID, Events: sink})
+	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, projectFlagged: cl.Project != ""}
 	runErr := kctx.Run(a)
+	if pusher != nil {
+		pusher.close()
+	}
 	closeErr := store.Close()
 	if runErr != nil {
 		return report(env.Stderr, cfg, runErr)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -24,6 +25,9 @@ type showOutput struct {
 	// Revisions is the revision index, by node id, for the nodes that
 	// revise or are revised.
 	Revisions map[string]ledger.RevisionInfo `json:"revisions"`
+	// Diverged lists remotes' chains of this session that were extended
+	// differently there (kept by pull; empty when none).
+	Diverged []gitstore.DivergedChain `json:"diverged"`
 }
 
 func (c *showCmd) Run(a *app) error {
@@ -38,6 +42,10 @@ func (c *showCmd) Run(a *app) error {
 	if !v.Integrity.Valid {
 		fmt.Fprintf(a.env.Stderr, "warning: session %s is damaged; showing what could be read ('thoughtbox verify %s' tells more)\n", id, id)
 	}
+	diverged, err := a.store.Diverged(id)
+	if err != nil {
+		return err
+	}
 	if a.format == FormatJSON {
 		out := showOutput{
 			Session:   v.Session,
@@ -46,6 +54,7 @@ func (c *showCmd) Run(a *app) error {
 			Branches:  v.Graph.Branches(),
 			Nodes:     v.Graph.Nodes(),
 			Revisions: map[string]ledger.RevisionInfo{},
+			Diverged:  append([]gitstore.DivergedChain{}, diverged...),
 		}
 		for _, n := range out.Nodes {
 			if r, ok := v.Graph.Revision(n.ID); ok && (r.RevisionDepth > 0 || len(r.RevisedBy) > 0) {
@@ -55,7 +64,28 @@ func (c *showCmd) Run(a *app) error {
 		return writeJSON(a.env.Stdout, out)
 	}
 	writeTree(a.env.Stdout, v)
+	writeDiverged(a.env.Stdout, diverged)
 	return nil
+}
+
+// writeDiverged prints the remotes' chains kept after a divergence: the
+// thoughts a remote has on a chain of this session that this ledger lacks.
+func writeDiverged(w io.Writer, chains []gitstore.DivergedChain) {
+	for _, d := range chains {
+		chain := "main chain"
+		if _, b, ok := strings.Cut(d.Ref, "/branches/"); ok {
+			chain = "branch " + b
+		}
+		since := "from its start"
+		if d.Since != "" {
+			since = "after commit " + d.Since[:7]
+		}
+		fmt.Fprintf(w, "\ndiverged: %s's %s went its own way %s (%s)\n", d.Remote, chain, since, plural(len(d.Thoughts), "thought", "thoughts"))
+		for _, t := range d.Thoughts {
+			fmt.Fprintf(w, "  %s\n", clip(t, maxShownLine))
+		}
+		fmt.Fprintf(w, "  kept as %s (git log %s)\n", d.KeptAs, strings.TrimPrefix(d.KeptAs, "refs/"))
+	}
 }
 
 // maxShownLine bounds the first line shown for each thought.

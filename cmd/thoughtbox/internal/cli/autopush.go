@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// autoPusher pushes a session to a remote when it closes (a thought with
+// nextThoughtNeeded false), as THOUGHTBOX_AUTO_PUSH asks. Pushing happens
+// in the background and never fails the thought: a failed push is logged,
+// and its sessions are pushed again with the next one.
+type autoPusher struct {
+	store  *gitstore.Store
+	remote string
+	opts   gitstore.TransferOptions
+	log    io.Writer
+	next   ledger.EventSink // the sink this one wraps (may be nil)
+
+	mu      sync.Mutex
+	pending map[string]bool // sessions closed and not yet pushed
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	// pushes counts finished push attempts, for tests.
+	pushes int
+}
+
+func newAutoPusher(store *gitstore.Store, remote string, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
+	p := &autoPusher{store: store, remote: remote, opts: opts, log: log, next: next,
+		pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+// Publish implements ledger.EventSink; it must not block.
+func (p *autoPusher) Publish(e ledger.Event) {
+	if p.next != nil {
+		p.next.Publish(e)
+	}
+	switch e.Type {
+	case ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated:
+	default:
+		return
+	}
+	if more, ok := e.Data["nextThoughtNeeded"].(bool); !ok || more {
+		return
+	}
+	p.mu.Lock()
+	p.pending[e.SessionID] = true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *autoPusher) run() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.wake:
+			p.pushPending()
+		case <-p.stop:
+			p.pushPending() // a session closed just before the end still goes
+			return
+		}
+	}
+}
+
+func (p *autoPusher) pushPending() {
+	p.mu.Lock()
+	ids := make([]string, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	p.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	sort.Strings(ids)
+	o := p.opts
+	o.Sessions = ids
+	o.Progress = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	res, err := p.store.Push(ctx, p.remote, o)
+	cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pushes++
+	if err != nil {
+		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s failed (%v); %s will be pushed again with the next closed session\n",
+			p.remote, err, plural(len(ids), "session", "sessions"))
+		return
+	}
+	rejected := map[string]bool{}
+	for _, r := range res.Rejected {
+		rejected[r.Session] = true
+		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s: %s rejected (%s): %s\n", p.remote, r.Ref, r.Reason, r.Message)
+	}
+	for _, id := range ids {
+		if !rejected[id] {
+			delete(p.pending, id)
+		}
+	}
+}
+
+// close pushes what is pending and stops.
+func (p *autoPusher) close() {
+	close(p.stop)
+	<-p.done
+}

@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gitstore"
+)
+
+// Environment variables for reaching Git remotes.
+const (
+	// EnvGitToken authenticates to http(s) remotes (as the password of
+	// basic auth, which GitHub, GitLab and Gitea accept for tokens).
+	EnvGitToken = "THOUGHTBOX_GIT_TOKEN"
+	// EnvGitUser is the user name sent with the token (default thoughtbox).
+	EnvGitUser = "THOUGHTBOX_GIT_USER"
+	// EnvSSHKey names a private key file for ssh remotes; without it the
+	// ssh agent is used.
+	EnvSSHKey           = "THOUGHTBOX_SSH_KEY"
+	EnvSSHKeyPassphrase = "THOUGHTBOX_SSH_KEY_PASSPHRASE"
+	// EnvFileTransport chooses how paths and file:// URLs are served:
+	// "git" runs git-upload-pack/git-receive-pack (the default when they
+	// are installed), "builtin" uses go-git's in-process server.
+	EnvFileTransport = "THOUGHTBOX_FILE_TRANSPORT"
+	// EnvAutoPush names a remote to push a session to when it closes.
+	EnvAutoPush = "THOUGHTBOX_AUTO_PUSH"
+)
+
+// transferOptions reads the credentials and transport choice from the
+// environment.
+func transferOptions(cfg *config.Config, progress io.Writer) (gitstore.TransferOptions, error) {
+	o := gitstore.TransferOptions{
+		Progress:         progress,
+		Token:            cfg.Getenv(EnvGitToken),
+		User:             cfg.Getenv(EnvGitUser),
+		SSHKeyFile:       cfg.Getenv(EnvSSHKey),
+		SSHKeyPassphrase: cfg.Getenv(EnvSSHKeyPassphrase),
+	}
+	switch v := cfg.Getenv(EnvFileTransport); v {
+	case "", "git":
+	case "builtin":
+		o.BuiltinFile = true
+	default:
+		return o, &config.SettingError{Name: EnvFileTransport, Value: v, Reason: "expected git or builtin"}
+	}
+	return o, nil
+}
+
+func (a *app) needDisk() error {
+	if a.cfg.Storage != config.StorageFS {
+		return &failure{msg: "remotes need a ledger on disk, and THOUGHTBOX_STORAGE=memory keeps none",
+			hints: []string{"unset THOUGHTBOX_STORAGE to use the project's repository"}}
+	}
+	return nil
+}
+
+type remoteCmd struct {
+	Add    remoteAddCmd    `cmd:"" help:"Add a Git remote to share the project's ledger through."`
+	List   remoteListCmd   `cmd:"" default:"1" help:"List the project's remotes."`
+	Remove remoteRemoveCmd `cmd:"" aliases:"rm" help:"Forget a remote (chains kept from it after a divergence stay)."`
+}
+
+type remoteAddCmd struct {
+	Name string `arg:"" help:"Name of the remote, e.g. origin."`
+	URL  string `arg:"" name:"url" help:"A path to a bare repository, file://, git://, http(s):// or ssh:// URL, or user@host:path."`
+}
+
+func (c *remoteAddCmd) Run(a *app) error {
+	if err := a.needDisk(); err != nil {
+		return err
+	}
+	r, err := a.store.AddRemote(c.Name, c.URL)
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, r)
+	}
+	fmt.Fprintf(a.env.Stdout, "%s\t%s\n", r.Name, r.URL)
+	return nil
+}
+
+type remoteListCmd struct{}
+
+func (c *remoteListCmd) Run(a *app) error {
+	if err := a.needDisk(); err != nil {
+		return err
+	}
+	list, err := a.store.Remotes()
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(a.env.Stderr, "project %s has no remotes; add one with 'thoughtbox remote add origin <url>'\n", a.cfg.Project)
+	}
+	for _, r := range list {
+		fmt.Fprintf(a.env.Stdout, "%s\t%s\n", r.Name, r.URL)
+	}
+	return nil
+}
+
+type remoteRemoveCmd struct {
+	Name string `arg:"" help:"Name of the remote."`
+}
+
+func (c *remoteRemoveCmd) Run(a *app) error {
+	if err := a.needDisk(); err != nil {
+		return err
+	}
+	return a.store.RemoveRemote(c.Name)
+}
+
+type pushCmd struct {
+	Remote  string   `arg:"" optional:"" help:"Remote name, URL or path (default: the only remote, or origin)."`
+	Session []string `name:"session" placeholder:"ID" help:"Push only these sessions (repeatable; the knowledge zone goes too)."`
+	Force   []string `name:"force" placeholder:"ID" help:"Replace the remote's chain of this session with ours even though they diverged (repeatable). The remote's thoughts stay in any clone that pulled them."`
+}
+
+func (c *pushCmd) Run(a *app) error {
+	if err := a.needDisk(); err != nil {
+		return err
+	}
+	o, err := transferOptions(a.cfg, a.env.Stderr)
+	if err != nil {
+		return err
+	}
+	for _, list := range []*[]string{&c.Session, &c.Force} {
+		for i, id := range *list {
+			if (*list)[i], err = a.resolve(id); err != nil {
+				return err
+			}
+		}
+	}
+	if len(c.Session) > 0 {
+		o.Sessions = c.Session
+	}
+	o.Force = c.Force
+	res, err := a.store.Push(a.ctx, c.Remote, o)
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		if err := writeJSON(a.env.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		where := remoteLabel(res.Remote, res.URL)
+		switch {
+		case len(res.Updated) == 0 && len(res.Rejected) == 0:
+			fmt.Fprintf(a.env.Stdout, "%s is up to date (%s)\n", where, plural(res.UpToDate, "ref", "refs"))
+		case len(res.Updated) > 0:
+			fmt.Fprintf(a.env.Stdout, "pushed %s of %s to %s (%d objects, %d bytes)\n",
+				plural(len(res.Updated), "ref", "refs"), plural(countSessions(res.Updated), "session", "sessions"), where, res.Objects, res.Bytes)
+			for _, u := range res.Updated {
+				fmt.Fprintf(a.env.Stdout, "  %s  %s\n", changeMark(u.Old), strings.TrimPrefix(u.Ref, "refs/heads/"))
+			}
+		}
+	}
+	if len(res.Rejected) == 0 {
+		return nil
+	}
+	f := &failure{msg: fmt.Sprintf("%s rejected by %s", plural(len(res.Rejected), "ref was", "refs were"), remoteLabel(res.Remote, res.URL))}
+	reasons := map[string]bool{}
+	for _, r := range res.Rejected {
+		f.lines = append(f.lines, fmt.Sprintf("%s (%s): %s", strings.TrimPrefix(r.Ref, "refs/heads/"), r.Reason, r.Message))
+		reasons[r.Reason] = true
+	}
+	remote := res.Remote
+	if remote == "" {
+		remote = c.Remote
+	}
+	if reasons["behind"] || reasons["unknown"] {
+		f.hints = append(f.hints, fmt.Sprintf("run 'thoughtbox pull %s', then push again", remote))
+	}
+	if reasons["diverged"] {
+		f.hints = append(f.hints,
+			"a diverged session has thoughts here and on the remote that the other lacks; 'thoughtbox show <id>' lists both chains",
+			fmt.Sprintf("to make the remote's chain yours: 'thoughtbox push %s --force <id>' (pull first so the remote's chain is kept here)", remote))
+	}
+	return f
+}
+
+func remoteLabel(name, url string) string {
+	if name == "" {
+		return url
+	}
+	return name + " (" + url + ")"
+}
+
+func changeMark(old string) string {
+	if old == "" {
+		return "new"
+	}
+	return old[:7]
+}
+
+func countSessions(changes []gitstore.RefChange) int {
+	seen := map[string]bool{}
+	for _, c := range changes {
+		seen[c.Session] = true
+	}
+	delete(seen, "")
+	return len(seen)
+}
+
+type pullCmd struct {
+	Remote string `arg:"" optional:"" help:"Remote name, URL or path (default: the only remote, or origin)."`
+}
+
+func (c *pullCmd) Run(a *app) error {
+	if err := a.needDisk(); err != nil {
+		return err
+	}
+	o, err := transferOptions(a.cfg, a.env.Stderr)
+	if err != nil {
+		return err
+	}
+	res, err := a.store.Pull(a.ctx, c.Remote, o)
+	if err != nil {
+		return err
+	}
+	a.printPull(res)
+	return nil
+}
+
+func (a *app) printPull(res *gitstore.PullResult) {
+	if a.format == FormatJSON {
+		writeJSON(a.env.Stdout, res)
+	} else {
+		where := remoteLabel(res.Remote, res.URL)
+		if len(res.Created)+len(res.Updated)+len(res.Diverged) == 0 {
+			fmt.Fprintf(a.env.Stdout, "already up to date with %s\n", where)
+		} else {
+			fmt.Fprintf(a.env.Stdout, "pulled from %s: %s new, %s updated (%d objects, %d bytes)\n", where,
+				plural(countSessions(res.Created), "session", "sessions"), plural(len(res.Updated), "ref", "refs"), max(res.Objects, 0), res.Bytes)
+		}
+		for _, ch := range res.Created {
+			fmt.Fprintf(a.env.Stdout, "  new  %s\n", strings.TrimPrefix(ch.Ref, "refs/heads/"))
+		}
+		for _, ch := range res.Updated {
+			fmt.Fprintf(a.env.Stdout, "  %s..%s  %s\n", ch.Old[:7], ch.New[:7], strings.TrimPrefix(ch.Ref, "refs/heads/"))
+		}
+	}
+	if len(res.Diverged) == 0 {
+		return
+	}
+	// The data is safe on both sides, so this is a warning, not a failure.
+	w := a.env.Stderr
+	fmt.Fprintf(w, "thoughtbox: warning: %s diverged: extended differently here and on %s.\n",
+		plural(len(res.Diverged), "ref", "refs"), remoteLabel(res.Remote, res.URL))
+	fmt.Fprintln(w, "Nothing here was changed; the remote's chains are kept beside yours:")
+	for _, d := range res.Diverged {
+		fmt.Fprintf(w, "  %s  kept as %s\n", strings.TrimPrefix(d.Ref, "refs/heads/"), d.KeptAs)
+	}
+	fmt.Fprintln(w, "hint: 'thoughtbox show <id>' shows both chains; 'git log <kept ref>' in the repository reads the remote's.")
+}
+
+type cloneCmd struct {
+	URL string `arg:"" name:"url" help:"The remote to start from: a path, file://, git://, http(s):// or ssh:// URL."`
+}
+
+func (c *cloneCmd) Run(a *app) error {
+	if err := a.needDisk(); err != nil {
+		return err
+	}
+	store, cfg := a.store, a.cfg
+	if !a.projectFlagged {
+		name := projectFromURL(c.URL)
+		if err := config.ValidateProject(name); err != nil {
+			return &failure{msg: fmt.Sprintf("cannot name a project after %q: %v", c.URL, err),
+				hints: []string{"choose one with --project NAME"}}
+		}
+		if name != a.cfg.Project {
+			var err error
+			if cfg, err = a.cfg.ForProject(name); err != nil {
+				return err
+			}
+			if store, err = cfg.OpenStore(); err != nil {
+				return err
+			}
+			defer store.Close()
+		}
+	}
+	existing, err := store.ListSessions(a.ctx)
+	if err != nil {
+		return err
+	}
+	if len(existing) > 0 {
+		return &failure{msg: fmt.Sprintf("project %s already has %s", cfg.Project, plural(len(existing), "session", "sessions")),
+			hints: []string{fmt.Sprintf("to bring the remote's sessions into it: 'thoughtbox --project %s remote add origin %s' and 'thoughtbox --project %s pull'", cfg.Project, c.URL, cfg.Project),
+				"or clone into a new project with --project NAME"}}
+	}
+	remotes, err := store.Remotes()
+	if err != nil {
+		return err
+	}
+	if len(remotes) == 0 {
+		if _, err := store.AddRemote("origin", c.URL); err != nil {
+			return err
+		}
+	}
+	o, err := transferOptions(cfg, a.env.Stderr)
+	if err != nil {
+		return err
+	}
+	res, err := store.Pull(a.ctx, "origin", o)
+	if err != nil {
+		return err
+	}
+	a.printPull(res)
+	if a.format != FormatJSON {
+		fmt.Fprintf(a.env.Stdout, "project %s is at %s; its remote origin is %s\n", cfg.Project, cfg.RepoPath(), res.URL)
+	}
+	return nil
+}
+
+// projectFromURL names a project after the last element of a remote URL,
+// without .git, as git clone names its directory.
+func projectFromURL(u string) string {
+	u = strings.TrimRight(strings.TrimSpace(u), "/")
+	if i := strings.LastIndexAny(u, ":/"); i >= 0 {
+		u = u[i+1:]
+	}
+	u = strings.TrimSuffix(path.Base(u), ".git")
+	return u
+}
