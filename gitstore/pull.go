@@ -230,6 +230,23 @@ func (s *Store) integrate(ctx context.Context, remote string, refs []string, rem
 	var created, updated []RefChange
 	var divs []Divergence
 	upToDate := 0
+	if diverged && len(plans) == 1 && plans[0].ref == knowledgeRef {
+		// The zone is one ref that every agent writes, so it is merged
+		// when the two sides changed different entries.
+		p := plans[0]
+		mb, merged, conflicts, err := s.mergeKnowledge(p.local, p.remote, remote)
+		if err != nil {
+			return err
+		}
+		if len(conflicts) == 0 {
+			mb.updates = []refUpdate{{name: knowledgeRef, old: p.local, new: merged}}
+			if err := s.be.apply(ctx, mb); err != nil {
+				return err
+			}
+			res.Updated = append(res.Updated, RefChange{Ref: knowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true})
+			return nil
+		}
+	}
 	for _, p := range plans {
 		id := sessionOfRef(p.ref)
 		if p.action == "keep" {
@@ -345,4 +362,148 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].KeptAs < out[j].KeptAs })
 	return out, nil
+}
+
+// mergeKnowledge joins two histories of the knowledge zone that went apart:
+// a file changed on one side only takes that side's version; a file changed
+// on both sides differently is a conflict, and then nothing is merged. On
+// success it returns a merge commit (parents: ours, then theirs) and the
+// objects it needs.
+func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, []string, error) {
+	mine := map[hash]bool{}
+	if err := s.markAncestors(ours, mine); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	base := zeroHash
+	queue, seen := []hash{theirs}, map[hash]bool{}
+	for len(queue) > 0 && base == zeroHash {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if mine[id] {
+			base = id
+			break
+		}
+		c, err := s.readCommit(id)
+		if err != nil {
+			return nil, zeroHash, nil, err
+		}
+		queue = append(queue, c.parents...)
+	}
+	treeOf := func(id hash) (hash, error) {
+		if id == zeroHash {
+			return zeroHash, nil
+		}
+		c, err := s.readCommit(id)
+		if err != nil {
+			return zeroHash, err
+		}
+		return c.tree, nil
+	}
+	var bt, ot, tt hash
+	var err error
+	if bt, err = treeOf(base); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	if ot, err = treeOf(ours); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	if tt, err = treeOf(theirs); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	b := &batch{}
+	var conflicts []string
+	root, err := s.merge3("", bt, ot, tt, b, &conflicts)
+	if err != nil || len(conflicts) > 0 {
+		return nil, zeroHash, conflicts, err
+	}
+	when := time.Now().UTC().Truncate(time.Second)
+	c := &commit{tree: root, parents: []hash{ours, theirs},
+		author:    signature{committerName, committerEmail, when},
+		committer: signature{committerName, committerEmail, when},
+		message:   "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n"}
+	cb := c.encode()
+	cid := hashObject(typeCommit, cb)
+	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	return b, cid, nil, nil
+}
+
+// merge3 merges the trees base, ours and theirs (any may be zeroHash: the
+// folder is absent) entry by entry, adding new trees to b.
+func (s *Store) merge3(path string, base, ours, theirs hash, b *batch, conflicts *[]string) (hash, error) {
+	switch {
+	case ours == theirs, theirs == base:
+		return ours, nil
+	case ours == base:
+		return theirs, nil
+	}
+	read := func(id hash) (*tree, error) {
+		if id == zeroHash {
+			return &tree{}, nil
+		}
+		t, _, err := s.readTreeBytes(id)
+		return t, err
+	}
+	bt, err := read(base)
+	if err != nil {
+		return zeroHash, err
+	}
+	ot, err := read(ours)
+	if err != nil {
+		return zeroHash, err
+	}
+	tt, err := read(theirs)
+	if err != nil {
+		return zeroHash, err
+	}
+	names := map[string]bool{}
+	for _, t := range []*tree{bt, ot, tt} {
+		for _, e := range t.entries {
+			names[e.name] = true
+		}
+	}
+	out := &tree{}
+	for name := range names {
+		be, _ := bt.get(name)
+		oe, _ := ot.get(name)
+		te, _ := tt.get(name)
+		var pick treeEntry
+		switch {
+		case oe == te:
+			pick = oe
+		case oe == be:
+			pick = te
+		case te == be:
+			pick = oe
+		case (oe.id == zeroHash || oe.dir) && (te.id == zeroHash || te.dir) && (be.id == zeroHash || be.dir):
+			id, err := s.merge3(path+name+"/", dirID(be), dirID(oe), dirID(te), b, conflicts)
+			if err != nil {
+				return zeroHash, err
+			}
+			pick = treeEntry{name: name, dir: true, id: id}
+		default:
+			*conflicts = append(*conflicts, path+name)
+			continue
+		}
+		if pick.id != zeroHash {
+			out.set(treeEntry{name: pick.name, dir: pick.dir, id: pick.id})
+		}
+	}
+	if len(out.entries) == 0 {
+		return zeroHash, nil
+	}
+	data := out.encode()
+	id := hashObject(typeTree, data)
+	b.objects = append(b.objects, logObject{id: id, typ: typeTree, data: data})
+	return id, nil
+}
+
+func dirID(e treeEntry) hash {
+	if e.dir {
+		return e.id
+	}
+	return zeroHash
 }

@@ -20,6 +20,9 @@ type RefChange struct {
 	Session string `json:"session,omitempty"`
 	Old     string `json:"old,omitempty"` // empty: the ref was created
 	New     string `json:"new"`
+	// Merged marks a merge commit made to join two histories (the
+	// knowledge zone's).
+	Merged bool `json:"merged,omitempty"`
 }
 
 // Rejection is a ref a push left alone, and why.
