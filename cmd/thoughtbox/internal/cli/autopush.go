@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +21,17 @@ import (
 type autoPusher struct {
 	store  *gitstore.Store
 	remote string
+	// pendingFile keeps the sessions whose push failed, so that a later
+	// process (the next CLI command) retries them too; "" keeps them in
+	// memory only.
+	pendingFile string
 	opts   gitstore.TransferOptions
 	log    io.Writer
 	next   ledger.EventSink // the sink this one wraps (may be nil)
 
 	mu      sync.Mutex
 	pending map[string]bool // sessions closed and not yet pushed
+	closed  bool            // a session closed since the last push
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -32,9 +39,10 @@ type autoPusher struct {
 	pushes int
 }
 
-func newAutoPusher(store *gitstore.Store, remote string, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
-	p := &autoPusher{store: store, remote: remote, opts: opts, log: log, next: next,
+func newAutoPusher(store *gitstore.Store, remote, pendingFile string, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
+	p := &autoPusher{store: store, remote: remote, pendingFile: pendingFile, opts: opts, log: log, next: next,
 		pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	p.loadPending()
 	go p.run()
 	return p
 }
@@ -54,6 +62,7 @@ func (p *autoPusher) Publish(e ledger.Event) {
 	}
 	p.mu.Lock()
 	p.pending[e.SessionID] = true
+	p.closed = true
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -80,8 +89,12 @@ func (p *autoPusher) pushPending() {
 	for id := range p.pending {
 		ids = append(ids, id)
 	}
+	fresh := p.closed
+	p.closed = false
 	p.mu.Unlock()
-	if len(ids) == 0 {
+	// Sessions left over from an earlier failure wait for the next
+	// session that closes.
+	if len(ids) == 0 || !fresh {
 		return
 	}
 	sort.Strings(ids)
@@ -93,6 +106,7 @@ func (p *autoPusher) pushPending() {
 	cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.savePending()
 	p.pushes++
 	if err != nil {
 		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s failed (%v); %s will be pushed again with the next closed session\n",
@@ -108,6 +122,39 @@ func (p *autoPusher) pushPending() {
 		if !rejected[id] {
 			delete(p.pending, id)
 		}
+	}
+}
+
+func (p *autoPusher) loadPending() {
+	if p.pendingFile == "" {
+		return
+	}
+	data, err := os.ReadFile(p.pendingFile)
+	if err != nil {
+		return
+	}
+	for _, id := range strings.Fields(string(data)) {
+		p.pending[id] = true
+	}
+}
+
+// savePending records the sessions still to push; the caller holds p.mu.
+func (p *autoPusher) savePending() {
+	if p.pendingFile == "" {
+		return
+	}
+	if len(p.pending) == 0 {
+		os.Remove(p.pendingFile)
+		return
+	}
+	ids := make([]string, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	tmp := p.pendingFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(ids, "\n")+"\n"), 0o644); err == nil {
+		os.Rename(tmp, p.pendingFile)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/alecthomas/kong"
 
@@ -193,13 +194,16 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		return report(env.Stderr, cfg, err)
 	}
 	var pusher *autoPusher
-	if remote := cfg.Getenv(EnvAutoPush); remote != "" && cfg.Storage == config.StorageFS {
+	if remote := cfg.Getenv(EnvAutoPush); remote != "" && cfg.Storage != config.StorageFS {
+		fmt.Fprintf(env.Stderr, "thoughtbox: warning: %s=%s is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to push\n", EnvAutoPush, remote)
+	} else if remote != "" {
 		o, err := transferOptions(cfg, nil)
 		if err != nil {
 			store.Close()
 			return report(env.Stderr, cfg, err)
 		}
-		pusher = newAutoPusher(store, remote, o, env.Stderr, sink)
+		pending := filepath.Join(cfg.RepoPath(), "thoughtbox", "autopush-pending")
+		pusher = newAutoPusher(store, remote, pending, o, env.Stderr, sink)
 		sink = pusher
 	}
 	l := ledger.New(store, ledger.Options{NewID: env.NewID, Events: sink})
