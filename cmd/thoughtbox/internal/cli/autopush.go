@@ -25,9 +25,9 @@ type autoPusher struct {
 	// process (the next CLI command) retries them too; "" keeps them in
 	// memory only.
 	pendingFile string
-	opts   gitstore.TransferOptions
-	log    io.Writer
-	next   ledger.EventSink // the sink this one wraps (may be nil)
+	opts        gitstore.TransferOptions
+	log         io.Writer
+	next        ledger.EventSink // the sink this one wraps (may be nil)
 
 	mu      sync.Mutex
 	pending map[string]bool // sessions closed and not yet pushed
