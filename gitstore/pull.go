@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -126,6 +127,10 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		}
 		req.Wants, req.Haves = wants, haves
 		start := time.Now()
+		var progress io.Writer
+		if o.Progress != nil {
+			progress = &lateWriter{w: o.Progress, after: start.Add(time.Second)}
+		}
 		resp, err := sess.UploadPack(ctx, req)
 		if err != nil {
 			return nil, describeDialError(u, err)
@@ -135,11 +140,11 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		switch {
 		case req.Capabilities.Supports(capability.Sideband64k):
 			d := sideband.NewDemuxer(sideband.Sideband64k, r)
-			d.Progress = o.Progress
+			d.Progress = progress
 			body = d
 		case req.Capabilities.Supports(capability.Sideband):
 			d := sideband.NewDemuxer(sideband.Sideband, r)
-			d.Progress = o.Progress
+			d.Progress = progress
 			body = d
 		}
 		res.Objects, res.Bytes, err = s.ingestPack(ctx, body)
@@ -506,4 +511,18 @@ func dirID(e treeEntry) hash {
 		return e.id
 	}
 	return zeroHash
+}
+
+// lateWriter passes progress through only once a transfer has run for a
+// while: a quick pull stays quiet, a long one shows the server's counts.
+type lateWriter struct {
+	w     io.Writer
+	after time.Time
+}
+
+func (l *lateWriter) Write(p []byte) (int, error) {
+	if time.Now().Before(l.after) {
+		return len(p), nil
+	}
+	return l.w.Write(p)
 }

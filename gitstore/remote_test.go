@@ -2,6 +2,7 @@ package gitstore_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 
@@ -278,5 +280,46 @@ func TestRemotesConfig(t *testing.T) {
 	_, err = c.store.Push(context.Background(), t.TempDir(), gitstore.TransferOptions{BuiltinFile: true})
 	if err == nil || !strings.Contains(err.Error(), "git init --bare") {
 		t.Fatalf("push to an empty directory: %v", err)
+	}
+}
+
+var builtinLong = flag.Bool("remote.builtin", true, "TestPushLongSession: use the in-process server")
+
+// TestPushLongSession sends a long session: its growing folder tree and
+// manifest travel as deltas, so the pack stays small, and the remote and a
+// second clone read it back whole.
+func TestPushLongSession(t *testing.T) {
+	remote := bareRemote(t)
+	a, b := newClone(t, "a"), newClone(t, "b")
+	id := a.start("A long one")
+	const n = 800
+	for i := 1; i <= n; i++ {
+		a.think(id, fmt.Sprintf("step %d of a long argument", i))
+	}
+	o := gitstore.TransferOptions{BuiltinFile: *builtinLong}
+	start := time.Now()
+	pr, err := a.store.Push(context.Background(), remote, o)
+	t.Logf("push took %s", time.Since(start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 800 versions of a folder tree that ends near 25 KB (and as many of
+	// the manifest), sent whole, would be ~20 MB.
+	t.Logf("pushed %d objects, %d bytes", pr.Objects, pr.Bytes)
+	if pr.Bytes > 2<<20 {
+		t.Errorf("the pack for %d thoughts is %d bytes; deltas should keep it under 2 MiB", n, pr.Bytes)
+	}
+	start = time.Now()
+	if _, err := b.store.Pull(context.Background(), remote, o); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pull took %s", time.Since(start))
+	if got := b.thoughts(id); len(got) != n || !slices.Equal(got, a.thoughts(id)) {
+		t.Fatalf("b has %d thoughts, want %d", len(got), n)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		if out, err := exec.Command("git", "-C", remote, "fsck", "--strict").CombinedOutput(); err != nil {
+			t.Fatalf("git fsck of the remote: %v\n%s", err, out)
+		}
 	}
 }
