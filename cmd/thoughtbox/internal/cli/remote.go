@@ -178,6 +178,9 @@ func (c *pushCmd) Run(a *app) error {
 	if reasons["behind"] || reasons["unknown"] {
 		f.hints = append(f.hints, fmt.Sprintf("run 'thoughtbox pull %s', then push again", remote))
 	}
+	if reasons["refused"] {
+		f.hints = append(f.hints, fmt.Sprintf("the remote turned the update down (it may have moved since we looked, or forbid rewriting refs): run 'thoughtbox pull %s' and push again", remote))
+	}
 	if reasons["diverged"] {
 		f.hints = append(f.hints,
 			"a diverged session has thoughts here and on the remote that the other lacks; 'thoughtbox show <id>' lists both chains",
