@@ -233,7 +233,9 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 	req.Commands = cmds
 	req.Packfile = io.NopCloser(f)
 	rs, err := sess.ReceivePack(ctx, req)
-	if err != nil {
+	if err != nil && (rs == nil || len(rs.CommandStatuses) == 0) {
+		// With a report, a refused ref is an error too; the report says
+		// which, below.
 		return nil, describeDialError(u, err)
 	}
 	failed := map[string]string{}
