@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,7 +73,10 @@ type Store struct {
 	summaries *summaryCache
 }
 
-var _ ledger.Store = (*Store)(nil)
+var (
+	_ ledger.Store        = (*Store)(nil)
+	_ ledger.ChainCatchUp = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the bare repository at gitDir, recovering
 // anything a crashed writer left in its log.
@@ -498,6 +502,79 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	}
 	cs.tip, cs.valid = cid, true
 	return ledger.CommitID(cid.String()), nil
+}
+
+// maxCatchUp bounds how many commits ThoughtsSince walks; a chain that
+// moved further is cheaper to load whole.
+const maxCatchUp = 1000
+
+// ThoughtsSince implements ledger.ChainCatchUp: the thoughts a chain gained
+// after the commit since, oldest first, and the chain's tip. It reads only
+// the new commits and their files, so a writer that lost a race catches up
+// in time proportional to what it missed, not to the session. ok is false
+// when the history since is anything but new thoughts on that chain (a
+// critique, a ref that did not grow from since, more than maxCatchUp
+// commits); the caller then loads the whole session. The chain's state is
+// left at the tip, ready for the caller's next Append.
+func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, since ledger.CommitID) (thoughts []ledger.StoredThought, tip ledger.CommitID, ok bool, err error) {
+	if validSessionID(sessionID) != nil || branch != "" && validBranchID(branch) != nil {
+		return nil, "", false, nil
+	}
+	from, err := parseHash(string(since))
+	if err != nil {
+		return nil, "", false, nil
+	}
+	head, err := s.be.readRef(chainRef(sessionID, branch))
+	if err != nil || head == zeroHash {
+		return nil, "", false, err
+	}
+	var commits []hash
+	var numbers []int
+	for cur := head; cur != from; {
+		if len(commits) == maxCatchUp {
+			return nil, "", false, nil
+		}
+		c, err := s.readCommit(cur)
+		if err != nil {
+			return nil, "", false, err
+		}
+		tr := trailers(c.message)
+		n, nerr := strconv.Atoi(tr["Thoughtbox-Thought"])
+		if nerr != nil || len(c.parents) == 0 || tr["Thoughtbox-Session"] != sessionID ||
+			tr["Thoughtbox-Branch"] != branch || tr["Thoughtbox-Critique"] != "" {
+			return nil, "", false, nil
+		}
+		commits, numbers = append(commits, cur), append(numbers, n)
+		cur = c.parents[0]
+	}
+	tip = ledger.CommitID(head.String())
+	if len(commits) == 0 {
+		return nil, tip, true, nil
+	}
+	cs, _, _, err := s.lockChain(sessionID, branch, tip)
+	if err != nil {
+		return nil, "", false, err
+	}
+	defer cs.mu.Unlock()
+	folder := cs.path[len(cs.path)-1].t
+	thoughts = make([]ledger.StoredThought, len(commits))
+	for i := range commits {
+		j := len(commits) - 1 - i
+		e, found := folder.get(thoughtFile(numbers[j]))
+		if !found {
+			return nil, "", false, nil
+		}
+		data, err := s.readBlob(e.id)
+		if err != nil {
+			return nil, "", false, err
+		}
+		var td ledger.ThoughtData
+		if json.Unmarshal(data, &td) != nil || td.ThoughtNumber != numbers[j] {
+			return nil, "", false, nil
+		}
+		thoughts[i] = ledger.StoredThought{Data: td, Commit: ledger.CommitID(commits[j].String())}
+	}
+	return thoughts, tip, true, nil
 }
 
 // AddCritique implements ledger.Store: the thought's file is rewritten with

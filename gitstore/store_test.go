@@ -233,3 +233,68 @@ func TestStoreCritiqueIsASecondCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestStoreThoughtsSince reads back only what a chain gained after a
+// commit, and declines (ok false) whatever is not just new thoughts.
+func TestStoreThoughtsSince(t *testing.T) {
+	backends(t, func(t *testing.T, open func() *Store) {
+		s := open()
+		ctx := context.Background()
+		w := newSession(t, s, "a1b2c3d4-0000-4000-8000-0000005e1ce0")
+		start := w.tips[""]
+		c1 := w.add("", ledger.ThoughtData{Thought: "one", ThoughtNumber: 1}, "")
+		c2 := w.add("", ledger.ThoughtData{Thought: "two", ThoughtNumber: 2}, "")
+		c7 := w.add("", ledger.ThoughtData{Thought: "seven", ThoughtNumber: 7}, "")
+		w.tips["fork:alt"] = c2
+		b3 := w.add("alt", ledger.ThoughtData{Thought: "alt three", ThoughtNumber: 3, BranchID: "alt", BranchFromThought: intp(2)}, "")
+		b4 := w.add("alt", ledger.ThoughtData{Thought: "alt four", ThoughtNumber: 4, BranchID: "alt", BranchFromThought: intp(2)}, "")
+
+		type got struct {
+			Numbers []int
+			Commits []ledger.CommitID
+			Tip     ledger.CommitID
+			OK      bool
+		}
+		since := func(branch string, c ledger.CommitID) got {
+			t.Helper()
+			th, tip, ok, err := s.ThoughtsSince(ctx, w.meta.ID, branch, c)
+			if err != nil {
+				t.Fatalf("ThoughtsSince(%q, %s): %v", branch, c, err)
+			}
+			g := got{Tip: tip, OK: ok}
+			for _, x := range th {
+				g.Numbers = append(g.Numbers, x.Data.ThoughtNumber)
+				g.Commits = append(g.Commits, x.Commit)
+			}
+			return g
+		}
+		for _, tc := range []struct {
+			name   string
+			branch string
+			since  ledger.CommitID
+			want   got
+		}{
+			{"from the start", "", start, got{[]int{1, 2, 7}, []ledger.CommitID{c1, c2, c7}, c7, true}},
+			{"from thought 1", "", c1, got{[]int{2, 7}, []ledger.CommitID{c2, c7}, c7, true}},
+			{"up to date", "", c7, got{nil, nil, c7, true}},
+			{"a branch", "alt", b3, got{[]int{4}, []ledger.CommitID{b4}, b4, true}},
+			{"a branch from its fork", "alt", c2, got{[]int{3, 4}, []ledger.CommitID{b3, b4}, b4, true}},
+			// not an ancestor: the walk reaches the session's first commit
+			{"elsewhere", "", b3, got{}},
+			{"no such branch", "nope", c2, got{}},
+		} {
+			if diff := cmp.Diff(tc.want, since(tc.branch, tc.since)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+			}
+		}
+
+		// A critique rewrites a file: the caller must load the session.
+		crit := ledger.Critique{Text: "why seven?", Model: "m", Timestamp: t0.Add(time.Hour)}
+		if _, err := s.AddCritique(ctx, ledger.CritiqueRequest{Meta: w.meta, ExpectedTip: c7, ThoughtNumber: 2, Critique: crit}); err != nil {
+			t.Fatal(err)
+		}
+		if g := since("", c1); g.OK {
+			t.Errorf("across a critique: %+v, want ok false", g)
+		}
+	})
+}

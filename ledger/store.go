@@ -114,6 +114,17 @@ type Store interface {
 	Verify(ctx context.Context, id string) (IntegrityValidationResult, error)
 }
 
+// ChainCatchUp is what a Store may offer so that a writer that lost a race
+// (ErrConflict) catches up with only what the chain gained, instead of
+// loading the whole session again.
+type ChainCatchUp interface {
+	// ThoughtsSince returns the thoughts committed on a chain ("" for the
+	// main chain) after the commit since, oldest first, and the chain's
+	// tip. ok is false when the store cannot tell (the chain moved in any
+	// other way than by new thoughts); the caller then loads the session.
+	ThoughtsSince(ctx context.Context, sessionID, branch string, since CommitID) (thoughts []StoredThought, tip CommitID, ok bool, err error)
+}
+
 // ErrConflict is returned by Store.Append when another writer moved the
 // chain since it was read; the caller reloads and tries again.
 var ErrConflict = errors.New("ledger: chain was moved by another writer")
