@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -113,18 +112,6 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 	ig.Valid = len(ig.Errors) == 0 && len(ig.MissingThoughtFiles) == 0 && len(ig.MissingBranchFiles) == 0 &&
 		ig.ManifestExists && ig.ManifestValid
 	return ss, nil
-}
-
-// Verify implements ledger.Store.
-func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidationResult, error) {
-	ss, err := s.LoadSession(ctx, id)
-	if errors.Is(err, ledger.ErrSessionNotFound) {
-		return ledger.IntegrityValidationResult{Errors: []string{"session " + id + " does not exist"}}, nil
-	}
-	if err != nil {
-		return ledger.IntegrityValidationResult{}, err
-	}
-	return ss.Integrity, nil
 }
 
 func metaFrom(m *manifest, partition string) ledger.SessionMeta {

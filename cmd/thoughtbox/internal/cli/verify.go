@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -37,14 +38,19 @@ func (c *verifyCmd) Run(a *app) error {
 	}
 
 	out := make([]verifyOutput, 0, len(list))
-	invalid := 0
+	var invalid []string
 	for _, s := range list {
 		res, err := a.ledger.Verify(a.ctx, s.ID)
 		if err != nil {
-			return err
+			if a.ctx.Err() != nil {
+				return err
+			}
+			// One session that cannot be checked does not stop the check
+			// of the others: it is reported as damaged.
+			res = ledger.IntegrityValidationResult{Errors: []string{"the check failed: " + err.Error()}}
 		}
 		if !res.Valid {
-			invalid++
+			invalid = append(invalid, s.ID)
 		}
 		out = append(out, verifyOutput{SessionID: s.ID, Title: s.Title, Integrity: res})
 	}
@@ -68,8 +74,9 @@ func (c *verifyCmd) Run(a *app) error {
 			}
 		}
 	}
-	if invalid > 0 {
-		f := &failure{msg: fmt.Sprintf("%d of %s failed the integrity check", invalid, plural(len(out), "session", "sessions"))}
+	if len(invalid) > 0 {
+		f := &failure{msg: fmt.Sprintf("%d of %s failed the integrity check: %s",
+			len(invalid), plural(len(out), "session", "sessions"), strings.Join(invalid, ", "))}
 		if a.cfg.Storage == config.StorageFS {
 			f.hints = []string{fmt.Sprintf("'git --git-dir %s fsck' shows what plain Git sees", a.cfg.RepoPath())}
 		}
@@ -78,17 +85,21 @@ func (c *verifyCmd) Run(a *app) error {
 	return nil
 }
 
-// problems lists what an integrity result found wrong, one line each.
+// problems lists what an integrity result found wrong, one line each. The
+// store explains a missing folder or a bad manifest in Errors (which ref,
+// which commit); the flags speak only when it did not.
 func problems(r ledger.IntegrityValidationResult) []string {
 	var out []string
-	if !r.SessionExists {
-		out = append(out, "the session's folder does not exist")
-	}
-	if r.SessionExists && !r.ManifestExists {
-		out = append(out, "manifest.json is missing")
-	}
-	if r.ManifestExists && !r.ManifestValid {
-		out = append(out, "manifest.json does not parse")
+	if len(r.Errors) == 0 {
+		if !r.SessionExists {
+			out = append(out, "the session's folder does not exist")
+		}
+		if r.SessionExists && !r.ManifestExists {
+			out = append(out, "manifest.json is missing")
+		}
+		if r.ManifestExists && !r.ManifestValid {
+			out = append(out, "manifest.json does not parse")
+		}
 	}
 	for _, f := range r.MissingThoughtFiles {
 		out = append(out, "missing thought file "+f)

@@ -1,0 +1,592 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// maxVerifyErrors bounds the messages of one session's check: a damaged
+// pack could otherwise produce one per object.
+const maxVerifyErrors = 50
+
+// Verify implements ledger.Store. It is the thorough check behind
+// `thoughtbox verify`, separate from LoadSession, which reads only what the
+// session's current state needs and trusts the object store. Verify:
+//
+//   - checks that each of the session's refs (its main chain and every
+//     refs/heads/sessions/<id>/branches/<b>) points at a commit that exists;
+//   - walks every commit reachable from them (all parents) and every tree
+//     and blob those commits name, and checks that each object exists,
+//     inflates, has the type its referrer says, hashes to its id, and (for
+//     commits and trees) parses; each damaged object is named with where it
+//     was found: its path and the newest commit found holding it;
+//   - checks that every commit belongs to the session (its
+//     Thoughtbox-Session trailer) and that the commits named by
+//     Thoughtbox-Revises exist;
+//   - at each ref's tip, checks the manifest against the chain's thought
+//     files: it parses and names the session, every file it lists is in the
+//     tree (once), holds a thought whose thoughtNumber is the file's number
+//     (and, on a branch, the branch's id), no thought file is left out, and
+//     some commit of the chain recorded each listed thought.
+//
+// A session that has no ref at all is ledger.ErrSessionNotFound; damage is
+// reported in the result, never as an error.
+func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidationResult, error) {
+	if err := validSessionID(id); err != nil {
+		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
+	}
+	refs, err := s.be.listRefs(refPrefix + id + "/")
+	if err != nil {
+		return ledger.IntegrityValidationResult{}, err
+	}
+	if len(refs) == 0 {
+		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
+	}
+	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
+	res := &v.res
+	res.SessionExists = true
+
+	// The chains in a stable order: main first, then branches by name.
+	chains := make([]verifyChain, 0, len(refs))
+	if tip, ok := refs[mainRef(id)]; ok {
+		chains = append(chains, verifyChain{ref: mainRef(id), tip: tip})
+	} else {
+		res.SessionExists = false
+		v.fail("ref %s is missing: the session has branch refs but no main chain", mainRef(id))
+	}
+	var branches []string
+	for ref := range refs {
+		if b, ok := strings.CutPrefix(ref, refPrefix+id+"/branches/"); ok {
+			branches = append(branches, b)
+		}
+	}
+	sort.Strings(branches)
+	for _, b := range branches {
+		chains = append(chains, verifyChain{ref: branchRef(id, b), branch: b, tip: refs[branchRef(id, b)]})
+	}
+
+	for i := range chains {
+		v.checkTip(&chains[i])
+	}
+	if err := v.walk(chains); err != nil {
+		return ledger.IntegrityValidationResult{}, err
+	}
+	for i := range chains {
+		if chains[i].tipOK {
+			v.checkChain(&chains[i])
+		}
+	}
+	if len(chains) == 0 || chains[0].branch != "" || !chains[0].tipOK {
+		res.SessionExists = false
+	}
+	if v.dropped > 0 {
+		res.Errors = append(res.Errors, fmt.Sprintf("… and %d more problems", v.dropped))
+	}
+	res.Valid = len(res.Errors) == 0 && len(res.MissingThoughtFiles) == 0 && len(res.MissingBranchFiles) == 0 &&
+		res.SessionExists && res.ManifestExists && res.ManifestValid
+	return *res, nil
+}
+
+// verifier is the state of one session's check.
+type verifier struct {
+	ctx context.Context
+	s   *Store
+	id  string
+	res ledger.IntegrityValidationResult
+
+	// status is what reading an object found: "" when it is whole, else the
+	// problem, already reported.
+	status map[hash]string
+	// queued marks the objects the walk has already scheduled.
+	queued map[hash]bool
+	// commits holds what the chain checks need of each commit walked.
+	commits map[hash]commitInfo
+	// revises lists the commits named by Thoughtbox-Revises trailers.
+	revises []revisesLink
+	// reported and dropped keep the messages unique and bounded.
+	reported map[string]bool
+	dropped  int
+	// checkedFiles marks the thought files (blob and name) already checked,
+	// since a branch's tree shares the main chain's files up to its fork.
+	checkedFiles map[string]bool
+}
+
+// verifyChain is one ref of the session.
+type verifyChain struct {
+	ref    string
+	branch string // "" for the main chain
+	tip    hash
+	tipOK  bool // the tip is a whole commit
+}
+
+func (c *verifyChain) label() string {
+	if c.branch == "" {
+		return "main chain"
+	}
+	return "branch " + c.branch
+}
+
+type commitInfo struct {
+	parent  hash // first parent; zeroHash for a root commit
+	session string
+	branch  string
+	thought int // 0 when the commit names no thought
+}
+
+type revisesLink struct {
+	from, to hash
+}
+
+func (v *verifier) fail(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if v.reported[msg] {
+		return
+	}
+	v.reported[msg] = true
+	if len(v.res.Errors) >= maxVerifyErrors {
+		v.dropped++
+		return
+	}
+	v.res.Errors = append(v.res.Errors, msg)
+}
+
+// read returns an object's content once it has checked that the object
+// exists, inflates, is of type want and hashes to its id. Otherwise it
+// reports the problem, once per object, saying what the object is (what is
+// called only then), and returns false.
+func (v *verifier) read(id hash, want objType, what func() string) ([]byte, bool) {
+	if p, seen := v.status[id]; seen && p != "" {
+		return nil, false
+	}
+	data, problem := v.object(id, want)
+	if problem == "" {
+		v.status[id] = ""
+		return data, true
+	}
+	v.status[id] = problem
+	v.fail("%s object %s: %s; %s", problemKind(problem), id, what(), problem)
+	return nil, false
+}
+
+// The problems object reports; missing and corrupt are how they are named.
+const (
+	problemMissing = "it does not exist"
+)
+
+func problemKind(problem string) string {
+	if problem == problemMissing {
+		return "missing"
+	}
+	return "corrupt"
+}
+
+// object reads and checks one object; problem is "" when it is whole.
+func (v *verifier) object(id hash, want objType) (data []byte, problem string) {
+	t, data, err := v.s.be.readObject(id)
+	switch {
+	case errors.Is(err, errNotFound):
+		return nil, problemMissing
+	case err != nil:
+		return nil, fmt.Sprintf("it does not inflate or parse: %v", err)
+	case t != want:
+		return nil, fmt.Sprintf("it is a %s, not a %s", t, want)
+	}
+	if got := hashObject(t, data); got != id {
+		return nil, fmt.Sprintf("its content hashes to %s", got)
+	}
+	return data, ""
+}
+
+// checkTip checks that a ref points at a whole commit.
+func (v *verifier) checkTip(c *verifyChain) {
+	_, problem := v.object(c.tip, typeCommit)
+	switch {
+	case problem == problemMissing:
+		v.status[c.tip] = problem
+		v.fail("ref %s points at %s, which does not exist", c.ref, c.tip)
+	case problem != "":
+		v.status[c.tip] = problem
+		v.fail("corrupt object %s: the commit ref %s points at; %s", c.tip, c.ref, problem)
+	default:
+		c.tipOK = true
+	}
+}
+
+// walkItem is an object the walk has still to read.
+type walkItem struct {
+	id  hash
+	typ objType
+	// path is the object's path in the commit's tree ("" for the root tree).
+	path   string
+	commit hash // the commit whose tree holds it, or the child of a commit
+	ref    string
+}
+
+func (it walkItem) what() string {
+	switch {
+	case it.typ == typeCommit && it.commit == zeroHash:
+		return "the tip of " + it.ref
+	case it.typ == typeCommit:
+		return fmt.Sprintf("the parent of commit %s", it.commit)
+	case it.path == "":
+		return fmt.Sprintf("the root tree of commit %s", it.commit)
+	}
+	return fmt.Sprintf("the %s %s in commit %s", it.typ, it.path, it.commit)
+}
+
+// walk reads every object reachable from the chains' tips.
+func (v *verifier) walk(chains []verifyChain) error {
+	var stack []walkItem
+	for i := len(chains) - 1; i >= 0; i-- { // the main chain on top
+		c := chains[i]
+		if c.tipOK && !v.queued[c.tip] {
+			v.queued[c.tip] = true
+			stack = append(stack, walkItem{id: c.tip, typ: typeCommit, ref: c.ref})
+		}
+	}
+	for n := 0; len(stack) > 0; n++ {
+		if n%1024 == 0 {
+			if err := v.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		data, ok := v.read(it.id, it.typ, it.what)
+		if !ok {
+			continue
+		}
+		switch it.typ {
+		case typeCommit:
+			c, err := parseCommit(data)
+			if err != nil {
+				v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
+				continue
+			}
+			info := commitInfo{}
+			if len(c.parents) > 0 {
+				info.parent = c.parents[0]
+			}
+			tr := trailers(c.message)
+			info.session, info.branch = tr["Thoughtbox-Session"], tr["Thoughtbox-Branch"]
+			info.thought, _ = strconv.Atoi(tr["Thoughtbox-Thought"])
+			v.commits[it.id] = info
+			// Report a commit of another session once, where the chain
+			// leaves the session, not for each of its ancestors.
+			child, fromChild := v.commits[it.commit]
+			if info.session != v.id && (!fromChild || child.session == v.id) {
+				if info.session == "" {
+					v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session", it.id, it.what())
+				} else {
+					v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
+				}
+			}
+			if r := tr["Thoughtbox-Revises"]; r != "" {
+				sha, _, _ := strings.Cut(r, " ")
+				if to, err := parseHash(sha); err == nil {
+					v.revises = append(v.revises, revisesLink{from: it.id, to: to})
+				}
+			}
+			// Parents are pushed first, so that a commit's tree is read
+			// before its parent's: from the newest version of each object
+			// to the oldest, the order in which a pack's delta chains
+			// (newest whole) resolve from the base cache.
+			for i := len(c.parents) - 1; i >= 0; i-- {
+				if p := c.parents[i]; !v.queued[p] {
+					v.queued[p] = true
+					stack = append(stack, walkItem{id: p, typ: typeCommit, commit: it.id})
+				}
+			}
+			if !v.queued[c.tree] {
+				v.queued[c.tree] = true
+				stack = append(stack, walkItem{id: c.tree, typ: typeTree, commit: it.id})
+			}
+		case typeTree:
+			err := scanTree(data, func(name []byte, dir bool, id hash) {
+				if v.queued[id] {
+					return
+				}
+				v.queued[id] = true
+				child := walkItem{id: id, typ: typeBlob, path: string(name), commit: it.commit}
+				if it.path != "" {
+					child.path = it.path + "/" + child.path
+				}
+				if dir {
+					child.typ = typeTree
+				}
+				stack = append(stack, child)
+			})
+			if err != nil {
+				v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
+			}
+		}
+	}
+	for _, r := range v.revises {
+		if _, ok := v.commits[r.to]; ok {
+			continue
+		}
+		if _, problem := v.object(r.to, typeCommit); problem != "" {
+			v.fail("commit %s says Thoughtbox-Revises %s, and that commit is %s: %s",
+				r.from, r.to, problemKind(problem), problem)
+		}
+	}
+	return nil
+}
+
+// scanTree calls fn for each entry of an encoded tree, without building a
+// tree: the walk reads every version of a session folder, and most of
+// their entries were seen in the previous version. Submodule entries
+// (mode 160000) name commits of other repositories and are skipped.
+func scanTree(data []byte, fn func(name []byte, dir bool, id hash)) error {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return fmt.Errorf("tree entry without mode")
+		}
+		mode := string(data[:sp])
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+1+20 {
+			return fmt.Errorf("truncated tree entry")
+		}
+		name := data[:nul]
+		var id hash
+		copy(id[:], data[nul+1:nul+21])
+		data = data[nul+21:]
+		switch mode {
+		case "40000", "040000":
+			fn(name, true, id)
+		case "100644", "100755", "120000":
+			fn(name, false, id)
+		case "160000":
+		default:
+			return fmt.Errorf("entry %q has mode %s", name, mode)
+		}
+	}
+	return nil
+}
+
+// thoughtFileName is the name of a thought file: its number, %03d.
+var thoughtFileName = regexp.MustCompile(`^[0-9]{3,}\.json$`)
+
+// checkChain checks a chain's tip: its session folder, its manifest, and
+// the thought files the manifest lists, against each other and against the
+// chain's commits.
+func (v *verifier) checkChain(c *verifyChain) {
+	isMain := c.branch == ""
+	at := fmt.Sprintf("%s (commit %s)", c.label(), c.tip)
+	readTree := func(id hash, what string) (*tree, bool) {
+		data, ok := v.read(id, typeTree, func() string { return what })
+		if !ok {
+			return nil, false
+		}
+		t, err := parseTree(data)
+		if err != nil {
+			return nil, false // reported by the walk
+		}
+		return t, true
+	}
+	commitData, ok := v.read(c.tip, typeCommit, func() string { return "the tip of " + c.ref })
+	if !ok {
+		return
+	}
+	pc, err := parseCommit(commitData)
+	if err != nil {
+		return // reported by the walk
+	}
+	root, ok := readTree(pc.tree, "the root tree of commit "+c.tip.String())
+	if !ok {
+		return
+	}
+	// The session folder: sessions/<id> or sessions/<partition>/<id>.
+	folderPath := "sessions"
+	var folder *tree
+	if e, ok := root.get("sessions"); ok && e.dir {
+		sessions, ok := readTree(e.id, "the tree sessions in commit "+c.tip.String())
+		if !ok {
+			return
+		}
+		if fe, ok := sessions.get(v.id); ok && fe.dir {
+			folderPath += "/" + v.id
+			if folder, ok = readTree(fe.id, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
+				return
+			}
+		} else {
+			for _, pe := range sessions.entries {
+				if !pe.dir {
+					continue
+				}
+				part, ok := readTree(pe.id, "the tree sessions/"+pe.name+" in commit "+c.tip.String())
+				if !ok {
+					continue
+				}
+				if fe, ok := part.get(v.id); ok && fe.dir {
+					folderPath += "/" + pe.name + "/" + v.id
+					if folder, ok = readTree(fe.id, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
+						return
+					}
+					break
+				}
+			}
+		}
+	}
+	if folder == nil {
+		v.fail("%s: the commit's tree has no folder sessions/[<partition>/]%s", at, v.id)
+		return
+	}
+
+	// The manifest.
+	me, ok := folder.get("manifest.json")
+	if !ok || me.dir {
+		v.fail("%s: %s/manifest.json is missing", at, folderPath)
+		if isMain {
+			v.res.ManifestExists = false
+		}
+		return
+	}
+	if isMain {
+		v.res.ManifestExists = true
+	}
+	mdata, ok := v.read(me.id, typeBlob, func() string { return fmt.Sprintf("the blob %s/manifest.json in commit %s", folderPath, c.tip) })
+	if !ok {
+		return
+	}
+	m, err := parseManifest(mdata)
+	if err == nil && m.ID != v.id {
+		err = fmt.Errorf("manifest.json names session %q", m.ID)
+	}
+	if err != nil {
+		v.fail("%s: %s/manifest.json is not a valid manifest: %v", at, folderPath, err)
+		return
+	}
+	if isMain {
+		v.res.ManifestValid = true
+	}
+
+	// The thought files: the main chain's in the folder, and on a branch's
+	// ref also the branch's in branches/<b>.
+	numbers := v.chainNumbers(c)
+	v.checkFiles(c, at, folderPath, folder, m.ThoughtFiles, "", numbers)
+	if !isMain {
+		dir := &tree{}
+		dirPath := folderPath + "/branches/" + c.branch
+		if be, ok := folder.get("branches"); ok && be.dir {
+			if bt, ok := readTree(be.id, "the tree "+folderPath+"/branches in commit "+c.tip.String()); ok {
+				if e, ok := bt.get(c.branch); ok && e.dir {
+					if dir, ok = readTree(e.id, "the tree "+dirPath+" in commit "+c.tip.String()); !ok {
+						return
+					}
+				}
+			}
+		}
+		v.checkFiles(c, at, dirPath, dir, m.BranchFiles[c.branch], c.branch, numbers)
+	}
+}
+
+// checkFiles checks the thought files a manifest lists for one folder
+// (branch "" is the main chain's folder) against the folder's entries.
+func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *tree, names []string, branch string, numbers map[string]map[int]bool) {
+	chain := "the main chain"
+	if branch != "" {
+		chain = "branch " + branch
+	}
+	missing := func(name string) {
+		switch {
+		case c.branch == "":
+			v.res.MissingThoughtFiles = append(v.res.MissingThoughtFiles, name)
+		case branch != "":
+			if v.res.MissingBranchFiles == nil {
+				v.res.MissingBranchFiles = map[string][]string{}
+			}
+			v.res.MissingBranchFiles[branch] = append(v.res.MissingBranchFiles[branch], name)
+		default:
+			v.fail("%s: the manifest lists %s/%s, which is not in the tree", at, dirPath, name)
+		}
+	}
+	listed := map[string]bool{}
+	for _, name := range names {
+		if listed[name] {
+			v.fail("%s: the manifest lists %s of %s twice", at, name, chain)
+			continue
+		}
+		listed[name] = true
+		if !thoughtFileName.MatchString(name) {
+			v.fail("%s: the manifest lists %q for %s, which is not a thought file name", at, name, chain)
+			continue
+		}
+		e, ok := dir.get(name)
+		if !ok || e.dir {
+			missing(name)
+			continue
+		}
+		n := fileNumber(name)
+		if numbers != nil && !numbers[branch][n] {
+			v.fail("%s: no commit of %s records thought %d (%s): none has the trailer Thoughtbox-Thought: %d", at, chain, n, name, n)
+		}
+		key := e.id.String() + " " + dirPath + "/" + name
+		if v.checkedFiles[key] {
+			continue
+		}
+		v.checkedFiles[key] = true
+		data, ok := v.read(e.id, typeBlob, func() string { return fmt.Sprintf("the blob %s/%s in commit %s", dirPath, name, c.tip) })
+		if !ok {
+			if v.status[e.id] == problemMissing { // a corrupt file is reported as such
+				missing(name)
+			}
+			continue
+		}
+		var td ledger.ThoughtData
+		if err := json.Unmarshal(data, &td); err != nil {
+			v.fail("%s: %s/%s does not parse: %v", at, dirPath, name, err)
+			continue
+		}
+		if td.ThoughtNumber != n {
+			v.fail("%s: %s/%s holds thoughtNumber %d, not %d", at, dirPath, name, td.ThoughtNumber, n)
+		}
+		if td.BranchID != branch {
+			v.fail("%s: %s/%s holds branchId %q, but the file is in the folder of %s", at, dirPath, name, td.BranchID, chain)
+		}
+	}
+	for _, e := range dir.entries {
+		if !e.dir && e.name != "manifest.json" && !listed[e.name] {
+			v.fail("%s: %s/%s is not listed in the manifest", at, dirPath, e.name)
+		}
+	}
+}
+
+// chainNumbers returns, by branch ("" for the main chain), the thought
+// numbers that the commits on a ref's first-parent line recorded; nil when
+// the line is broken by a damaged commit (already reported), so that the
+// thoughts below the damage are not reported again one by one.
+func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
+	out := map[string]map[int]bool{}
+	seen := map[hash]bool{}
+	for cur := c.tip; cur != zeroHash && !seen[cur]; {
+		seen[cur] = true
+		info, ok := v.commits[cur]
+		if !ok {
+			return nil
+		}
+		if info.session != v.id {
+			break
+		}
+		if info.thought > 0 {
+			if out[info.branch] == nil {
+				out[info.branch] = map[int]bool{}
+			}
+			out[info.branch][info.thought] = true
+		}
+		cur = info.parent
+	}
+	return out
+}

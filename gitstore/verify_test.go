@@ -1,0 +1,137 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// writeVerifySession writes a session with every kind of commit the store
+// makes: thoughts, a branch, a revision, critiques on both chains.
+func writeVerifySession(t *testing.T, s *Store, id string) {
+	t.Helper()
+	w := newSession(t, s, id)
+	commits := map[int]ledger.CommitID{}
+	for n := 1; n <= 4; n++ {
+		commits[n] = w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d of %s", n, id), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+	}
+	w.tips["fork:alt"] = commits[2]
+	w.add("alt", ledger.ThoughtData{Thought: "what if redis", ThoughtNumber: 3, BranchFromThought: intp(2), BranchID: "alt", NextThoughtNeeded: true}, "")
+	w.add("", ledger.ThoughtData{Thought: "correction to 2", ThoughtNumber: 5, IsRevision: true, RevisesThought: intp(2)}, commits[2])
+	for _, branch := range []string{"", "alt"} {
+		n := 3
+		if branch == "" {
+			n = 5
+		}
+		c, err := s.AddCritique(context.Background(), ledger.CritiqueRequest{Meta: w.meta, Branch: branch, ExpectedTip: w.tips[branch],
+			ThoughtNumber: n, Critique: ledger.Critique{Text: "consider the cache", Model: "m", Timestamp: w.at.Add(1)},
+			Author: ledger.Author{Name: "m"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.tips[branch] = c
+	}
+	w.add("alt", ledger.ThoughtData{Thought: "redis is faster", ThoughtNumber: 4, BranchFromThought: intp(2), BranchID: "alt"}, "")
+}
+
+// TestVerifyWholeSession checks that the thorough check passes on what the
+// store writes, on both backends, from the log and from packs, in every
+// partition layout; and that an unknown session is not found.
+func TestVerifyWholeSession(t *testing.T) {
+	want := ledger.IntegrityValidationResult{Valid: true, SessionExists: true, ManifestExists: true, ManifestValid: true}
+	check := func(t *testing.T, s *Store, id string) {
+		t.Helper()
+		got, err := s.Verify(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Verify(%s) (-want +got):\n%s", id, diff)
+		}
+	}
+	backends(t, func(t *testing.T, open func() *Store) {
+		s := open()
+		ids := []string{"a1b2c3d4-0000-4000-8000-000000000001", "a1b2c3d4-0000-4000-8000-000000000002"}
+		for _, id := range ids {
+			writeVerifySession(t, s, id)
+			check(t, s, id)
+		}
+		s = open() // on disk: flushed into packs, read by a new store
+		for _, id := range ids {
+			check(t, s, id)
+		}
+		if _, err := s.Verify(context.Background(), "a1b2c3d4-0000-4000-8000-00000000000f"); !errors.Is(err, ledger.ErrSessionNotFound) {
+			t.Errorf("Verify of an unknown session: %v, want ErrSessionNotFound", err)
+		}
+	})
+	for _, g := range []Granularity{None, Weekly, Daily} {
+		t.Run(string(g), func(t *testing.T) {
+			s, err := OpenMemory(Options{Partition: g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			writeVerifySession(t, s, "a1b2c3d4-0000-4000-8000-000000000003")
+			check(t, s, "a1b2c3d4-0000-4000-8000-000000000003")
+		})
+	}
+}
+
+// TestVerifyDamagedPack flips bytes inside the pack that holds one
+// session: the thorough check must find the damage, as git fsck does, even
+// where a session load does not look.
+func TestVerifyDamagedPack(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "a1b2c3d4-0000-4000-8000-000000000004"
+	writeVerifySession(t, s, id)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs: %v, want one", packs)
+	}
+	data, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Damage the middle of the pack, away from its header and checksum.
+	for i := len(data) / 2; i < len(data)/2+8; i++ {
+		data[i] ^= 0x5a
+	}
+	os.Chmod(packs[0], 0o644)
+	if err := os.WriteFile(packs[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "--git-dir", dir, "fsck", "--full").CombinedOutput(); err == nil {
+		t.Fatalf("git fsck found no damage:\n%s", out)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Verify(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object ") {
+		t.Errorf("Verify after damaging the pack = %+v; want invalid with a corrupt object", res)
+	}
+}
