@@ -55,7 +55,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		return nil, err
 	}
 	keepName := name
-	if keepName == "" {
+	if keepName == "" || validRemoteName(keepName) != nil {
 		keepName = "url-" + slug(redactURL(u))
 	}
 	res := &PullResult{Remote: name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}}
@@ -79,7 +79,9 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	advertised := map[hash]bool{}
 	for n, h := range ar.References {
 		advertised[h] = true
-		if shared(n) && n != "refs/heads/main" {
+		// Only refs of our layout, with names we would write ourselves: a
+		// remote's ref names become file names here.
+		if shared(n) && n != "refs/heads/main" && validSharedRef(n) {
 			remoteRefs[n] = h
 		}
 	}
@@ -183,6 +185,27 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		}
 	}
 	return res, nil
+}
+
+// validSharedRef accepts refs/heads/knowledge and the refs of a session:
+// refs/heads/sessions/<id>/main and refs/heads/sessions/<id>/branches/<b>.
+func validSharedRef(name string) bool {
+	if name == knowledgeRef {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, refPrefix)
+	if !ok {
+		return false
+	}
+	id, chain, ok := strings.Cut(rest, "/")
+	if !ok || validSessionID(id) != nil {
+		return false
+	}
+	if chain == "main" {
+		return true
+	}
+	b, ok := strings.CutPrefix(chain, "branches/")
+	return ok && validBranchID(b) == nil
 }
 
 // integrate brings one session's (or the knowledge zone's) refs in line
