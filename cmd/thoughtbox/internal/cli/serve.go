@@ -124,20 +124,32 @@ func (c *serveCmd) Run(a *app) error {
 	// The address goes to stderr (stdout stays for data), with the port
 	// actually bound, so that a script that asked for port 0 can find it.
 	fmt.Fprintf(a.env.Stderr, "thoughtbox: MCP server listening on http://%s/mcp (project %s, %s)\n", ln.Addr(), a.cfg.Project, a.cfg.RepoPath())
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests run under base, which is cancelled when the server stops:
+	// a client's open event stream (GET /mcp) then ends at once instead of
+	// holding Shutdown until the client goes away.
+	base, stopRequests := context.WithCancel(context.Background())
+	defer stopRequests()
+	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-a.ctx.Done():
+		stopRequests()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		err := srv.Shutdown(ctx)
-		if err2 := <-errc; !errors.Is(err2, http.ErrServerClosed) && err == nil {
-			err = err2
+		if err := srv.Shutdown(ctx); err != nil {
+			// Every write is durable before its reply, so a request still
+			// running is cut off, not lost: say so, and stop.
+			fmt.Fprintf(a.env.Stderr, "thoughtbox: closing connections still open after 5s: %v\n", err)
+			srv.Close()
 		}
-		return err
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
 	}
 }
 
