@@ -315,3 +315,46 @@ func TestServeSampling(t *testing.T) {
 		t.Errorf("no critique commit authored by the model in git log:\n%s", out)
 	}
 }
+
+// TestServeAutoPush runs the server with THOUGHTBOX_AUTO_PUSH: the thought
+// that closes a session pushes it to the remote.
+func TestServeAutoPush(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed; this test reads the remote with it")
+	}
+	bin := thoughtboxBinary(t)
+	data := t.TempDir()
+	remote := filepath.Join(t.TempDir(), "team.git")
+	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	env := append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data)
+	add := exec.Command(bin, "remote", "add", "origin", remote)
+	add.Env = env
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("remote add: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(env, "THOUGHTBOX_AUTO_PUSH=origin", "DISABLE_THOUGHT_LOGGING=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "pushing-agent", Version: "1.0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	id := reason(t, s)
+	s.Close() // the server exits, finishing the push it started
+	out, err := exec.Command("git", "--git-dir", remote, "log", "--format=%an: %s", "sessions/"+id+"/main").CombinedOutput()
+	if err != nil {
+		t.Fatalf("the remote lacks the closed session: %v\n%s\nserver stderr:\n%s", err, out, stderr.String())
+	}
+	if !strings.Contains(string(out), "pushing-agent 1.0: Thought ") {
+		t.Errorf("remote log:\n%s", out)
+	}
+	if strings.Contains(stderr.String(), "auto-push") {
+		t.Errorf("server stderr mentions auto-push:\n%s", stderr.String())
+	}
+}

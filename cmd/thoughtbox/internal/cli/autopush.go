@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -45,6 +47,27 @@ func newAutoPusher(store *gitstore.Store, remote, pendingFile string, opts gitst
 	p.loadPending()
 	go p.run()
 	return p
+}
+
+// withAutoPush wraps a project's event sink with an auto-pusher when
+// THOUGHTBOX_AUTO_PUSH asks for one; pusher is nil otherwise, and must be
+// closed before the store.
+func withAutoPush(cfg *config.Config, store *gitstore.Store, sink ledger.EventSink, log io.Writer) (ledger.EventSink, *autoPusher, error) {
+	remote := cfg.Getenv(EnvAutoPush)
+	if remote == "" {
+		return sink, nil, nil
+	}
+	if cfg.Storage != config.StorageFS {
+		fmt.Fprintf(log, "thoughtbox: warning: %s=%s is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to push\n", EnvAutoPush, remote)
+		return sink, nil, nil
+	}
+	o, err := transferOptions(cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	pending := filepath.Join(cfg.RepoPath(), "thoughtbox", "autopush-pending")
+	p := newAutoPusher(store, remote, pending, o, log, sink)
+	return p, p, nil
 }
 
 // Publish implements ledger.EventSink; it must not block.
@@ -158,8 +181,11 @@ func (p *autoPusher) savePending() {
 	}
 }
 
-// close pushes what is pending and stops.
+// close pushes what is pending and stops; a nil pusher does nothing.
 func (p *autoPusher) close() {
+	if p == nil {
+		return
+	}
 	close(p.stop)
 	<-p.done
 }

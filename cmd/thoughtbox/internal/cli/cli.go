@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/alecthomas/kong"
 
@@ -124,7 +123,10 @@ type app struct {
 	store *gitstore.Store
 	// events is the event sink of the ledger (nil when the stream is off).
 	events ledger.EventSink
-	format Format
+	// baseEvents is events without this project's auto-pusher, for the
+	// ledgers of other projects a server opens.
+	baseEvents ledger.EventSink
+	format     Format
 	// projectFlagged says --project was given (clone names the project
 	// after the URL otherwise).
 	projectFlagged bool
@@ -193,21 +195,14 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
-	var pusher *autoPusher
-	if remote := cfg.Getenv(EnvAutoPush); remote != "" && cfg.Storage != config.StorageFS {
-		fmt.Fprintf(env.Stderr, "thoughtbox: warning: %s=%s is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to push\n", EnvAutoPush, remote)
-	} else if remote != "" {
-		o, err := transferOptions(cfg, nil)
-		if err != nil {
-			store.Close()
-			return report(env.Stderr, cfg, err)
-		}
-		pending := filepath.Join(cfg.RepoPath(), "thoughtbox", "autopush-pending")
-		pusher = newAutoPusher(store, remote, pending, o, env.Stderr, sink)
-		sink = pusher
+	base := sink
+	sink, pusher, err := withAutoPush(cfg, store, sink, env.Stderr)
+	if err != nil {
+		store.Close()
+		return report(env.Stderr, cfg, err)
 	}
 	l := ledger.New(store, ledger.Options{NewID: env.NewID, Events: sink})
-	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, projectFlagged: cl.Project != ""}
+	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: cl.Project != ""}
 	runErr := kctx.Run(a)
 	if pusher != nil {
 		pusher.close()

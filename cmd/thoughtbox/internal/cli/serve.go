@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -77,7 +78,7 @@ func (c *serveCmd) Run(a *app) error {
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, events: a.events, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
+	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
 	defer projects.close()
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
@@ -157,14 +158,16 @@ func (c *serveCmd) Run(a *app) error {
 // navigate and bind_root, and closes them when the server stops.
 type projectLedgers struct {
 	cfg    *config.Config
-	events ledger.EventSink
+	events ledger.EventSink // without auto-push: each project gets its own
+	log    io.Writer
 	mu     sync.Mutex
 	open   map[string]*projectLedger
 }
 
 type projectLedger struct {
-	l     *ledger.Ledger
-	store *gitstore.Store // nil for the server's own project (Main closes it)
+	l      *ledger.Ledger
+	store  *gitstore.Store // nil for the server's own project (Main closes it)
+	pusher *autoPusher     // this project's, when THOUGHTBOX_AUTO_PUSH is set
 }
 
 func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledger, error) {
@@ -177,11 +180,17 @@ func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledg
 	if err != nil {
 		return nil, err
 	}
-	l, store, err := cfg.Open(ledger.Options{Events: p.events})
+	store, err := cfg.OpenStore()
 	if err != nil {
 		return nil, err
 	}
-	p.open[project] = &projectLedger{l: l, store: store}
+	sink, pusher, err := withAutoPush(cfg, store, p.events, p.log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	l := ledger.New(store, ledger.Options{Events: sink})
+	p.open[project] = &projectLedger{l: l, store: store, pusher: pusher}
 	return l, nil
 }
 
@@ -189,6 +198,7 @@ func (p *projectLedgers) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, pl := range p.open {
+		pl.pusher.close()
 		if pl.store != nil {
 			pl.store.Close()
 		}
