@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -48,7 +51,11 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 	if err != nil {
 		return ledger.IntegrityValidationResult{}, err
 	}
-	if len(refs) == 0 {
+	damaged, err := s.DamagedRefs()
+	if err != nil {
+		return ledger.IntegrityValidationResult{}, err
+	}
+	if len(refs) == 0 && len(damaged[id]) == 0 {
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
@@ -75,6 +82,9 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 		chains = append(chains, verifyChain{ref: branchRef(id, b), branch: b, tip: refs[branchRef(id, b)]})
 	}
 
+	for _, p := range damaged[id] {
+		v.fail("%s", p)
+	}
 	for i := range chains {
 		v.checkTip(&chains[i])
 	}
@@ -589,4 +599,52 @@ func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
 		cur = info.parent
 	}
 	return out
+}
+
+// DamagedRefs finds session refs that cannot be read: loose ref files under
+// refs/heads/sessions/ that do not hold an object id (a truncated write by
+// another program, a hand edit). Listing skips such refs — a session whose
+// main ref is damaged disappears from the list — so verify asks here. The
+// result maps session ids to one problem per damaged ref.
+func (s *Store) DamagedRefs() (map[string][]string, error) {
+	be, ok := s.be.(*fsBackend)
+	if !ok {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	root := filepath.Join(be.gitDir, "refs", "heads", "sessions")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if _, err := parseHash(strings.TrimSpace(string(data))); err == nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(be.gitDir, path)
+		ref := filepath.ToSlash(rel)
+		id := sessionOfRef(ref)
+		if id == "" {
+			return nil
+		}
+		shown := strings.TrimSpace(string(data))
+		if len(shown) > 60 {
+			shown = shown[:60] + "…"
+		}
+		out[id] = append(out[id], fmt.Sprintf("ref %s does not hold an object id (it holds %q)", ref, shown))
+		return nil
+	})
+	return out, err
 }

@@ -25,8 +25,22 @@ func (c *verifyCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	// A session whose main ref file is damaged is not listed; verify
+	// still checks it.
+	damaged, err := a.store.DamagedRefs()
+	if err != nil {
+		return err
+	}
+	for id := range damaged {
+		if !slices.ContainsFunc(list, func(s ledger.Session) bool { return s.ID == id }) {
+			list = append(list, ledger.Session{ID: id, Title: "(unreadable ref)"})
+		}
+	}
 	if c.ID != "" {
 		id, err := a.resolve(c.ID)
+		if _, ok := damaged[c.ID]; err != nil && ok {
+			id, err = c.ID, nil
+		}
 		if err != nil {
 			return err
 		}

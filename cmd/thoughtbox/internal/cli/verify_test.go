@@ -404,3 +404,29 @@ func (d *damagedLedger) writeRef(ref, value string) {
 		d.t.Fatal(err)
 	}
 }
+
+// TestVerifyUnreadableRef damages the victim's main ref file itself (as a
+// truncated write by another program would): listing no longer shows the
+// session, but verify still finds it, names it and the ref, and fails.
+func TestVerifyUnreadableRef(t *testing.T) {
+	d := newDamagedLedger(t)
+	mainRef := "refs/heads/sessions/" + victim + "/main"
+	d.writeRef(mainRef, "not an object id")
+	want := "ref " + mainRef + " does not hold an object id"
+	code, stdout, stderr := d.run("verify")
+	if code != ExitFailure || !strings.Contains(stdout, "INVALID  "+victim) || !strings.Contains(stdout, want) {
+		t.Errorf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "OK       "+healthyA) || !strings.Contains(stdout, "OK       "+healthyC) {
+		t.Errorf("verify: the healthy sessions are not OK:\n%s", stdout)
+	}
+	code, stdout, stderr = d.run("verify", victim)
+	if code != ExitFailure || !strings.Contains(stdout, want) {
+		t.Errorf("verify %s: exit %d\n%s%s", victim, code, stdout, stderr)
+	}
+	for _, id := range []string{healthyA, healthyC} {
+		if code, stdout, stderr := d.run("show", id); code != ExitOK {
+			t.Errorf("show %s: exit %d\n%s%s", id, code, stdout, stderr)
+		}
+	}
+}
