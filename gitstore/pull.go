@@ -173,19 +173,58 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		sort.Slice(groups[g], func(i, j int) bool { return refOrder(groups[g][i]) < refOrder(groups[g][j]) })
 	}
 	sort.Strings(names)
+	// All sessions' ref moves go in one batch (one fsync for a clone of
+	// thousands of sessions); if a writer of ours moved one of the refs
+	// meanwhile, the compare-and-swap fails and each session is redone on
+	// its own.
+	plans := make([]*groupPlan, 0, len(names))
+	all := &batch{}
 	for _, g := range names {
-		var err error
-		for attempt := 0; attempt < 8; attempt++ {
-			if err = s.integrate(ctx, keepName, groups[g], remoteRefs, res); !errors.Is(err, errConflict) {
-				break
-			}
-		}
+		gp, err := s.planGroup(keepName, groups[g], remoteRefs)
 		if err != nil {
 			return nil, fmt.Errorf("integrate %s: %w", g, err)
+		}
+		plans = append(plans, gp)
+		all.objects = append(all.objects, gp.b.objects...)
+		all.updates = append(all.updates, gp.b.updates...)
+	}
+	if pullPlanned != nil {
+		pullPlanned()
+	}
+	err = nil
+	if len(all.updates) > 0 {
+		err = s.be.apply(ctx, all)
+	}
+	if err == nil {
+		for _, gp := range plans {
+			gp.record(res)
+		}
+		return res, nil
+	}
+	if !errors.Is(err, errConflict) {
+		return nil, err
+	}
+	for _, g := range names {
+		for attempt := 0; ; attempt++ {
+			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
+			if err == nil && len(gp.b.updates) > 0 {
+				err = s.be.apply(ctx, gp.b)
+			}
+			if err == nil {
+				gp.record(res)
+				break
+			}
+			if !errors.Is(err, errConflict) || attempt == 7 {
+				return nil, fmt.Errorf("integrate %s: %w", g, err)
+			}
 		}
 	}
 	return res, nil
 }
+
+// pullPlanned, when set (by tests), runs between planning a pull's ref
+// moves and applying them.
+var pullPlanned func()
 
 // validSharedRef accepts refs/heads/knowledge and the refs of a session:
 // refs/heads/sessions/<id>/main and refs/heads/sessions/<id>/branches/<b>.
@@ -208,9 +247,26 @@ func validSharedRef(name string) bool {
 	return ok && validBranchID(b) == nil
 }
 
-// integrate brings one session's (or the knowledge zone's) refs in line
-// with the remote's, recording what it did in res.
-func (s *Store) integrate(ctx context.Context, remote string, refs []string, remoteRefs map[string]hash, res *PullResult) error {
+// groupPlan is what a pull does to one session's (or the knowledge
+// zone's) refs: the batch to apply and what to report once it is applied.
+type groupPlan struct {
+	b        *batch
+	created  []RefChange
+	updated  []RefChange
+	diverged []Divergence
+	upToDate int
+}
+
+func (gp *groupPlan) record(res *PullResult) {
+	res.Created = append(res.Created, gp.created...)
+	res.Updated = append(res.Updated, gp.updated...)
+	res.Diverged = append(res.Diverged, gp.diverged...)
+	res.UpToDate += gp.upToDate
+}
+
+// planGroup decides how to bring one session's (or the knowledge zone's)
+// refs in line with the remote's.
+func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]hash) (*groupPlan, error) {
 	type plan struct {
 		ref    string
 		local  hash
@@ -222,7 +278,7 @@ func (s *Store) integrate(ctx context.Context, remote string, refs []string, rem
 	for _, ref := range refs {
 		l, err := s.be.readRef(ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r := remoteRefs[ref]
 		p := plan{ref: ref, local: l, remote: r}
@@ -234,12 +290,12 @@ func (s *Store) integrate(ctx context.Context, remote string, refs []string, rem
 		default:
 			ahead, err := s.isAncestor(r, l)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			behind := false
 			if !ahead {
 				if behind, err = s.isAncestor(l, r); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			switch {
@@ -254,31 +310,26 @@ func (s *Store) integrate(ctx context.Context, remote string, refs []string, rem
 		}
 		plans = append(plans, p)
 	}
-	b := &batch{}
-	var created, updated []RefChange
-	var divs []Divergence
-	upToDate := 0
+	gp := &groupPlan{b: &batch{}}
 	if diverged && len(plans) == 1 && plans[0].ref == knowledgeRef {
 		// The zone is one ref that every agent writes, so it is merged
 		// when the two sides changed different entries.
 		p := plans[0]
 		mb, merged, conflicts, err := s.mergeKnowledge(p.local, p.remote, remote)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(conflicts) == 0 {
 			mb.updates = []refUpdate{{name: knowledgeRef, old: p.local, new: merged}}
-			if err := s.be.apply(ctx, mb); err != nil {
-				return err
-			}
-			res.Updated = append(res.Updated, RefChange{Ref: knowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true})
-			return nil
+			gp.b = mb
+			gp.updated = []RefChange{{Ref: knowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true}}
+			return gp, nil
 		}
 	}
 	for _, p := range plans {
 		id := sessionOfRef(p.ref)
 		if p.action == "keep" {
-			upToDate++
+			gp.upToDate++
 			continue
 		}
 		if diverged {
@@ -286,37 +337,28 @@ func (s *Store) integrate(ctx context.Context, remote string, refs []string, rem
 			keep := divergedPrefix + remote + "/" + strings.TrimPrefix(p.ref, "refs/heads/")
 			cur, err := s.be.readRef(keep)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if cur != p.remote {
-				b.updates = append(b.updates, refUpdate{name: keep, old: cur, new: p.remote})
+				gp.b.updates = append(gp.b.updates, refUpdate{name: keep, old: cur, new: p.remote})
 			}
 			d := Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
 			if p.local != zeroHash {
 				d.Local = p.local.String()
 			}
-			divs = append(divs, d)
+			gp.diverged = append(gp.diverged, d)
 			continue
 		}
-		b.updates = append(b.updates, refUpdate{name: p.ref, old: p.local, new: p.remote})
+		gp.b.updates = append(gp.b.updates, refUpdate{name: p.ref, old: p.local, new: p.remote})
 		ch := RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
 		if p.local == zeroHash {
-			created = append(created, ch)
+			gp.created = append(gp.created, ch)
 		} else {
 			ch.Old = p.local.String()
-			updated = append(updated, ch)
+			gp.updated = append(gp.updated, ch)
 		}
 	}
-	if len(b.updates) > 0 {
-		if err := s.be.apply(ctx, b); err != nil {
-			return err
-		}
-	}
-	res.Created = append(res.Created, created...)
-	res.Updated = append(res.Updated, updated...)
-	res.Diverged = append(res.Diverged, divs...)
-	res.UpToDate += upToDate
-	return nil
+	return gp, nil
 }
 
 // DivergedChain is a remote's chain of a session, kept after a pull found
