@@ -7,7 +7,6 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,7 +56,7 @@ type rawEntry struct {
 
 // readRawEntries lists a pack's entries in file order without inflating
 // them, reading only their headers.
-func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
+func readRawEntries(pe *packEntry, f *os.File, br *bufio.Reader) ([]rawEntry, error) {
 	var hdr [12]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
 		return nil, fmt.Errorf("%s is not a pack", f.Name())
@@ -84,7 +83,7 @@ func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
 	// One sequential, buffered pass over the file: an entry's header
 	// follows the previous entry's payload, which is skipped.
 	end := pe.size - 20
-	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, end), 256<<10)
+	br.Reset(io.NewSectionReader(f, 0, end))
 	pos := int64(0)
 	for i := range entries {
 		e := &entries[i]
@@ -166,15 +165,21 @@ type outEntry struct {
 	n    int64
 }
 
-// packStream reads one source pack front to back: a merge copies each
-// pack's entries in offset order, so payloads stream through one buffer
-// instead of one read each.
+// packStream reads the source packs front to back: a merge copies each
+// pack's entries in offset order, one pack after another, so payloads
+// stream through one buffer instead of one read each.
 type packStream struct {
-	r   *bufio.Reader
-	pos int64
+	r     *bufio.Reader
+	files []*os.File
+	src   int // the pack r reads; -1 before the first
+	pos   int64
 }
 
-func (s *packStream) copyTo(w io.Writer, off, n int64) error {
+func (s *packStream) copyTo(w io.Writer, src int, off, n int64) error {
+	if src != s.src {
+		s.r.Reset(s.files[src])
+		s.src, s.pos = src, 0
+	}
 	if off < s.pos {
 		return fmt.Errorf("merge: entry at %d read out of order (at %d)", off, s.pos)
 	}
@@ -215,13 +220,16 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			}
 		}
 	}()
+	pb := getPackBuffers(io.Discard)
+	defer putPackBuffers(pb)
+	br := pb.reader()
 	for pi, pe := range newestFirst {
 		f, err := os.Open(filepath.Join(packDir, pe.name+".pack"))
 		if err != nil {
 			return err
 		}
 		files[pi] = f
-		entries, err := readRawEntries(pe, f)
+		entries, err := readRawEntries(pe, f, br)
 		if err != nil {
 			return err
 		}
@@ -252,8 +260,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	var out []outEntry
 	pos := int64(12)
 	var zbuf bytes.Buffer
-	zw := zlibWriter(zlib.BestSpeed)
-	defer zlibWriters[zlib.BestSpeed].Put(zw)
+	zw := pb.fast
 	for pi, p := range preps {
 		for _, e := range p.entries {
 			if off, dup := where[e.id]; dup {
@@ -301,7 +308,8 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	pb.bw.Reset(tmp)
+	bw := pb.bw
 	cw := &countingWriter{w: bw, sum: sha1.New()}
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
@@ -310,14 +318,11 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	cw.Write(hdr[:])
 	idx := new(idxfile.Writer)
 	idx.OnHeader(uint32(len(out)))
-	streams := make([]*packStream, len(files))
-	for i, f := range files {
-		streams[i] = &packStream{r: bufio.NewReaderSize(f, 256<<10)}
-	}
+	stream := &packStream{r: br, files: files, src: -1}
+	w := &crcWriter{w: cw}
 	for _, o := range out {
 		off := cw.n
-		crc := crc32.NewIEEE()
-		w := io.MultiWriter(cw, crc)
+		w.crc = 0
 		if _, err := w.Write(o.head); err != nil {
 			return err
 		}
@@ -325,10 +330,10 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			if _, err := w.Write(o.data); err != nil {
 				return err
 			}
-		} else if err := streams[o.src].copyTo(w, o.off, o.n); err != nil {
+		} else if err := stream.copyTo(w, o.src, o.off, o.n); err != nil {
 			return err
 		}
-		idx.Add(o.id, uint64(off), crc.Sum32())
+		idx.Add(o.id, uint64(off), w.crc)
 	}
 	name, err := finishPack(packDir, tmp, bw, cw, idx)
 	if err != nil {
