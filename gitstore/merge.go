@@ -260,7 +260,6 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	var out []outEntry
 	pos := int64(12)
 	var zbuf bytes.Buffer
-	zw := pb.fast
 	for pi, p := range preps {
 		for _, e := range p.entries {
 			if off, dup := where[e.id]; dup {
@@ -284,7 +283,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 				l, linked := olderOf[e.id]
 				nOff, placed := where[l.newer]
 				if linked && placed && depthAt[nOff]+1+p.maxBelow[e.off] <= maxLinkedDepth {
-					if h, d, ok := relink(e, files[pi], l, pos-nOff, read, zw, &zbuf); ok {
+					if h, d, ok := relink(e, files[pi], l, pos-nOff, read, pb, &zbuf); ok {
 						head, data = h, d
 						depth = depthAt[nOff] + 1
 					}
@@ -358,9 +357,9 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 // relink re-encodes a whole entry as a delta of the newer version that
 // replaced it, dist bytes back in the merged pack: with the delta the
 // flusher recorded, or else one computed from both versions.
-func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objType, []byte, error), pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	if len(l.delta) > 0 {
-		return deltaEntry(l.delta, dist, zw, zbuf)
+		return deltaEntry(l.delta, dist, pb, zbuf)
 	}
 	zr, err := zlib.NewReader(io.NewSectionReader(src, e.dataOff, e.dataLen))
 	if err != nil {
@@ -380,12 +379,12 @@ func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objTy
 	if 4*ed.inserted() >= len(content) {
 		return nil, nil, false
 	}
-	return deltaEntry(ed.gitDelta(len(base)), dist, zw, zbuf)
+	return deltaEntry(ed.gitDelta(len(base)), dist, pb, zbuf)
 }
 
-func deltaEntry(delta []byte, dist int64, zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+func deltaEntry(delta []byte, dist int64, pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	zbuf.Reset()
-	zw.Reset(zbuf)
+	zw := pb.compressor(zbuf)
 	zw.Write(delta)
 	if zw.Close() != nil {
 		return nil, nil, false

@@ -76,7 +76,6 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	offsets := make([]int64, len(objs))
 	// Small entries (commits, thought files, deltas) gain little from
 	// compression and cost the most per byte to compress, so they are stored.
-	fast := pb.fast
 	ew := &crcWriter{w: cw}
 	for i, o := range objs {
 		offsets[i] = cw.n
@@ -101,7 +100,7 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 				return zeroHash, err
 			}
 		} else {
-			fast.Reset(ew)
+			fast := pb.compressor(ew)
 			if _, err := fast.Write(payload); err != nil {
 				return zeroHash, err
 			}
@@ -166,20 +165,21 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 }
 
 // packBuffers are what writing a pack needs besides the objects: a file
-// buffer and two compressors, each compressor holding hundreds of
-// kilobytes of state. A flush or merge takes a set and gives it back; the
-// sets are kept in a free list rather than a sync.Pool, which every
-// garbage collection empties (and a busy server collects several times a
-// second), so a flush would build new ones most of the time.
+// buffer, a reader for merges and a compressor. A flush or merge takes a
+// set and gives it back. The buffers are kept in a free list rather than
+// a sync.Pool, which every garbage collection empties (and a busy server
+// collects several times a second); the compressor, a megabyte and a half
+// of state, is not kept between packs, so that an idle server does not
+// hold it.
 type packBuffers struct {
 	br      *bufio.Reader // merges read their source packs with it
 	bw      *bufio.Writer
-	fast    *zlib.Writer // zlib.BestSpeed
+	fast    *zlib.Writer // zlib.BestSpeed, made on first use
 	scratch []byte       // for writeStored
 }
 
 // packBufferSize is the file buffer: large enough that writes are few.
-const packBufferSize = 256 << 10
+const packBufferSize = 128 << 10
 
 var freePackBuffers struct {
 	sync.Mutex
@@ -195,11 +195,19 @@ func getPackBuffers(w io.Writer) *packBuffers {
 	}
 	freePackBuffers.Unlock()
 	if pb == nil {
-		fast, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
-		pb = &packBuffers{bw: bufio.NewWriterSize(w, packBufferSize), fast: fast}
+		pb = &packBuffers{bw: bufio.NewWriterSize(w, packBufferSize)}
 	}
 	pb.bw.Reset(w)
 	return pb
+}
+
+// compressor returns the set's BestSpeed compressor, writing to w.
+func (pb *packBuffers) compressor(w io.Writer) *zlib.Writer {
+	if pb.fast == nil {
+		pb.fast, _ = zlib.NewWriterLevel(w, zlib.BestSpeed)
+	}
+	pb.fast.Reset(w)
+	return pb.fast
 }
 
 func (pb *packBuffers) reader() *bufio.Reader {
@@ -210,13 +218,16 @@ func (pb *packBuffers) reader() *bufio.Reader {
 }
 
 // putPackBuffers returns a set. One is kept: a process flushes one
-// repository at a time but for rare moments, and a set is a megabyte.
+// repository at a time but for rare moments.
 func putPackBuffers(pb *packBuffers) {
 	pb.bw.Reset(io.Discard)
 	if pb.br != nil {
 		pb.br.Reset(nil)
 	}
-	pb.fast.Reset(io.Discard)
+	pb.fast = nil
+	if cap(pb.scratch) > 64<<10 {
+		pb.scratch = nil
+	}
 	freePackBuffers.Lock()
 	if len(freePackBuffers.free) < 1 {
 		freePackBuffers.free = append(freePackBuffers.free, pb)
