@@ -270,8 +270,11 @@ func (c *crcWriter) Write(p []byte) (int, error) {
 }
 
 // entryHeader encodes a pack entry's type and inflated size.
-func entryHeader(typ, size int) []byte {
-	b := []byte{byte(typ<<4) | byte(size&0x0f)}
+func entryHeader(typ, size int) []byte { return appendEntryHeader(nil, typ, size) }
+
+// appendEntryHeader appends a pack entry's header to b.
+func appendEntryHeader(b []byte, typ, size int) []byte {
+	b = append(b, byte(typ<<4)|byte(size&0x0f))
 	size >>= 4
 	for size > 0 {
 		b[len(b)-1] |= 0x80
