@@ -28,6 +28,7 @@ var (
 	bin  = flag.String("bin", "", "thoughtbox binary (default: go build ./cmd/thoughtbox)")
 	runs = flag.String("n", "1000,10000", "comma-separated thought counts, one fresh server each")
 	prof = flag.String("clientprofile", "", "write a CPU profile of the client (this process) to this file")
+	maps = flag.Bool("smaps", false, "print the server's resident memory by mapping after the run")
 )
 
 func main() {
@@ -105,7 +106,10 @@ func run(exe, data string, n int) {
 	}
 	total := time.Since(start)
 	srvCPU, cliCPU := cpuOf(cmd.Process.Pid)-srv0, selfCPU()-cli0
-	rss := rssOf(cmd.Process.Pid)
+	rss, anon, file := rssOf(cmd.Process.Pid)
+	if *maps {
+		printSmaps(cmd.Process.Pid)
+	}
 	s.Close()
 	cmd.Wait()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -114,7 +118,7 @@ func run(exe, data string, n int) {
 		n, float64(n)/total.Seconds(), lat[n/2].Round(time.Microsecond), lat[n*99/100].Round(time.Microsecond))
 	fmt.Printf("mcp stdio, %d thoughts: connect (process start + initialize round trip) %v; ping round trip median %v\n",
 		n, connect.Round(100*time.Microsecond), pings[len(pings)/2].Round(time.Microsecond))
-	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB\n", n, float64(rss)/1e6)
+	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB (anonymous %.1f MB, file-backed %.1f MB)\n", n, float64(rss)/1e6, float64(anon)/1e6, float64(file)/1e6)
 	fmt.Printf("mcp stdio, %d thoughts: CPU per thought (user+system): server %v, client %v; load average %s\n",
 		n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), loadAvg())
 }
@@ -160,16 +164,46 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func rssOf(pid int) int64 {
+// rssOf reads a process's resident memory from /proc/<pid>/status: the
+// total, its anonymous part (the Go heap, stacks and runtime) and its
+// file-backed part (mostly the binary's code).
+func rssOf(pid int) (rss, anon, file int64) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0, 0
+	}
+	kb := func(v string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		return n * 1024
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024
+			rss = kb(v)
+		} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kb(v)
+		} else if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			file = kb(v)
 		}
 	}
-	return 0
+	return rss, anon, file
+}
+
+// printSmaps prints the resident size of each of the server's mappings
+// that holds more than 256 kB.
+func printSmaps(pid int) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return
+	}
+	var head string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			head = line
+		} else if len(f) == 3 && f[0] == "Rss:" {
+			if kb, _ := strconv.Atoi(f[1]); kb > 256 {
+				fmt.Printf("  %6d kB  %s\n", kb, head)
+			}
+		}
+	}
 }
