@@ -916,7 +916,13 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	heads := map[hash][]byte{}
 	for _, id := range order {
 		if v := vers[id]; !v.hasChild && (v.o.base != zeroHash || v.pos > 0) {
-			heads[id] = kept[id]
+			c := kept[id]
+			if cap(c) > len(c)+len(c)/4+4096 {
+				// built in a reused buffer sized for another version: it
+				// is kept until the next flush, so keep only what it needs
+				c = append([]byte(nil), c...)
+			}
+			heads[id] = c
 		}
 	}
 	b.nextHeads = heads
