@@ -145,7 +145,7 @@ func (c *serveCmd) Run(a *app) error {
 }
 
 // memoryFloor is the least soft memory limit the server sets.
-const memoryFloor = 28 << 20
+const memoryFloor = 27 << 20
 
 // softMemoryLimit keeps the server's memory near what it uses: with the
 // default pacing (GOGC=100) the heap grows to twice the live heap before
