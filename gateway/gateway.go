@@ -155,21 +155,12 @@ func (g *Gateway) Connections() int {
 // until the client goes away (closes in, or its end of out) or ctx is done;
 // those ends return nil.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: readCloser{in}, Writer: writeCloser{out}}
-	err := g.NewServer().Run(ctx, t)
+	err := g.NewServer().Run(ctx, stdioTransport{in: in, out: out})
 	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
 	return err
 }
-
-type readCloser struct{ io.Reader }
-
-func (readCloser) Close() error { return nil }
-
-type writeCloser struct{ io.Writer }
-
-func (writeCloser) Close() error { return nil }
 
 // HTTPHandler serves Streamable HTTP at /mcp, with one *mcp.Server per MCP
 // session and DNS-rebinding protection for loopback listeners. With

@@ -60,6 +60,7 @@ type fsBackend struct {
 	objs   map[hash]*logObject
 
 	reqs    chan *applyReq
+	bigLog  chan struct{} // the log passed bigLog bytes: flush now
 	flushMu sync.Mutex
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -95,6 +96,7 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 		st:        st,
 		packs:     newPackSet(filepath.Join(gitDir, "objects", "pack")),
 		reqs:      make(chan *applyReq, 1024),
+		bigLog:    make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 	}
 	b.resetOverlay()
@@ -389,6 +391,12 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 		b.applyLocked(r.b)
 	}
 	b.logOff += int64(len(buf))
+	if b.logOff >= bigLog {
+		select {
+		case b.bigLog <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
@@ -477,24 +485,57 @@ func (b *fsBackend) gitHas(id hash) bool {
 	return err == nil
 }
 
+// The flusher's pace. A flush costs about the same whatever it carries (a
+// pack and its index, the refs and the log, each synced, then perhaps a
+// merge), and the log has already made every thought durable, so while
+// writers are busy the flusher waits longer and carries more: after a
+// flush of at least busyRecords records the wait doubles, up to
+// maxStretch times the configured interval; a quiet tick brings it back.
+// A log past bigLog bytes is flushed at once, which bounds the overlay
+// and what another process replays.
+const (
+	busyRecords = 32
+	maxStretch  = 4
+	bigLog      = 8 << 20
+)
+
+// nextFlushWait is the flusher's wait after a tick that found pending
+// records (0 for none), given the wait before it.
+func nextFlushWait(every, prev time.Duration, pending int) time.Duration {
+	if pending < busyRecords {
+		return every
+	}
+	return min(max(2*prev, every), maxStretch*every)
+}
+
 func (b *fsBackend) flusher(every time.Duration) {
 	defer b.wg.Done()
-	t := time.NewTicker(every)
+	wait := every
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
-			b.mu.Lock()
-			pending := len(b.recs) > 0
-			b.mu.Unlock()
-			if pending {
-				if err := b.flushSoon(); err != nil {
-					fmt.Fprintf(os.Stderr, "thoughtbox: flushing %s: %v (the log keeps the data; retrying)\n", b.gitDir, err)
-				}
+		case <-b.bigLog:
+		}
+		b.mu.Lock()
+		pending := len(b.recs)
+		b.mu.Unlock()
+		if pending > 0 {
+			if err := b.flushSoon(); err != nil {
+				fmt.Fprintf(os.Stderr, "thoughtbox: flushing %s: %v (the log keeps the data; retrying)\n", b.gitDir, err)
 			}
 		}
+		wait = nextFlushWait(every, wait, pending)
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
 	}
 }
 
@@ -875,7 +916,13 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	heads := map[hash][]byte{}
 	for _, id := range order {
 		if v := vers[id]; !v.hasChild && (v.o.base != zeroHash || v.pos > 0) {
-			heads[id] = kept[id]
+			c := kept[id]
+			if cap(c) > len(c)+len(c)/4+4096 {
+				// built in a reused buffer sized for another version: it
+				// is kept until the next flush, so keep only what it needs
+				c = append([]byte(nil), c...)
+			}
+			heads[id] = c
 		}
 	}
 	b.nextHeads = heads

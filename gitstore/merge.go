@@ -3,14 +3,15 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -57,7 +58,7 @@ type rawEntry struct {
 
 // readRawEntries lists a pack's entries in file order without inflating
 // them, reading only their headers.
-func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
+func readRawEntries(pe *packEntry, f *os.File, br *bufio.Reader) ([]rawEntry, error) {
 	var hdr [12]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
 		return nil, fmt.Errorf("%s is not a pack", f.Name())
@@ -66,7 +67,8 @@ func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var entries []rawEntry
+	// The header's count, bounded by the file's size against a damaged pack.
+	entries := make([]rawEntry, 0, min(int64(binary.BigEndian.Uint32(hdr[8:])), pe.size/4))
 	for {
 		e, err := iter.Next()
 		if err == io.EOF {
@@ -84,7 +86,7 @@ func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
 	// One sequential, buffered pass over the file: an entry's header
 	// follows the previous entry's payload, which is skipped.
 	end := pe.size - 20
-	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, end), 256<<10)
+	br.Reset(io.NewSectionReader(f, 0, end))
 	pos := int64(0)
 	for i := range entries {
 		e := &entries[i]
@@ -158,23 +160,31 @@ func readRawEntries(pe *packEntry, f *os.File) ([]rawEntry, error) {
 const maxLinkedDepth = 1000
 
 type outEntry struct {
-	id   hash
-	head []byte
-	data []byte // a re-encoded payload; else it is streamed from pack src
-	src  int
-	off  int64
-	n    int64
+	id    hash
+	pos   int64    // in the merged pack
+	depth int32    // of its delta chain
+	head  [2]int32 // its header: where it is in the merge's header bytes
+	data  []byte   // a re-encoded payload; else it is streamed from pack src
+	src   int
+	off   int64
+	n     int64
 }
 
-// packStream reads one source pack front to back: a merge copies each
-// pack's entries in offset order, so payloads stream through one buffer
-// instead of one read each.
+// packStream reads the source packs front to back: a merge copies each
+// pack's entries in offset order, one pack after another, so payloads
+// stream through one buffer instead of one read each.
 type packStream struct {
-	r   *bufio.Reader
-	pos int64
+	r     *bufio.Reader
+	files []*os.File
+	src   int // the pack r reads; -1 before the first
+	pos   int64
 }
 
-func (s *packStream) copyTo(w io.Writer, off, n int64) error {
+func (s *packStream) copyTo(w io.Writer, src int, off, n int64) error {
+	if src != s.src {
+		s.r.Reset(s.files[src])
+		s.src, s.pos = src, 0
+	}
 	if off < s.pos {
 		return fmt.Errorf("merge: entry at %d read out of order (at %d)", off, s.pos)
 	}
@@ -194,18 +204,17 @@ func (s *packStream) copyTo(w io.Writer, off, n int64) error {
 // that a newer pack's first version of the same path replaced (see links)
 // becomes a delta of that version, read back through read.
 func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(hash) (objType, []byte, error)) error {
-	type key struct {
-		pack int
-		off  int64
-	}
+	// Per pack, indexed like its entries (in offset order): an entry's
+	// delta base, its depth below the whole object its chain starts from,
+	// that root, and (for a root) the depth of its deepest delta.
 	type prep struct {
 		entries  []rawEntry
-		depth    map[int64]int
-		root     map[int64]int64
-		maxBelow map[int64]int
+		base     []int32
+		depth    []int32
+		root     []int32
+		maxBelow []int32
 	}
 	preps := make([]prep, len(newestFirst))
-	inSet := map[hash]bool{}
 	olderOf := map[hash]link{} // older version → the link to the newer version that replaced it
 	files := make([]*os.File, len(newestFirst))
 	defer func() {
@@ -215,27 +224,36 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			}
 		}
 	}()
+	pb := getPackBuffers(io.Discard)
+	defer putPackBuffers(pb)
+	br := pb.reader()
+	total := 0
 	for pi, pe := range newestFirst {
 		f, err := os.Open(filepath.Join(packDir, pe.name+".pack"))
 		if err != nil {
 			return err
 		}
 		files[pi] = f
-		entries, err := readRawEntries(pe, f)
+		entries, err := readRawEntries(pe, f, br)
 		if err != nil {
 			return err
 		}
-		p := prep{entries: entries, depth: map[int64]int{}, root: map[int64]int64{}, maxBelow: map[int64]int{}}
-		for _, e := range entries {
-			inSet[e.id] = true
+		n := len(entries)
+		total += n
+		ints := make([]int32, 4*n)
+		p := prep{entries: entries, base: ints[:n], depth: ints[n : 2*n], root: ints[2*n : 3*n], maxBelow: ints[3*n:]}
+		for i, e := range entries {
+			p.base[i], p.root[i] = -1, int32(i)
 			if e.typ == ofsDeltaType {
-				p.depth[e.off] = p.depth[e.baseOff] + 1
-				p.root[e.off] = p.root[e.baseOff]
-			} else {
-				p.root[e.off] = e.off
+				// bases precede their deltas; entries are in offset order
+				if b, ok := slices.BinarySearchFunc(entries[:i], e.baseOff, func(x rawEntry, off int64) int { return cmp.Compare(x.off, off) }); ok {
+					p.base[i] = int32(b)
+					p.depth[i] = p.depth[b] + 1
+					p.root[i] = p.root[b]
+				}
 			}
-			if r := p.root[e.off]; p.depth[e.off] > p.maxBelow[r] {
-				p.maxBelow[r] = p.depth[e.off]
+			if r := p.root[i]; p.depth[i] > p.maxBelow[r] {
+				p.maxBelow[r] = p.depth[i]
 			}
 		}
 		preps[pi] = p
@@ -246,52 +264,58 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 		}
 	}
 
-	newOff := map[key]int64{}
-	where := map[hash]int64{}
-	depthAt := map[int64]int{}
-	var out []outEntry
+	// where maps every object of the merge to its entry in out; placed
+	// maps each source entry (by pack, then index) to the same.
+	where := make(map[hash]int32, total)
+	placed := make([][]int32, len(preps))
+	out := make([]outEntry, 0, total)
+	var heads []byte // every entry's header, out[i].head indexes it
 	pos := int64(12)
 	var zbuf bytes.Buffer
-	zw := zlibWriter(zlib.BestSpeed)
-	defer zlibWriters[zlib.BestSpeed].Put(zw)
 	for pi, p := range preps {
-		for _, e := range p.entries {
-			if off, dup := where[e.id]; dup {
-				newOff[key{pi, e.off}] = off
+		placed[pi] = make([]int32, len(p.entries))
+		for i, e := range p.entries {
+			if at, dup := where[e.id]; dup {
+				placed[pi][i] = at
 				continue
 			}
-			head := entryHeader(e.typ, e.size)
+			h0 := len(heads)
+			heads = appendEntryHeader(heads, e.typ, e.size)
 			var data []byte
-			depth := 0
+			depth := int32(0)
 			switch {
 			case e.typ == ofsDeltaType:
-				base, ok := newOff[key{pi, e.baseOff}]
-				if !ok {
+				if p.base[i] < 0 {
 					return fmt.Errorf("pack %s: delta at %d has no base at %d", newestFirst[pi].name, e.off, e.baseOff)
 				}
-				head = appendOfsOffset(head, pos-base)
-				depth = depthAt[base] + 1
+				b := &out[placed[pi][p.base[i]]]
+				heads = appendOfsOffset(heads, pos-b.pos)
+				depth = b.depth + 1
 			case e.refBase != nil:
-				head = append(head, e.refBase...)
+				heads = append(heads, e.refBase...)
 			default:
 				l, linked := olderOf[e.id]
-				nOff, placed := where[l.newer]
-				if linked && placed && depthAt[nOff]+1+p.maxBelow[e.off] <= maxLinkedDepth {
-					if h, d, ok := relink(e, files[pi], l, pos-nOff, read, zw, &zbuf); ok {
-						head, data = h, d
-						depth = depthAt[nOff] + 1
+				at, newerPlaced := where[l.newer]
+				if linked && newerPlaced {
+					n := &out[at]
+					if n.depth+1+p.maxBelow[i] <= maxLinkedDepth {
+						if h, d, ok := relink(e, files[pi], l, pos-n.pos, read, pb, &zbuf); ok {
+							heads = append(heads[:h0], h...)
+							data = d
+							depth = n.depth + 1
+						}
 					}
 				}
 			}
-			newOff[key{pi, e.off}] = pos
-			where[e.id] = pos
-			depthAt[pos] = depth
-			oe := outEntry{id: e.id, head: head, data: data}
+			at := int32(len(out))
+			placed[pi][i] = at
+			where[e.id] = at
+			oe := outEntry{id: e.id, pos: pos, depth: depth, head: [2]int32{int32(h0), int32(len(heads))}, data: data}
 			if data == nil {
 				oe.src, oe.off, oe.n = pi, e.dataOff, e.dataLen
 			}
 			out = append(out, oe)
-			pos += int64(len(head)) + oe.size()
+			pos += int64(len(heads)-h0) + oe.size()
 		}
 	}
 
@@ -301,7 +325,8 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	pb.bw.Reset(tmp)
+	bw := pb.bw
 	cw := &countingWriter{w: bw, sum: sha1.New()}
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
@@ -310,25 +335,22 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	cw.Write(hdr[:])
 	idx := new(idxfile.Writer)
 	idx.OnHeader(uint32(len(out)))
-	streams := make([]*packStream, len(files))
-	for i, f := range files {
-		streams[i] = &packStream{r: bufio.NewReaderSize(f, 256<<10)}
-	}
+	stream := &packStream{r: br, files: files, src: -1}
+	w := &crcWriter{w: cw}
 	for _, o := range out {
 		off := cw.n
-		crc := crc32.NewIEEE()
-		w := io.MultiWriter(cw, crc)
-		if _, err := w.Write(o.head); err != nil {
+		w.crc = 0
+		if _, err := w.Write(heads[o.head[0]:o.head[1]]); err != nil {
 			return err
 		}
 		if o.data != nil {
 			if _, err := w.Write(o.data); err != nil {
 				return err
 			}
-		} else if err := streams[o.src].copyTo(w, o.off, o.n); err != nil {
+		} else if err := stream.copyTo(w, o.src, o.off, o.n); err != nil {
 			return err
 		}
-		idx.Add(o.id, uint64(off), crc.Sum32())
+		idx.Add(o.id, uint64(off), w.crc)
 	}
 	name, err := finishPack(packDir, tmp, bw, cw, idx)
 	if err != nil {
@@ -336,7 +358,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	}
 	var keep []link // links whose older version is outside this merge
 	for older, l := range olderOf {
-		if !inSet[older] {
+		if _, in := where[older]; !in {
 			keep = append(keep, l)
 		}
 	}
@@ -353,9 +375,9 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 // relink re-encodes a whole entry as a delta of the newer version that
 // replaced it, dist bytes back in the merged pack: with the delta the
 // flusher recorded, or else one computed from both versions.
-func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objType, []byte, error), zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objType, []byte, error), pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	if len(l.delta) > 0 {
-		return deltaEntry(l.delta, dist, zw, zbuf)
+		return deltaEntry(l.delta, dist, pb, zbuf)
 	}
 	zr, err := zlib.NewReader(io.NewSectionReader(src, e.dataOff, e.dataLen))
 	if err != nil {
@@ -375,12 +397,12 @@ func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objTy
 	if 4*ed.inserted() >= len(content) {
 		return nil, nil, false
 	}
-	return deltaEntry(ed.gitDelta(len(base)), dist, zw, zbuf)
+	return deltaEntry(ed.gitDelta(len(base)), dist, pb, zbuf)
 }
 
-func deltaEntry(delta []byte, dist int64, zw *zlib.Writer, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+func deltaEntry(delta []byte, dist int64, pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	zbuf.Reset()
-	zw.Reset(zbuf)
+	zw := pb.compressor(zbuf)
 	zw.Write(delta)
 	if zw.Close() != nil {
 		return nil, nil, false

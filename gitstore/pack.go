@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"hash/adler32"
 	"hash/crc32"
 	"io"
 	"os"
@@ -56,7 +57,9 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	pb := getPackBuffers(tmp)
+	defer putPackBuffers(pb)
+	bw := pb.bw
 	cw := &countingWriter{w: bw, sum: sha1.New()}
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
@@ -73,13 +76,10 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	offsets := make([]int64, len(objs))
 	// Small entries (commits, thought files, deltas) gain little from
 	// compression and cost the most per byte to compress, so they are stored.
-	fast, stored := zlibWriter(zlib.BestSpeed), zlibWriter(zlib.NoCompression)
-	defer zlibWriters[zlib.BestSpeed].Put(fast)
-	defer zlibWriters[zlib.NoCompression].Put(stored)
+	ew := &crcWriter{w: cw}
 	for i, o := range objs {
 		offsets[i] = cw.n
-		crc := crc32.NewIEEE()
-		ew := io.MultiWriter(cw, crc)
+		ew.crc = 0
 		payload := o.data
 		var head []byte
 		if o.base >= 0 {
@@ -95,18 +95,20 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 		if _, err := ew.Write(head); err != nil {
 			return zeroHash, err
 		}
-		zw := fast
 		if len(payload) < 2048 {
-			zw = stored
+			if err := writeStored(ew, payload, &pb.scratch); err != nil {
+				return zeroHash, err
+			}
+		} else {
+			fast := pb.compressor(ew)
+			if _, err := fast.Write(payload); err != nil {
+				return zeroHash, err
+			}
+			if err := fast.Close(); err != nil {
+				return zeroHash, err
+			}
 		}
-		zw.Reset(ew)
-		if _, err := zw.Write(payload); err != nil {
-			return zeroHash, err
-		}
-		if err := zw.Close(); err != nil {
-			return zeroHash, err
-		}
-		idx.Add(o.id, uint64(offsets[i]), crc.Sum32())
+		idx.Add(o.id, uint64(offsets[i]), ew.crc)
 	}
 	return finishPack(packDir, tmp, bw, cw, idx)
 }
@@ -162,18 +164,117 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 	return packSum, syncDir(packDir)
 }
 
-// zlibWriters pools compressors by level: each holds hundreds of kilobytes
-// of state, and a pack is written every flush.
-var zlibWriters = map[int]*sync.Pool{
-	zlib.BestSpeed:     {New: func() any { w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed); return w }},
-	zlib.NoCompression: {New: func() any { w, _ := zlib.NewWriterLevel(io.Discard, zlib.NoCompression); return w }},
+// packBuffers are what writing a pack needs besides the objects: a file
+// buffer, a reader for merges and a compressor. A flush or merge takes a
+// set and gives it back. The buffers are kept in a free list rather than
+// a sync.Pool, which every garbage collection empties (and a busy server
+// collects several times a second); the compressor, a megabyte and a half
+// of state, is not kept between packs, so that an idle server does not
+// hold it.
+type packBuffers struct {
+	br      *bufio.Reader // merges read their source packs with it
+	bw      *bufio.Writer
+	fast    *zlib.Writer // zlib.BestSpeed, made on first use
+	scratch []byte       // for writeStored
 }
 
-func zlibWriter(level int) *zlib.Writer { return zlibWriters[level].Get().(*zlib.Writer) }
+// packBufferSize is the file buffer: large enough that writes are few.
+const packBufferSize = 128 << 10
+
+var freePackBuffers struct {
+	sync.Mutex
+	free []*packBuffers
+}
+
+func getPackBuffers(w io.Writer) *packBuffers {
+	freePackBuffers.Lock()
+	var pb *packBuffers
+	if n := len(freePackBuffers.free); n > 0 {
+		pb = freePackBuffers.free[n-1]
+		freePackBuffers.free = freePackBuffers.free[:n-1]
+	}
+	freePackBuffers.Unlock()
+	if pb == nil {
+		pb = &packBuffers{bw: bufio.NewWriterSize(w, packBufferSize)}
+	}
+	pb.bw.Reset(w)
+	return pb
+}
+
+// compressor returns the set's BestSpeed compressor, writing to w.
+func (pb *packBuffers) compressor(w io.Writer) *zlib.Writer {
+	if pb.fast == nil {
+		pb.fast, _ = zlib.NewWriterLevel(w, zlib.BestSpeed)
+	}
+	pb.fast.Reset(w)
+	return pb.fast
+}
+
+func (pb *packBuffers) reader() *bufio.Reader {
+	if pb.br == nil {
+		pb.br = bufio.NewReaderSize(nil, packBufferSize)
+	}
+	return pb.br
+}
+
+// putPackBuffers returns a set. One is kept: a process flushes one
+// repository at a time but for rare moments.
+func putPackBuffers(pb *packBuffers) {
+	pb.bw.Reset(io.Discard)
+	if pb.br != nil {
+		pb.br.Reset(nil)
+	}
+	pb.fast = nil
+	if cap(pb.scratch) > 64<<10 {
+		pb.scratch = nil
+	}
+	freePackBuffers.Lock()
+	if len(freePackBuffers.free) < 1 {
+		freePackBuffers.free = append(freePackBuffers.free, pb)
+	}
+	freePackBuffers.Unlock()
+}
+
+// writeStored writes p as a zlib stream of stored (uncompressed) deflate
+// blocks, as zlib.NoCompression would, without a compressor's state.
+func writeStored(w io.Writer, p []byte, scratch *[]byte) error {
+	sum := adler32.Checksum(p)
+	b := append((*scratch)[:0], 0x78, 0x01) // zlib header: deflate, 32K window, fastest
+	for first := true; first || len(p) > 0; first = false {
+		n := min(len(p), 0xffff)
+		final := byte(0)
+		if n == len(p) {
+			final = 1
+		}
+		b = append(b, final, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		b = append(b, p[:n]...)
+		p = p[n:]
+	}
+	b = binary.BigEndian.AppendUint32(b, sum)
+	*scratch = b
+	_, err := w.Write(b)
+	return err
+}
+
+// crcWriter passes writes on to w and keeps their CRC-32 (IEEE), as the
+// pack index records for every entry.
+type crcWriter struct {
+	w   io.Writer
+	crc uint32
+}
+
+func (c *crcWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.crc = crc32.Update(c.crc, crc32.IEEETable, p[:n])
+	return n, err
+}
 
 // entryHeader encodes a pack entry's type and inflated size.
-func entryHeader(typ, size int) []byte {
-	b := []byte{byte(typ<<4) | byte(size&0x0f)}
+func entryHeader(typ, size int) []byte { return appendEntryHeader(nil, typ, size) }
+
+// appendEntryHeader appends a pack entry's header to b.
+func appendEntryHeader(b []byte, typ, size int) []byte {
+	b = append(b, byte(typ<<4)|byte(size&0x0f))
 	size >>= 4
 	for size > 0 {
 		b[len(b)-1] |= 0x80

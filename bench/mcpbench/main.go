@@ -14,9 +14,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +27,8 @@ import (
 var (
 	bin  = flag.String("bin", "", "thoughtbox binary (default: go build ./cmd/thoughtbox)")
 	runs = flag.String("n", "1000,10000", "comma-separated thought counts, one fresh server each")
+	prof = flag.String("clientprofile", "", "write a CPU profile of the client (this process) to this file")
+	maps = flag.Bool("smaps", false, "print the server's resident memory by mapping after the run")
 )
 
 func main() {
@@ -39,6 +43,12 @@ func main() {
 		if err != nil {
 			check(fmt.Errorf("go build: %v\n%s", err, out))
 		}
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
 	}
 	for _, f := range strings.Split(*runs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -84,6 +94,7 @@ func run(exe, data string, n int) {
 	call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("mcpbench %d", n)})
 	call(ctx, s, "cipher", map[string]any{})
 	lat := make([]time.Duration, n)
+	srv0, cli0 := cpuOf(cmd.Process.Pid), selfCPU()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		c0 := time.Now()
@@ -94,7 +105,11 @@ func run(exe, data string, n int) {
 		lat[i] = time.Since(c0)
 	}
 	total := time.Since(start)
-	rss := rssOf(cmd.Process.Pid)
+	srvCPU, cliCPU := cpuOf(cmd.Process.Pid)-srv0, selfCPU()-cli0
+	rss, anon, file := rssOf(cmd.Process.Pid)
+	if *maps {
+		printSmaps(cmd.Process.Pid)
+	}
 	s.Close()
 	cmd.Wait()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -103,19 +118,92 @@ func run(exe, data string, n int) {
 		n, float64(n)/total.Seconds(), lat[n/2].Round(time.Microsecond), lat[n*99/100].Round(time.Microsecond))
 	fmt.Printf("mcp stdio, %d thoughts: connect (process start + initialize round trip) %v; ping round trip median %v\n",
 		n, connect.Round(100*time.Microsecond), pings[len(pings)/2].Round(time.Microsecond))
-	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB\n", n, float64(rss)/1e6)
+	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB (anonymous %.1f MB, file-backed %.1f MB)\n", n, float64(rss)/1e6, float64(anon)/1e6, float64(file)/1e6)
+	fmt.Printf("mcp stdio, %d thoughts: CPU per thought (user+system): server %v, client %v; load average %s\n",
+		n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), loadAvg())
 }
 
-func rssOf(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// cpuOf is the CPU a process has used, user and system, from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 10 ms).
+func cpuOf(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	_, rest, ok := strings.Cut(string(data), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// rssOf reads a process's resident memory from /proc/<pid>/status: the
+// total, its anonymous part (the Go heap, stacks and runtime) and its
+// file-backed part (mostly the binary's code).
+func rssOf(pid int) (rss, anon, file int64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0
+	}
+	kb := func(v string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		return n * 1024
+	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024
+			rss = kb(v)
+		} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kb(v)
+		} else if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			file = kb(v)
 		}
 	}
-	return 0
+	return rss, anon, file
+}
+
+// printSmaps prints the resident size of each of the server's mappings
+// that holds more than 256 kB.
+func printSmaps(pid int) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return
+	}
+	var head string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			head = line
+		} else if len(f) == 3 && f[0] == "Rss:" {
+			if kb, _ := strconv.Atoi(f[1]); kb > 256 {
+				fmt.Printf("  %6d kB  %s\n", kb, head)
+			}
+		}
+	}
 }

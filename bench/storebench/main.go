@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
@@ -33,6 +34,7 @@ var (
 	listN    = flag.Int("list", 10000, "sessions to create for the listing test")
 	rssChild = flag.String("rss-child", "", "internal: load this session in a fresh process and report memory")
 	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the load and list measurements")
+	flushInt = flag.Duration("flush", 0, "the store's FlushInterval (default: the store's own)")
 )
 
 func main() {
@@ -213,7 +215,7 @@ func rssBytes() int64 {
 
 func parallel(repo string) {
 	ctx := context.Background()
-	st, err := gitstore.Open(repo, gitstore.Options{})
+	st, err := gitstore.Open(repo, gitstore.Options{FlushInterval: *flushInt})
 	check(err)
 	l := ledger.New(st, ledger.Options{})
 	ids := make([]string, *parN)
@@ -223,6 +225,7 @@ func parallel(repo string) {
 		ids[i] = s.ID
 	}
 	var wg sync.WaitGroup
+	cpu0 := cpuTime()
 	start := time.Now()
 	for _, id := range ids {
 		wg.Add(1)
@@ -236,9 +239,11 @@ func parallel(repo string) {
 	}
 	wg.Wait()
 	d := time.Since(start)
+	cpu := cpuTime() - cpu0
 	check(st.Close())
 	n := *parN * *parEach
 	fmt.Printf("par: %d sessions × %d thoughts = %d durable thoughts in %v: %.0f thoughts/s in all\n", *parN, *parEach, n, d.Round(time.Millisecond), float64(n)/d.Seconds())
+	fmt.Printf("par: CPU (user+system, all threads) %v: %v per thought; load average %s\n", cpu.Round(time.Millisecond), (cpu / time.Duration(n)).Round(time.Microsecond), loadAvg())
 }
 
 func list(repo string) {
@@ -294,4 +299,28 @@ func list(repo string) {
 		check(st.Close())
 	}
 	fmt.Printf("list: %d sessions listed in %v (best of 3, store opened fresh each time)\n", per*8, best.Round(100*time.Microsecond))
+}
+
+// cpuTime is the CPU this process has used, user and system: on a shared
+// machine it varies less than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAvg is the first three fields of /proc/loadavg, to say how busy the
+// machine was.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
