@@ -56,7 +56,9 @@ func (g Granularity) Partition(t time.Time) string {
 type Options struct {
 	Partition Granularity
 	// FlushInterval is how long a durable thought may wait in the log
-	// before it is packed and its ref published to plain Git. Default 100ms.
+	// before it is packed and its ref published to plain Git. Default
+	// 100ms; while writers are busy the flusher stretches it up to 4×, so
+	// that fewer, larger packs are written.
 	FlushInterval time.Duration
 }
 
@@ -400,9 +402,18 @@ func sig(a ledger.Author, when time.Time) signature {
 	if email == "" {
 		email = slug(name) + "@agents.thoughtbox.invalid"
 	}
-	// angle brackets and newlines would corrupt the commit header
-	clean := strings.NewReplacer("<", "", ">", "", "\n", " ")
-	return signature{clean.Replace(name), clean.Replace(email), when.UTC()}
+	return signature{cleanSig(name), cleanSig(email), when.UTC()}
+}
+
+// sigCleaner drops what would corrupt a commit header: angle brackets and
+// newlines. Built once: a replacer costs more to make than to use.
+var sigCleaner = strings.NewReplacer("<", "", ">", "", "\n", " ")
+
+func cleanSig(s string) string {
+	if !strings.ContainsAny(s, "<>\n") {
+		return s
+	}
+	return sigCleaner.Replace(s)
 }
 
 func slug(s string) string {
