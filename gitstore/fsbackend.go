@@ -59,18 +59,25 @@ type fsBackend struct {
 	refs   map[string]hash
 	objs   map[hash]*logObject
 
-	reqs    chan *applyReq
-	bigLog  chan struct{} // the log passed bigLog bytes: flush now
-	flushMu sync.Mutex
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	closed  bool
+	// cmu guards the group-commit queue (see apply).
+	cmu      sync.Mutex
+	queue    []*applyReq
+	leading  bool
+	stopping bool
+	inflight sync.WaitGroup
+	bigLog   chan struct{} // the log passed bigLog bytes: flush now
+	flushMu  sync.Mutex
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closed   bool
 }
 
 type applyReq struct {
 	b    *batch
 	err  error
 	done chan struct{}
+	// promote tells a waiting caller to lead the next group.
+	promote chan struct{}
 }
 
 // packRefsEvery is how many loose ref writes trigger packing refs.
@@ -95,7 +102,6 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 		flushPath: filepath.Join(tbDir, "flush.lock"),
 		st:        st,
 		packs:     newPackSet(filepath.Join(gitDir, "objects", "pack")),
-		reqs:      make(chan *applyReq, 1024),
 		bigLog:    make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 	}
@@ -115,8 +121,7 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 		f.Close()
 		return nil, fmt.Errorf("recover %s: %w", gitDir, err)
 	}
-	b.wg.Add(2)
-	go b.writer()
+	b.wg.Add(1)
 	go b.flusher(flushEvery)
 	return b, nil
 }
@@ -293,46 +298,55 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 	return refs, nil
 }
 
+// apply commits a batch durably. Callers commit for each other (group
+// commit): the first to arrive leads — it takes every batch queued so far,
+// appends them with one fsync, and wakes their callers — while the others
+// wait; when it is done, the first caller still waiting leads the next
+// group. A lone writer thus commits on its own goroutine, with no handoff
+// to a committing goroutine and back.
 func (b *fsBackend) apply(ctx context.Context, bt *batch) error {
-	r := &applyReq{b: bt, done: make(chan struct{})}
-	select {
-	case b.reqs <- r:
-	case <-b.stop:
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &applyReq{b: bt, done: make(chan struct{}), promote: make(chan struct{}, 1)}
+	b.cmu.Lock()
+	if b.stopping {
+		b.cmu.Unlock()
 		return errors.New("store is closed")
-	case <-ctx.Done():
-		return ctx.Err()
 	}
-	// Once queued, the batch may be committed; wait for the verdict rather
-	// than report a cancellation that did not happen.
-	<-r.done
-	return r.err
-}
-
-// writer commits queued batches, as many as are waiting, with one fsync.
-func (b *fsBackend) writer() {
-	defer b.wg.Done()
-	for {
-		var first *applyReq
+	b.inflight.Add(1)
+	defer b.inflight.Done()
+	b.queue = append(b.queue, r)
+	if b.leading {
+		b.cmu.Unlock()
+		// Once queued, the batch may be committed; wait for the verdict
+		// rather than report a cancellation that did not happen.
 		select {
-		case first = <-b.reqs:
-		case <-b.stop:
-			return
+		case <-r.done:
+			return r.err
+		case <-r.promote:
 		}
-		group := []*applyReq{first}
-	drain:
-		for len(group) < 512 {
-			select {
-			case r := <-b.reqs:
-				group = append(group, r)
-			default:
-				break drain
-			}
-		}
-		b.commitGroup(group)
-		for _, r := range group {
-			close(r.done)
-		}
+		b.cmu.Lock()
+	} else {
+		b.leading = true
 	}
+	group := b.queue
+	b.queue = nil
+	b.cmu.Unlock()
+
+	b.commitGroup(group)
+	for _, g := range group {
+		close(g.done)
+	}
+
+	b.cmu.Lock()
+	if len(b.queue) > 0 {
+		b.queue[0].promote <- struct{}{} // leading stays true: handed on
+	} else {
+		b.leading = false
+	}
+	b.cmu.Unlock()
+	return r.err
 }
 
 func (b *fsBackend) commitGroup(group []*applyReq) {
@@ -954,6 +968,10 @@ func (b *fsBackend) close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
+	b.cmu.Lock()
+	b.stopping = true
+	b.cmu.Unlock()
+	b.inflight.Wait()
 	close(b.stop)
 	b.wg.Wait()
 	err := b.flush()
