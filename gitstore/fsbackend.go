@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -55,9 +56,12 @@ type fsBackend struct {
 	log    *os.File
 	logIno uint64
 	logOff int64
-	recs   []*batch
-	refs   map[string]hash
-	objs   map[hash]*logObject
+	// logSize is the log file's size: past logOff it holds zeros written
+	// ahead of the records.
+	logSize int64
+	recs    []*batch
+	refs    map[string]hash
+	objs    map[hash]*logObject
 
 	// cmu guards the group-commit queue (see apply).
 	cmu      sync.Mutex
@@ -82,6 +86,9 @@ type applyReq struct {
 
 // packRefsEvery is how many loose ref writes trigger packing refs.
 const packRefsEvery = 256
+
+// logAhead is how far past its last record the log is extended with zeros.
+const logAhead = 256 << 10
 
 // maxDeltaDepth bounds how many deltas a reader applies to reach an object.
 const maxDeltaDepth = 250
@@ -223,32 +230,47 @@ func (b *fsBackend) syncLocked() error {
 		}
 		b.logOff = int64(len(walMagic))
 	}
-	if size == b.logOff {
-		return nil
-	}
 	if size < b.logOff {
 		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", b.logPath, b.logOff, size)
 	}
-	buf := make([]byte, size-b.logOff)
-	if _, err := b.log.ReadAt(buf, b.logOff); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	for len(buf) > 0 {
-		rec, n, err := decodeRecord(buf)
-		if errors.Is(err, errTorn) {
+	b.logSize = size
+	// Records follow one another up to the end of the file or to the
+	// zeros a writer laid down ahead of itself (a record's length is never
+	// zero): see commitGroup.
+	var hdr [8]byte
+	for b.logOff < size {
+		n, err := b.log.ReadAt(hdr[:], b.logOff)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		length := int64(0)
+		if n == len(hdr) {
+			length = int64(binary.BigEndian.Uint32(hdr[:4]))
+			if length == 0 {
+				return nil // the preallocated tail
+			}
+		}
+		var rec *batch
+		if n == len(hdr) && b.logOff+8+length <= size {
+			buf := make([]byte, 8+length)
+			if _, err := b.log.ReadAt(buf, b.logOff); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			if rec, _, err = decodeRecord(buf); err != nil && !errors.Is(err, errTorn) {
+				return err
+			}
+		}
+		if rec == nil {
 			// We hold the lock, so nobody is writing: this tail is a write
 			// that died before its fsync.
 			if err := b.log.Truncate(b.logOff); err != nil {
 				return err
 			}
+			b.logSize = b.logOff
 			return datasync(b.log)
 		}
-		if err != nil {
-			return err
-		}
 		b.applyLocked(rec)
-		b.logOff += int64(n)
-		buf = buf[n:]
+		b.logOff += 8 + length
 	}
 	return nil
 }
@@ -390,12 +412,24 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	if len(buf) == 0 {
 		return
 	}
+	// Overwriting zeros already in the file needs only the data synced;
+	// growing the file makes each fdatasync commit the file system's
+	// journal too. So the log is extended ahead of its end, with zeros,
+	// logAhead bytes at a time.
+	end := b.logOff + int64(len(buf))
+	if end > b.logSize {
+		grown := end + logAhead
+		buf = append(buf, make([]byte, grown-end)...)
+		b.logSize = grown
+	}
 	_, err := b.log.WriteAt(buf, b.logOff)
+	buf = buf[:end-b.logOff]
 	if err == nil {
 		err = datasync(b.log)
 	}
 	if err != nil {
 		b.log.Truncate(b.logOff)
+		b.logSize = b.logOff
 		for _, r := range accepted {
 			r.err = fmt.Errorf("write log: %w", err)
 		}
