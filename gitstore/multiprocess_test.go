@@ -995,6 +995,13 @@ func TestMultiProcessWriterKilled(t *testing.T) {
 		}
 		when := fmt.Sprintf("round %d (victim killed %v after it started writing, %d acks)", round, delay, victim.count("ack "))
 		addAcks(t, acked, victim.acks(t))
+		// The survivors may have written their share and exited before the
+		// kill; a peer that lives past it must still publish what the
+		// victim acknowledged, so one more starts now.
+		survivors = append(survivors, startWriter(t, writerConfig{
+			Repo: dir, Flush: 50 * time.Millisecond, Name: fmt.Sprintf("L%d", round), Seed: seed + uint64(10*round+5),
+			Sessions: []string{fmt.Sprintf("peer-l%d", round)}, Shared: shared, Max: 5, Deadline: 20 * time.Second,
+		}))
 		for _, w := range survivors {
 			err := w.wait(90 * time.Second)
 			addAcks(t, acked, w.acks(t))
