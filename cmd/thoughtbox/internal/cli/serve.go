@@ -157,8 +157,11 @@ func (c *serveCmd) Run(a *app) error {
 	}
 }
 
-// memoryFloor is the least soft memory limit the server sets.
-const memoryFloor = 27 << 20
+// memoryFloor is the least soft memory limit the server sets. At 25 MiB a
+// server with a 10,000-thought session stays under 40 MB resident (16-17
+// MB of which are the binary's own pages); 27 MiB gave 40-48 MB, at some
+// 25% less CPU per thought for such long sessions.
+const memoryFloor = 25 << 20
 
 // softMemoryLimit keeps the server's memory near what it uses: with the
 // default pacing (GOGC=100) the heap grows to twice the live heap before
