@@ -191,6 +191,15 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		sink = jsonl
 		defer jsonl.Close()
 	}
+	if kctx.Command() == "clone <url>" && cl.Project == "" {
+		// clone names its project after the URL and opens that one; the
+		// default project is not touched (nor created).
+		a := &app{ctx: ctx, env: env, cfg: cfg, format: cl.Format, events: sink, baseEvents: sink}
+		if err := kctx.Run(a); err != nil {
+			return report(env.Stderr, cfg, err)
+		}
+		return ExitOK
+	}
 	store, err := cfg.OpenStore()
 	if err != nil {
 		return report(env.Stderr, cfg, err)

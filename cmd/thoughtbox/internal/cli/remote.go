@@ -279,16 +279,14 @@ func (c *cloneCmd) Run(a *app) error {
 			return &failure{msg: fmt.Sprintf("cannot name a project after %q: %v", c.URL, err),
 				hints: []string{"choose one with --project NAME"}}
 		}
-		if name != a.cfg.Project {
-			var err error
-			if cfg, err = a.cfg.ForProject(name); err != nil {
-				return err
-			}
-			if store, err = cfg.OpenStore(); err != nil {
-				return err
-			}
-			defer store.Close()
+		var err error
+		if cfg, err = a.cfg.ForProject(name); err != nil {
+			return err
 		}
+		if store, err = cfg.OpenStore(); err != nil {
+			return err
+		}
+		defer store.Close()
 	}
 	existing, err := store.ListSessions(a.ctx)
 	if err != nil {
