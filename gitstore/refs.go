@@ -134,11 +134,35 @@ func listDiskRefs(gitDir, prefix string) (map[string]hash, error) {
 	return refs, err
 }
 
-// listLooseRefs returns the loose ref files under prefix.
+// listLooseRefs returns the loose ref files under prefix. An empty or
+// damaged ref file is left out here; verify reports it (badLooseRefs).
 func listLooseRefs(gitDir, prefix string) (map[string]hash, error) {
 	refs := map[string]hash{}
+	err := walkLooseRefs(gitDir, prefix, func(name, content string) {
+		if h, err := parseHash(content); err == nil {
+			refs[name] = h
+		}
+	})
+	return refs, err
+}
+
+// badLooseRefs returns the loose ref files under prefix that do not hold
+// an object id, with what they hold.
+func badLooseRefs(gitDir, prefix string) (map[string]string, error) {
+	bad := map[string]string{}
+	err := walkLooseRefs(gitDir, prefix, func(name, content string) {
+		if _, err := parseHash(content); err != nil {
+			bad[name] = content
+		}
+	})
+	return bad, err
+}
+
+// walkLooseRefs calls fn with the name and trimmed content of every loose
+// ref file under prefix (lock files and refs removed meanwhile skipped).
+func walkLooseRefs(gitDir, prefix string, fn func(name, content string)) error {
 	root := filepath.Join(gitDir, filepath.FromSlash(prefix))
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -156,15 +180,9 @@ func listLooseRefs(gitDir, prefix string) (map[string]hash, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(gitDir, path)
-		h, err := parseHash(strings.TrimSpace(string(data)))
-		if err != nil {
-			// An empty or damaged ref file is reported by verify, not here.
-			return nil
-		}
-		refs[filepath.ToSlash(rel)] = h
+		fn(filepath.ToSlash(rel), strings.TrimSpace(string(data)))
 		return nil
 	})
-	return refs, err
 }
 
 // writeDiskRef points a loose ref at id, git's way. It returns the

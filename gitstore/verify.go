@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -51,7 +48,9 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 	if err != nil {
 		return ledger.IntegrityValidationResult{}, err
 	}
-	damaged, err := s.DamagedRefs()
+	// Only this session's ref files: verify of every session calls this
+	// once per session.
+	damaged, err := s.damagedRefs(refPrefix + id + "/")
 	if err != nil {
 		return ledger.IntegrityValidationResult{}, err
 	}
@@ -606,45 +605,31 @@ func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
 // another program, a hand edit). Listing skips such refs — a session whose
 // main ref is damaged disappears from the list — so verify asks here. The
 // result maps session ids to one problem per damaged ref.
-func (s *Store) DamagedRefs() (map[string][]string, error) {
+func (s *Store) DamagedRefs() (map[string][]string, error) { return s.damagedRefs(refPrefix) }
+
+// damagedRefs is DamagedRefs for the refs under prefix only.
+func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
 	be, ok := s.be.(*fsBackend)
 	if !ok {
 		return nil, nil
 	}
+	bad, err := badLooseRefs(be.gitDir, prefix)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]string{}
-	root := filepath.Join(be.gitDir, "refs", "heads", "sessions")
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(path, ".lock") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if _, err := parseHash(strings.TrimSpace(string(data))); err == nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(be.gitDir, path)
-		ref := filepath.ToSlash(rel)
+	for ref, content := range bad {
 		id := sessionOfRef(ref)
 		if id == "" {
-			return nil
+			continue
 		}
-		shown := strings.TrimSpace(string(data))
-		if len(shown) > 60 {
-			shown = shown[:60] + "…"
+		if len(content) > 60 {
+			content = content[:60] + "…"
 		}
-		out[id] = append(out[id], fmt.Sprintf("ref %s does not hold an object id (it holds %q)", ref, shown))
-		return nil
-	})
-	return out, err
+		out[id] = append(out[id], fmt.Sprintf("ref %s does not hold an object id (it holds %q)", ref, content))
+	}
+	for _, problems := range out {
+		sort.Strings(problems)
+	}
+	return out, nil
 }
