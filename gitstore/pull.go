@@ -50,31 +50,20 @@ type PullResult struct {
 // (a session moves whole: if any of its refs diverged, none is changed).
 // Nothing stored here is ever overwritten.
 func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*PullResult, error) {
-	name, u, err := s.resolveRemote(remote)
+	link, session, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
+		return tr.NewUploadPackSession(ep, auth)
+	})
 	if err != nil {
 		return nil, err
 	}
-	keepName := name
+	defer session.Close()
+	sess := session.(transport.UploadPackSession)
+	ar, u, builtin := link.adv, link.url, link.builtin
+	keepName := link.name
 	if keepName == "" || validRemoteName(keepName) != nil {
 		keepName = "url-" + slug(redactURL(u))
 	}
-	res := &PullResult{Remote: name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}}
-	tr, ep, auth, builtin, err := dial(u, o)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := tr.NewUploadPackSession(ep, auth)
-	if err != nil {
-		return nil, describeDialError(u, err)
-	}
-	defer sess.Close()
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
-		return res, nil
-	}
-	if err != nil {
-		return nil, describeDialError(u, err)
-	}
+	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}}
 	remoteRefs := map[string]hash{}
 	advertised := map[hash]bool{}
 	for n, h := range ar.References {

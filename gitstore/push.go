@@ -78,27 +78,16 @@ func shared(ref string) bool {
 // not an ancestor of ours, the ref — and the rest of its session — is
 // rejected and reported, unless the session is listed in o.Force.
 func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*PushResult, error) {
-	name, u, err := s.resolveRemote(remote)
+	link, session, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
+		return tr.NewReceivePackSession(ep, auth)
+	})
 	if err != nil {
 		return nil, err
 	}
-	res := &PushResult{Remote: name, URL: redactURL(u), Updated: []RefChange{}, Rejected: []Rejection{}}
-	tr, ep, auth, _, err := dial(u, o)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := tr.NewReceivePackSession(ep, auth)
-	if err != nil {
-		return nil, describeDialError(u, err)
-	}
-	defer sess.Close()
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
-		return nil, describeDialError(u, err)
-	}
-	if ar == nil {
-		ar = packp.NewAdvRefs()
-	}
+	defer session.Close()
+	sess := session.(transport.ReceivePackSession)
+	ar, u := link.adv, link.url
+	res := &PushResult{Remote: link.name, URL: redactURL(u), Updated: []RefChange{}, Rejected: []Rejection{}}
 	remoteRefs := map[string]hash{}
 	for n, h := range ar.References {
 		remoteRefs[n] = h

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -185,6 +187,42 @@ func normalizeURL(raw string) (string, error) {
 		return raw, nil
 	}
 	return "", fmt.Errorf("remote url %q: protocol %q is not supported: expected a path, file://, git://, http(s):// or ssh://", raw, ep.Protocol)
+}
+
+// remoteLink is an open connection to a remote and what it advertised.
+type remoteLink struct {
+	name    string // "" when a URL or path was given rather than a remote name
+	url     string
+	builtin bool           // go-git's in-process server (see dial)
+	adv     *packp.AdvRefs // never nil; no refs for an empty repository
+}
+
+// connect reaches a remote (a name, URL or path) through a session that
+// open starts (upload-pack to fetch, receive-pack to push), and reads the
+// refs it advertises. The caller closes the session.
+func (s *Store) connect(ctx context.Context, remote string, o TransferOptions,
+	open func(transport.Transport, *transport.Endpoint, transport.AuthMethod) (transport.Session, error)) (*remoteLink, transport.Session, error) {
+	name, u, err := s.resolveRemote(remote)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, ep, auth, builtin, err := dial(u, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := open(tr, ep, auth)
+	if err != nil {
+		return nil, nil, describeDialError(u, err)
+	}
+	adv, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		sess.Close()
+		return nil, nil, describeDialError(u, err)
+	}
+	if adv == nil {
+		adv = packp.NewAdvRefs()
+	}
+	return &remoteLink{name: name, url: u, builtin: builtin, adv: adv}, sess, nil
 }
 
 // dial picks the transport and credentials for a URL; builtin says it is
