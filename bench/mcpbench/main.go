@@ -18,10 +18,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
 )
 
 var (
@@ -98,7 +99,7 @@ func run(exe, data string, n int) {
 	call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("mcpbench %d", n)})
 	call(ctx, s, "cipher", map[string]any{})
 	lat := make([]time.Duration, n)
-	srv0, cli0 := cpuOf(cmd.Process.Pid), selfCPU()
+	srv0, cli0 := cpuOf(cmd.Process.Pid), machine.CPUTime()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		c0 := time.Now()
@@ -109,7 +110,7 @@ func run(exe, data string, n int) {
 		lat[i] = time.Since(c0)
 	}
 	total := time.Since(start)
-	srvCPU, cliCPU := cpuOf(cmd.Process.Pid)-srv0, selfCPU()-cli0
+	srvCPU, cliCPU := cpuOf(cmd.Process.Pid)-srv0, machine.CPUTime()-cli0
 	rss, anon, file := rssOf(cmd.Process.Pid)
 	if *maps {
 		printSmaps(cmd.Process.Pid)
@@ -124,7 +125,7 @@ func run(exe, data string, n int) {
 		n, connect.Round(100*time.Microsecond), pings[len(pings)/2].Round(time.Microsecond))
 	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB (anonymous %.1f MB, file-backed %.1f MB)\n", n, float64(rss)/1e6, float64(anon)/1e6, float64(file)/1e6)
 	fmt.Printf("mcp stdio, %d thoughts: CPU per thought (user+system): server %v, client %v; load average %s\n",
-		n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), loadAvg())
+		n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), machine.LoadAvg())
 }
 
 // cpuOf is the CPU a process has used, user and system, from
@@ -146,26 +147,6 @@ func cpuOf(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // rssOf reads a process's resident memory from /proc/<pid>/status: the

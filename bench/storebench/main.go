@@ -18,9 +18,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -225,7 +225,7 @@ func parallel(repo string) {
 		ids[i] = s.ID
 	}
 	var wg sync.WaitGroup
-	cpu0 := cpuTime()
+	cpu0 := machine.CPUTime()
 	start := time.Now()
 	for _, id := range ids {
 		wg.Add(1)
@@ -239,11 +239,11 @@ func parallel(repo string) {
 	}
 	wg.Wait()
 	d := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu := machine.CPUTime() - cpu0
 	check(st.Close())
 	n := *parN * *parEach
 	fmt.Printf("par: %d sessions × %d thoughts = %d durable thoughts in %v: %.0f thoughts/s in all\n", *parN, *parEach, n, d.Round(time.Millisecond), float64(n)/d.Seconds())
-	fmt.Printf("par: CPU (user+system, all threads) %v: %v per thought; load average %s\n", cpu.Round(time.Millisecond), (cpu / time.Duration(n)).Round(time.Microsecond), loadAvg())
+	fmt.Printf("par: CPU (user+system, all threads) %v: %v per thought; load average %s\n", cpu.Round(time.Millisecond), (cpu / time.Duration(n)).Round(time.Microsecond), machine.LoadAvg())
 }
 
 func list(repo string) {
@@ -299,28 +299,4 @@ func list(repo string) {
 		check(st.Close())
 	}
 	fmt.Printf("list: %d sessions listed in %v (best of 3, store opened fresh each time)\n", per*8, best.Round(100*time.Microsecond))
-}
-
-// cpuTime is the CPU this process has used, user and system: on a shared
-// machine it varies less than the wall clock.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loadAvg is the first three fields of /proc/loadavg, to say how busy the
-// machine was.
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
