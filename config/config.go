@@ -35,6 +35,9 @@ const (
 	EnvProject   = "THOUGHTBOX_PROJECT"
 	EnvStorage   = "THOUGHTBOX_STORAGE"
 	EnvPartition = "THOUGHTBOX_PARTITION"
+	// EnvMaxThoughtBytes bounds a thought's text (bytes; a K or M suffix
+	// counts binary units). Default ledger.DefaultMaxThoughtBytes.
+	EnvMaxThoughtBytes = "THOUGHTBOX_MAX_THOUGHT_BYTES"
 )
 
 // Defaults.
@@ -86,6 +89,10 @@ type Config struct {
 	File File
 	// FileCreated reports that this run wrote config.json.
 	FileCreated bool
+	// MaxThoughtBytes is the largest thought accepted, from
+	// THOUGHTBOX_MAX_THOUGHT_BYTES or ledger.DefaultMaxThoughtBytes. It
+	// bounds the CLI, every MCP connection and what a pull brings in alike.
+	MaxThoughtBytes int
 
 	lookup LookupEnv
 }
@@ -120,6 +127,15 @@ func Resolve(flags Flags, env LookupEnv) (*Config, error) {
 		c.Storage = s
 	default:
 		return nil, &SettingError{Name: EnvStorage, Value: storage, Reason: "expected fs or memory"}
+	}
+
+	c.MaxThoughtBytes = ledger.DefaultMaxThoughtBytes
+	if v, ok := env(EnvMaxThoughtBytes); ok && v != "" {
+		n, err := parseSize(v)
+		if err != nil {
+			return nil, &SettingError{Name: EnvMaxThoughtBytes, Value: v, Reason: err.Error()}
+		}
+		c.MaxThoughtBytes = n
 	}
 
 	partition, partitionSet := "", false
@@ -182,7 +198,50 @@ func (c *Config) Open(opts ledger.Options) (*ledger.Ledger, *gitstore.Store, err
 	if err != nil {
 		return nil, nil, err
 	}
-	return ledger.New(s, opts), s, nil
+	return c.NewLedger(s, opts), s, nil
+}
+
+// NewLedger is ledger.New with the settings this configuration carries
+// (the thought size limit) filled into opts where opts leaves them unset.
+func (c *Config) NewLedger(store ledger.Store, opts ledger.Options) *ledger.Ledger {
+	if opts.MaxThoughtBytes == 0 {
+		opts.MaxThoughtBytes = c.MaxThoughtBytes
+	}
+	return ledger.New(store, opts)
+}
+
+// maxSettableBytes caps THOUGHTBOX_MAX_THOUGHT_BYTES: a larger thought
+// would not fit the MCP transports' own message limits anyway.
+const maxSettableBytes = 1 << 30
+
+// parseSize reads a byte count: digits, optionally followed by K, KiB, M or
+// MiB (binary units).
+func parseSize(s string) (int, error) {
+	const want = "expected a number of bytes from 1 to 1G, optionally with a K or M suffix (e.g. 1048576 or 2M)"
+	num, mult := strings.TrimSpace(s), 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
+			break
+		}
+	}
+	if num == "" || len(num) > 10 {
+		return 0, errors.New(want)
+	}
+	n := 0
+	for _, r := range num {
+		if r < '0' || r > '9' {
+			return 0, errors.New(want)
+		}
+		n = n*10 + int(r-'0')
+	}
+	if n < 1 || n > maxSettableBytes/mult {
+		return 0, errors.New(want)
+	}
+	return n * mult, nil
 }
 
 // SettingError reports a flag or environment variable with a value that is

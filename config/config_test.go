@@ -301,3 +301,51 @@ func TestGetenv(t *testing.T) {
 		t.Errorf("Getenv(UNSET) = %q", got)
 	}
 }
+
+func TestResolveMaxThoughtBytes(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int
+		bad   bool
+	}{
+		{"", ledger.DefaultMaxThoughtBytes, false},
+		{"4096", 4096, false},
+		{"64K", 64 << 10, false},
+		{"2M", 2 << 20, false},
+		{"2MiB", 2 << 20, false},
+		{"1G", 1 << 30, false},
+		{"0", 0, true},
+		{"-5", 0, true},
+		{"2G", 0, true},
+		{"lots", 0, true},
+		{"1.5M", 0, true},
+		{"99999999999999999999", 0, true},
+	} {
+		dir := t.TempDir()
+		c, err := Resolve(Flags{DataDir: dir}, envOf(map[string]string{EnvMaxThoughtBytes: tc.value}))
+		if tc.bad {
+			var se *SettingError
+			if !errors.As(err, &se) || se.Name != EnvMaxThoughtBytes {
+				t.Errorf("%q: err = %v, want a SettingError naming %s", tc.value, err, EnvMaxThoughtBytes)
+			}
+			if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
+				t.Errorf("%q: config.json was written for a refused setting", tc.value)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		if c.MaxThoughtBytes != tc.want {
+			t.Errorf("%q: MaxThoughtBytes = %d, want %d", tc.value, c.MaxThoughtBytes, tc.want)
+		}
+		s, err := gitstore.OpenMemory(gitstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.NewLedger(s, ledger.Options{}).MaxThoughtBytes(); got != tc.want {
+			t.Errorf("%q: the ledger's limit is %d, want %d", tc.value, got, tc.want)
+		}
+		s.Close()
+	}
+}

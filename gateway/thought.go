@@ -85,7 +85,7 @@ type thoughtReply struct {
 
 func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) {
 	in := p.input()
-	if err := in.Validate(); err != nil {
+	if err := c.ledger.CheckThought(in); err != nil {
 		return nil, err
 	}
 	// The RLM run comes first, so that its result is committed with the

@@ -34,6 +34,9 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 	if strings.TrimSpace(c.Text) == "" {
 		return nil, InvalidField("critique.text", "must not be empty")
 	}
+	if err := l.checkSize("critique.text", c.Text); err != nil {
+		return nil, err
+	}
 	if c.Timestamp.IsZero() {
 		c.Timestamp = l.now()
 	}

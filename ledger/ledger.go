@@ -33,7 +33,16 @@ type Options struct {
 	NewID func() string
 	// Events, if set, receives an event after each commit.
 	Events EventSink
+	// MaxThoughtBytes bounds the text of a thought and of a critique, in
+	// bytes; 0 means DefaultMaxThoughtBytes.
+	MaxThoughtBytes int
 }
+
+// DefaultMaxThoughtBytes is the largest thought a ledger accepts unless
+// configured otherwise. A thought is a step of reasoning, not a document:
+// one megabyte is far above any real step, and far below the size at which
+// one thought makes every later read of its session slow.
+const DefaultMaxThoughtBytes = 1 << 20
 
 // Ledger is the reasoning ledger service: it validates and numbers thoughts,
 // has the store commit them, and keeps the one in-memory view of each
@@ -44,6 +53,8 @@ type Ledger struct {
 	now    func() time.Time
 	newID  func() string
 	events EventSink
+	// maxThought is Options.MaxThoughtBytes with its default applied.
+	maxThought int
 
 	// mu guards sessions and accessed, never across I/O.
 	mu       sync.Mutex
@@ -72,16 +83,44 @@ type sessionState struct {
 	shared bool
 }
 
+// MaxThoughtBytes is the largest thought, in bytes, this ledger accepts.
+func (l *Ledger) MaxThoughtBytes() int { return l.maxThought }
+
+// CheckThought checks a thought as AddThought would before it needs the
+// session: its size and the rules of ThoughtInput.Validate. A caller uses it
+// to refuse a thought before it creates a session for it.
+func (l *Ledger) CheckThought(in ThoughtInput) error {
+	if err := l.checkSize("thought", in.Thought); err != nil {
+		return err
+	}
+	return in.Validate()
+}
+
+// checkSize refuses text over the thought limit, naming the field, the
+// size and the limit, so that the caller knows what to shorten and by how
+// much.
+func (l *Ledger) checkSize(field, text string) error {
+	if len(text) <= l.maxThought {
+		return nil
+	}
+	return InvalidField(field, "is %d bytes; the limit is %d bytes (THOUGHTBOX_MAX_THOUGHT_BYTES): split it into several thoughts", len(text), l.maxThought).
+		with("limit", l.maxThought).with("size", len(text))
+}
+
 // New returns a Ledger over store.
 func New(store Store, opts Options) *Ledger {
 	l := &Ledger{
-		store:    store,
-		now:      opts.Now,
-		newID:    opts.NewID,
-		events:   opts.Events,
-		sessions: map[string]*sessionState{},
-		accessed: map[string]time.Time{},
-		index:    searchIndex{docs: map[string]*searchDoc{}},
+		store:      store,
+		now:        opts.Now,
+		newID:      opts.NewID,
+		events:     opts.Events,
+		sessions:   map[string]*sessionState{},
+		accessed:   map[string]time.Time{},
+		index:      searchIndex{docs: map[string]*searchDoc{}},
+		maxThought: opts.MaxThoughtBytes,
+	}
+	if l.maxThought <= 0 {
+		l.maxThought = DefaultMaxThoughtBytes
 	}
 	if l.now == nil {
 		l.now = func() time.Time { return time.Now().UTC() }
@@ -158,6 +197,9 @@ func (l *Ledger) StartSession(ctx context.Context, p CreateSessionParams, author
 // renumbered, an explicit one that is now taken is refused with
 // ErrNumberTaken. Nothing stored is ever overwritten.
 func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInput, author Author) (*AddResult, error) {
+	if err := l.checkSize("thought", in.Thought); err != nil {
+		return nil, err
+	}
 	branch, err := in.validate()
 	if err != nil {
 		return nil, err

@@ -210,7 +210,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		store.Close()
 		return report(env.Stderr, cfg, err)
 	}
-	l := ledger.New(store, ledger.Options{NewID: env.NewID, Events: sink})
+	l := cfg.NewLedger(store, ledger.Options{NewID: env.NewID, Events: sink})
 	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: cl.Project != ""}
 	runErr := kctx.Run(a)
 	if pusher != nil {

@@ -244,7 +244,7 @@ func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledg
 		store.Close()
 		return nil, err
 	}
-	l := ledger.New(store, ledger.Options{Events: sink})
+	l := cfg.NewLedger(store, ledger.Options{Events: sink})
 	p.open[project] = &projectLedger{l: l, store: store, pusher: pusher}
 	return l, nil
 }

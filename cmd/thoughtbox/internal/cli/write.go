@@ -74,9 +74,15 @@ type addOutput struct {
 func (c *addCmd) Run(a *app) error {
 	text := c.Text
 	if text == "-" {
-		b, err := io.ReadAll(a.env.Stdin)
+		// Read at most one byte past the limit: a thought too large is
+		// refused without holding all of it in memory.
+		limit := a.ledger.MaxThoughtBytes()
+		b, err := io.ReadAll(io.LimitReader(a.env.Stdin, int64(limit)+2))
 		if err != nil {
 			return fmt.Errorf("read the thought from standard input: %w", err)
+		}
+		if len(strings.TrimRight(string(b), "\n")) > limit {
+			return ledger.InvalidField("thought", "is more than %d bytes, the limit (THOUGHTBOX_MAX_THOUGHT_BYTES): split it into several thoughts", limit)
 		}
 		text = strings.TrimRight(string(b), "\n")
 	}
