@@ -175,6 +175,15 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err := checkFormat(cl.Format, kctx.Selected().Target.Addr().Interface()); err != nil {
 		return reportUsage(env.Stderr, err)
 	}
+	// From here on, what agents wrote may reach a person's terminal.
+	errOut := &controlEscaper{w: env.Stderr}
+	env.Stderr = errOut
+	defer errOut.flush()
+	if escapesStdout(kctx.Command(), cl.Format, env.Stdout) {
+		out := &controlEscaper{w: env.Stdout}
+		env.Stdout = out
+		defer out.flush()
+	}
 
 	cfg, err := config.Resolve(config.Flags{DataDir: cl.DataDir, Project: cl.Project}, env.LookupEnv)
 	if err != nil {
