@@ -41,3 +41,32 @@ func TestThoughtSizeLimit(t *testing.T) {
 		t.Fatalf("a thought at the limit was not recorded: %v", r)
 	}
 }
+
+// TestContinueBranchByID: a thought that continues an existing branch
+// needs only its branchId over MCP, as on the command line (the server's
+// own hint says to keep branchId); starting a branch still needs its fork
+// point.
+func TestContinueBranchByID(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	c.ready("branches")
+	c.think("one", nil)
+	c.think("two", nil)
+	c.think("fork", map[string]any{"branchId": "alt", "branchFromThought": 1})
+	r := c.think("continue", map[string]any{"branchId": "alt"})
+	if num(r["thoughtNumber"]) != 3 {
+		t.Fatalf("continued branch thought number = %v, want 3: %v", r["thoughtNumber"], r)
+	}
+	body := c.fail("thought", map[string]any{"thought": "new", "nextThoughtNeeded": true, "branchId": "other"}, ledger.CodeInvalidPayload)
+	if d, _ := body["details"].(map[string]any); d["field"] != "branchFromThought" {
+		t.Fatalf("starting a branch without its fork point: %v, want a refusal naming branchFromThought", body)
+	}
+	v, err := e.l.View(t.Context(), r["sessionId"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := v.Graph.Node(ledger.NodeID(v.Session.ID, "alt", 3))
+	if !ok || n.Data.BranchFromThought == nil || *n.Data.BranchFromThought != 1 {
+		t.Fatalf("stored branch thought = %+v, want branchFromThought 1 recorded", n)
+	}
+}

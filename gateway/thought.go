@@ -155,6 +155,8 @@ func (c *call) createSession(ctx context.Context, p *thoughtParams, in ledger.Th
 		return ledger.InvalidField("branchFromThought", "no session is active, and a new session has no thought %d to branch from; call load_context first", *in.BranchFromThought)
 	case in.RevisesThought != nil:
 		return ledger.InvalidField("revisesThought", "no session is active, and a new session has no thought %d to revise; call load_context first", *in.RevisesThought)
+	case in.BranchID != "":
+		return ledger.InvalidField("branchId", "no session is active, and a new session has no branch %q to continue; call load_context first", in.BranchID)
 	}
 	params := c.pending
 	params.Tags = append(append([]string(nil), params.Tags...), p.SessionTags...)
@@ -244,7 +246,7 @@ func short(id string) string {
 
 const thoughtToolDescription = `Record one reasoning step in the active Thoughtbox session (a session is created if none is active).
 Required: thought (text; cipher lines like "S3|H|S1,S2|content" are parsed into typed, linked nodes) and nextThoughtNeeded (false ends the reasoning).
-Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to explore an alternative; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; verbose (adds the full node and session).
+Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to start a branch, branchId alone to continue it; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; verbose (adds the full node and session).
 critique: true has a model critique the thought through your client (MCP sampling); rlm: true with rlmQuery has a model answer the query by working over the session in a JavaScript REPL first. Both are recorded in the ledger and returned.`
 
 const thoughtSchema = `{
@@ -258,7 +260,7 @@ const thoughtSchema = `{
     "totalThoughts": {"type": "integer", "minimum": 1, "description": "Current estimate of the total; defaults to thoughtNumber."},
     "isRevision": {"type": "boolean", "description": "This thought corrects revisesThought."},
     "revisesThought": {"type": "integer", "minimum": 1, "description": "The thought being revised."},
-    "branchFromThought": {"type": "integer", "minimum": 1, "description": "Main-chain thought the branch forks from."},
+    "branchFromThought": {"type": "integer", "minimum": 1, "description": "Main-chain thought the branch forks from; needed to start a branch, optional to continue one."},
     "branchId": {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "The branch's name."},
     "needsMoreThoughts": {"type": "boolean", "description": "The estimate was too low; more thoughts are needed."},
     "includeGuide": {"type": "boolean", "description": "Append the patterns cookbook to the reply."},

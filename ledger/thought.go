@@ -90,8 +90,6 @@ func (in ThoughtInput) validate() (BranchID, error) {
 		}
 	}
 	switch {
-	case in.BranchID != "" && in.BranchFromThought == nil:
-		return "", InvalidField("branchFromThought", "is required when branchId is set (the main-chain thought the branch forks from)")
 	case in.BranchID == "" && in.BranchFromThought != nil:
 		return "", InvalidField("branchId", "is required when branchFromThought is set (must match %s)", branchIDPattern)
 	case in.IsRevision && in.RevisesThought == nil:
@@ -127,8 +125,18 @@ func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 	p := plan{branch: branch}
 	c := g.main
 	if branch != "" {
-		from := *in.BranchFromThought
 		c = g.branches[branch]
+		if in.BranchFromThought == nil {
+			// Continuing a branch needs only its id: the fork point is
+			// the branch's own. Starting one needs the fork point.
+			if c == nil {
+				return plan{}, InvalidField("branchFromThought",
+					"is required to start the branch %q (the main-chain thought it forks from); an existing branch continues with branchId alone", branch).
+					with("branchId", string(branch))
+			}
+			in.BranchFromThought = &c.from
+		}
+		from := *in.BranchFromThought
 		if c != nil {
 			if c.from != from {
 				return plan{}, InvalidField("branchFromThought",

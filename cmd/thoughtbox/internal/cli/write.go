@@ -101,27 +101,6 @@ func (c *addCmd) Run(a *app) error {
 		BranchFromThought: c.From,
 		NeedsMoreThoughts: c.NeedsMore,
 	}
-	if c.Branch != "" && c.From == nil {
-		// Continuing a branch: take its fork point rather than make the
-		// user repeat it.
-		v, err := a.ledger.View(a.ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, b := range v.Graph.Branches() {
-			if string(b.ID) == c.Branch {
-				from := b.FromThought
-				in.BranchFromThought = &from
-			}
-		}
-		if in.BranchFromThought == nil {
-			// Exit 1, not 2: whether --from is needed depends on the session.
-			return &failure{
-				msg:   fmt.Sprintf("session %s has no branch %q yet; starting one needs --from", id, c.Branch),
-				hints: []string{"--from N names the main-chain thought the branch forks from"},
-			}
-		}
-	}
 	res, err := a.ledger.AddThought(a.ctx, id, in, a.author())
 	if err != nil {
 		return err
