@@ -335,10 +335,22 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("message does not list the operations: %v", body["message"])
 		}
 	})
-	t.Run("flat arguments", func(t *testing.T) {
+	t.Run("flat arguments are the operation's", func(t *testing.T) {
 		r := c.tool("thoughtbox_gateway", map[string]any{"operation": "thought", "thought": "x"})
-		if !r.isError || !contains(r.texts[0], `"field":"thought"`) || !contains(r.texts[0], "inside args") {
+		if !r.isError || !contains(r.texts[0], `"field":"nextThoughtNeeded"`) {
 			t.Errorf("flat arguments: %v", r.texts)
+		}
+	})
+	t.Run("flat and nested disagree", func(t *testing.T) {
+		r := c.tool("thoughtbox_gateway", map[string]any{"operation": "read_thoughts", "last": 1, "args": map[string]any{"last": 2}})
+		if !r.isError || !contains(r.texts[0], `"field":"last"`) || !contains(r.texts[0], "given twice with different values") {
+			t.Errorf("conflict: %v", r.texts)
+		}
+	})
+	t.Run("args not an object", func(t *testing.T) {
+		r := c.tool("thoughtbox_gateway", map[string]any{"operation": "get_state", "args": []int{1}})
+		if !r.isError || !contains(r.texts[0], "args: expected object, got array") {
+			t.Errorf("args type: %v", r.texts)
 		}
 	})
 	t.Run("missing operation", func(t *testing.T) {

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -164,9 +166,9 @@ func (t *operationTable) names() []string {
 // gatewayTool is the always-on router tool.
 func (t *operationTable) gatewayTool() *mcp.Tool {
 	names, _ := json.Marshal(t.names())
-	schema := `{"type":"object","required":["operation"],"additionalProperties":false,"properties":{` +
+	schema := `{"type":"object","required":["operation"],"properties":{` +
 		`"operation":{"type":"string","enum":` + string(names) + `,"description":"The operation to run."},` +
-		`"args":{"type":"object","description":"The operation's arguments (see the tool description)."}}}`
+		`"args":{"type":"object","description":"The operation's arguments (see the tool description); they may also be given flat, beside operation."}}}`
 	return &mcp.Tool{
 		Name:        gatewayToolName,
 		Title:       "Thoughtbox gateway",
@@ -178,7 +180,7 @@ func (t *operationTable) gatewayTool() *mcp.Tool {
 func (t *operationTable) description() string {
 	var b strings.Builder
 	b.WriteString(`Thoughtbox reasoning ledger: record, branch, revise and read back your reasoning; every thought is a Git commit.
-Call as {"operation": "<name>", "args": {...}}. Operations unlock in stages; go in this order:
+Call as {"operation": "<name>", "args": {...}} (or with the arguments flat beside "operation"). Operations unlock in stages; go in this order:
   1. start_new (new work) or load_context (resume a session)  -> stage 1
   2. cipher (read the notation guide once)                      -> stage 2
   3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework
@@ -216,28 +218,141 @@ func typed[P any](fn func(ctx context.Context, c *call, p *P) (any, error)) hand
 	}
 }
 
-// handleGateway is the thoughtbox_gateway tool.
+// handleGateway is the thoughtbox_gateway tool. It takes an operation's
+// arguments in both shapes the seeds show: under "args" (seeds 001, 004)
+// or flat beside "operation" (seed 000).
 func (c *conn) handleGateway(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Operation *string         `json:"operation"`
-		Args      json.RawMessage `json:"args"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
-		if e := ledger.AsError(err); e.Details["field"] != "operation" && e.Details["field"] != "args" && e.Details["problem"] == "unknown" {
-			e.Message += `; the gateway takes {"operation": "...", "args": {...}}: put the operation's arguments inside args`
-		}
+	opName, args, err := splitGatewayArgs(req.Params.Arguments)
+	if err != nil {
 		return errorResult(err), nil
 	}
-	if in.Operation == nil {
+	if opName == nil {
 		return errorResult(ledger.InvalidField("operation", "is required; one of %s", strings.Join(c.g.ops.names(), ", "))), nil
 	}
-	op := c.g.ops.byName[*in.Operation]
+	op := c.g.ops.byName[*opName]
 	if op == nil {
-		e := ledger.Errorf(ledger.CodeInvalidOperation, "unknown operation %q; expected one of %s", *in.Operation, strings.Join(c.g.ops.names(), ", "))
-		e.Details = map[string]any{"operation": *in.Operation, "operations": c.g.ops.names()}
+		e := ledger.Errorf(ledger.CodeInvalidOperation, "unknown operation %q; expected one of %s", *opName, strings.Join(c.g.ops.names(), ", "))
+		e.Details = map[string]any{"operation": *opName, "operations": c.g.ops.names()}
 		return errorResult(e), nil
 	}
-	return c.dispatch(ctx, req.Session, op, in.Args), nil
+	return c.dispatch(ctx, req.Session, op, args), nil
+}
+
+// splitGatewayArgs reads the gateway tool's arguments: the operation's name,
+// and its arguments, gathered from "args" and from the keys beside
+// "operation". A key given both ways must have the same value in both.
+func splitGatewayArgs(raw json.RawMessage) (op *string, args json.RawMessage, err error) {
+	members, err := objectMembers(raw, "arguments")
+	if err != nil {
+		return nil, nil, err
+	}
+	var nested, flat []member
+	for _, m := range members {
+		switch m.key {
+		case "operation":
+			var name string
+			if err := json.Unmarshal(m.value, &name); err != nil {
+				e := ledger.InvalidField("operation", "expected string, got %s", jsonKind(m.value))
+				e.Details["expected"] = "string"
+				return nil, nil, e
+			}
+			op = &name
+		case "args":
+			if nested, err = objectMembers(m.value, "args"); err != nil {
+				return nil, nil, err
+			}
+		default:
+			flat = append(flat, m)
+		}
+	}
+	if len(flat) == 0 {
+		return op, encodeMembers(nested), nil
+	}
+	merged := nested
+	for _, f := range flat {
+		i := slices.IndexFunc(merged, func(m member) bool { return m.key == f.key })
+		if i < 0 {
+			merged = append(merged, f)
+			continue
+		}
+		if !sameJSON(merged[i].value, f.value) {
+			e := fieldError(f.key, "given twice with different values, beside operation (%s) and inside args (%s); give it once, in either place", f.value, merged[i].value)
+			e.Details["problem"] = "conflict"
+			return nil, nil, e
+		}
+	}
+	return op, encodeMembers(merged), nil
+}
+
+// member is one key of a JSON object, with its value as written.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectMembers lists the members of the JSON object raw in order (null or
+// nothing is the empty object); a repeated key keeps its last value, as
+// encoding/json does. field names raw in errors.
+func objectMembers(raw json.RawMessage, field string) ([]member, error) {
+	raw = bytes.Trim(raw, " \t\r\n")
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		e := ledger.InvalidField(field, "expected object, got %s", jsonKind(raw))
+		e.Details["expected"] = "object"
+		return nil, e
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, ledger.InvalidField(field, "invalid JSON: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.Token() // {
+	var out []member
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, ledger.InvalidField(field, "invalid JSON: %v", err)
+		}
+		key, _ := t.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, ledger.InvalidField(field, "invalid JSON: %v", err)
+		}
+		if slices.ContainsFunc(out, func(m member) bool { return m.key == key }) {
+			continue
+		}
+		out = append(out, member{key: key, value: obj[key]})
+	}
+	return out, nil
+}
+
+// encodeMembers writes members back as one JSON object.
+func encodeMembers(ms []member) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// sameJSON reports whether two JSON values are equal as values (key order
+// and spacing aside).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // toolHandler is the handler of an operation's own tool.
