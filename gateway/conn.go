@@ -38,6 +38,9 @@ type conn struct {
 	// hidden holds the per-stage tools session discovery hid: syncTools
 	// leaves them out.
 	hidden map[string]bool
+	// resumeTaught is set once a call that skipped the stage flow (see
+	// conn.resume) was told what the skipped stages teach.
+	resumeTaught bool
 }
 
 // navigation is the navigation context of seed 000.

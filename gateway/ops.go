@@ -128,7 +128,7 @@ func newOperations() *operationTable {
 			args:    sessionArgs,
 			summary: "find, read, resume, export and analyse sessions; discovery hides or shows tools"},
 		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought),
-			args:    "thought, nextThoughtNeeded, thoughtNumber?, totalThoughts?, isRevision?, revisesThought?, branchFromThought?, branchId?, needsMoreThoughts?, includeGuide?, sessionTitle?, sessionTags?, verbose?, critique?, rlm? + rlmQuery?",
+			args:    "thought, nextThoughtNeeded, thoughtNumber?, totalThoughts?, isRevision?, revisesThought?, branchFromThought?, branchId?, needsMoreThoughts?, includeGuide?, sessionTitle?, sessionTags?, sessionId?, verbose?, critique?, rlm? + rlmQuery?",
 			summary: "record one reasoning step (numbered for you if you omit thoughtNumber); creates a session if none is active",
 			tool:    "thoughtbox_thought", schema: thoughtSchema,
 			describeTool: func(*conn) string { return thoughtToolDescription }},
@@ -185,6 +185,7 @@ Call as {"operation": "<name>", "args": {...}} (or with the arguments flat besid
   2. cipher (read the notation guide once)                      -> stage 2
   3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework
   navigate with a domain at stage 2 -> stage 3 (mental models narrowed to it). get_state always tells you the stage.
+A call that names an existing session (sessionId) skips the stages it needs: clients that reconnect for every call pass sessionId each time.
 Example: {"operation": "thought", "args": {"thought": "S1|H|The cache is stale", "nextThoughtNeeded": true}}
 Operations (minimum stage):
 `)
@@ -367,8 +368,12 @@ func (c *conn) toolHandler(op *operation) mcp.ToolHandler {
 func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operation, args json.RawMessage) *mcp.CallToolResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var resumed *resumeNote
 	if c.stage < op.minStage {
-		return errorResult(stageError(op, c.stage))
+		var err error
+		if resumed, err = c.resume(ctx, op, args); err != nil {
+			return errorResult(err)
+		}
 	}
 	reply, err := op.handler(ctx, &call{conn: c, session: ss, args: args})
 	if err != nil {
@@ -378,7 +383,71 @@ func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operatio
 	if r, ok := reply.(stageReporter); ok {
 		r.reportStage(c.stage)
 	}
-	return replyResult(reply)
+	res := replyResult(reply)
+	if resumed != nil {
+		b, _ := json.Marshal(resumed)
+		res.Content = append(res.Content, &mcp.TextContent{Text: string(b)})
+	}
+	return res
+}
+
+// resumeNote is what a connection that skipped the stage flow is told, once:
+// what the skipped calls would have taught.
+type resumeNote struct {
+	Resumed   string            `json:"resumed"`
+	SessionID string            `json:"sessionId"`
+	Cipher    string            `json:"cipher"`
+	Markers   map[string]string `json:"markers"`
+	Next      string            `json:"next"`
+}
+
+// resume lets a call below its stage go ahead when it names an existing
+// session (sessionId, or the seeds' reasoningSessionId). Clients that open a
+// new MCP session for every call (stateless HTTP clients, the Inspector's
+// CLI) could otherwise never get past stage 0. The connection takes that
+// session as its active one and the stage the operation needs; the first
+// such call on a connection gets a resumeNote. Without a session id the
+// stage rule stands.
+func (c *conn) resume(ctx context.Context, op *operation, args json.RawMessage) (*resumeNote, error) {
+	var ids struct {
+		SessionID          *string `json:"sessionId"`
+		ReasoningSessionID *string `json:"reasoningSessionId"`
+	}
+	json.Unmarshal(args, &ids) // a malformed call is refused by its own decoder
+	var arg string
+	switch {
+	case ids.SessionID != nil && *ids.SessionID != "":
+		arg = *ids.SessionID
+	case ids.ReasoningSessionID != nil && *ids.ReasoningSessionID != "":
+		arg = *ids.ReasoningSessionID
+	default:
+		return nil, stageError(op, c.stage)
+	}
+	id, err := c.ledger.Resolve(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	prev := c.stage
+	c.setSession(id)
+	c.stage = op.minStage
+	c.publish(stageChangedEvent, map[string]any{
+		"previousStage": int(prev), "newStage": int(c.stage), "trigger": op.name + " (resumed session " + id + ")",
+	})
+	if c.resumeTaught {
+		return nil, nil
+	}
+	c.resumeTaught = true
+	markers := map[string]string{}
+	for _, t := range ledger.CipherTypes() {
+		markers[string(t)] = t.Name()
+	}
+	return &resumeNote{
+		Resumed:   fmt.Sprintf("this connection skipped the stage flow (stage %d -> %d) because the call named session %s", prev, c.stage, id),
+		SessionID: id,
+		Cipher:    "thoughts may be written as S{n}|{type}|{refs}|{content}, e.g. S3|E|S1,S2|the logs show the cache was cold; the cipher operation returns the full guide",
+		Markers:   markers,
+		Next:      "keep passing sessionId on each call if your client reconnects; otherwise the connection now works on this session",
+	}, nil
 }
 
 func stageError(op *operation, current Stage) *ledger.Error {

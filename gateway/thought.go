@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -25,7 +26,11 @@ type thoughtParams struct {
 	IncludeGuide      bool     `json:"includeGuide"`
 	SessionTitle      string   `json:"sessionTitle"`
 	SessionTags       []string `json:"sessionTags"`
-	Verbose           bool     `json:"verbose"`
+	// SessionID (or its seed alias reasoningSessionId) records the thought
+	// in that session, which becomes the connection's active one.
+	SessionID          string `json:"sessionId"`
+	ReasoningSessionID string `json:"reasoningSessionId"`
+	Verbose            bool   `json:"verbose"`
 	// Critique and RLM ask for work by a model through sampling (see
 	// critique.go and rlm.go).
 	Critique bool   `json:"critique"`
@@ -87,6 +92,18 @@ func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) 
 	in := p.input()
 	if err := c.ledger.CheckThought(in); err != nil {
 		return nil, err
+	}
+	if arg := cmp.Or(p.SessionID, p.ReasoningSessionID); arg != "" {
+		if p.SessionID != "" && p.ReasoningSessionID != "" && p.SessionID != p.ReasoningSessionID {
+			return nil, ledger.InvalidField("reasoningSessionId", "is an alias of sessionId and names another session (%q, %q); give one", p.ReasoningSessionID, p.SessionID)
+		}
+		id, err := c.ledger.Resolve(ctx, arg)
+		if err != nil {
+			return nil, err
+		}
+		if id != c.sessionID {
+			c.setSession(id)
+		}
 	}
 	// The RLM run comes first, so that its result is committed with the
 	// thought, and before a session is created for it, so that a run the
@@ -246,7 +263,7 @@ func short(id string) string {
 
 const thoughtToolDescription = `Record one reasoning step in the active Thoughtbox session (a session is created if none is active).
 Required: thought (text; cipher lines like "S3|H|S1,S2|content" are parsed into typed, linked nodes) and nextThoughtNeeded (false ends the reasoning).
-Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to start a branch, branchId alone to continue it; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; verbose (adds the full node and session).
+Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought; branchFromThought + branchId (^[a-z0-9-]+$) to start a branch, branchId alone to continue it; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; sessionId (or reasoningSessionId) to record in that session, which also lets a client that reconnects for every call skip the stage flow; verbose (adds the full node and session).
 critique: true has a model critique the thought through your client (MCP sampling); rlm: true with rlmQuery has a model answer the query by working over the session in a JavaScript REPL first. Both are recorded in the ledger and returned.`
 
 const thoughtSchema = `{
@@ -266,6 +283,8 @@ const thoughtSchema = `{
     "includeGuide": {"type": "boolean", "description": "Append the patterns cookbook to the reply."},
     "sessionTitle": {"type": "string", "maxLength": 200, "description": "Title of the session this thought creates, if none is active."},
     "sessionTags": {"type": "array", "items": {"type": "string"}, "description": "Tags of the session this thought creates."},
+    "sessionId": {"type": "string", "description": "Record the thought in this session (a unique prefix will do); it becomes the active one."},
+    "reasoningSessionId": {"type": "string", "description": "Alias of sessionId."},
     "verbose": {"type": "boolean", "description": "Reply with the full node and session metadata."},
     "critique": {"type": "boolean", "description": "After recording, ask a model (through MCP sampling) to critique the thought; the critique is recorded and returned."},
     "rlm": {"type": "boolean", "description": "Before recording, have a model answer rlmQuery by working over the session in a JavaScript REPL (MCP sampling); the result is recorded with the thought."},

@@ -1,0 +1,74 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// TestReconnectEveryCall plays a client that opens a new MCP connection for
+// every call (the Inspector's CLI, a stateless HTTP client): each starts at
+// stage 0, yet naming an existing session lets its call proceed, and the
+// first such reply says what the skipped stages teach.
+func TestReconnectEveryCall(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	first := e.connect(t, clientOpts{})
+	id := first.ok("start_new", map[string]any{"sessionTitle": "stateless"})["sessionId"].(string)
+
+	fresh := func() *client { return e.connect(t, clientOpts{}) }
+
+	// Without a session id, the stage rule stands.
+	fresh().fail("thought", map[string]any{"thought": "lost", "nextThoughtNeeded": true}, ledger.CodeStageRequirementNotMet)
+
+	for i, text := range []string{"one", "two", "three"} {
+		c := fresh()
+		args := map[string]any{"thought": text, "nextThoughtNeeded": true, "sessionId": id[:8]}
+		if i == 2 {
+			delete(args, "sessionId")
+			args["reasoningSessionId"] = id
+		}
+		r := c.gw("thought", args)
+		if r.isError {
+			t.Fatalf("thought %q on a fresh connection: %s", text, r.texts[0])
+		}
+		var reply map[string]any
+		if err := json.Unmarshal([]byte(r.texts[0]), &reply); err != nil {
+			t.Fatal(err)
+		}
+		if reply["sessionId"] != id || num(reply["thoughtNumber"]) != i+1 {
+			t.Fatalf("thought %q: %v, want thought %d of %s", text, reply, i+1, id)
+		}
+		// Each connection is new, so each is told once.
+		if len(r.texts) != 2 || !strings.Contains(r.texts[1], `"resumed"`) || !strings.Contains(r.texts[1], "S{n}|{type}|{refs}|{content}") {
+			t.Fatalf("thought %q: the reply does not carry the skipped stages' summary: %v", text, r.texts)
+		}
+	}
+
+	// Reads work the same way; a second skipping call on one connection is
+	// not told again.
+	c := fresh()
+	r := c.gw("read_thoughts", map[string]any{"sessionId": id, "last": 3})
+	if r.isError || len(r.texts) != 2 {
+		t.Fatalf("read_thoughts on a fresh connection: %v", r.texts)
+	}
+	r = c.gw("get_structure", map[string]any{"sessionId": id})
+	if r.isError || len(r.texts) != 1 {
+		t.Fatalf("get_structure after a resumed call: isError %v, %d contents, want the summary only once", r.isError, len(r.texts))
+	}
+	// The connection now works on the session without repeating its id.
+	c.think("four", nil)
+
+	// An unknown session is SESSION_NOT_FOUND, not a stage error.
+	fresh().fail("thought", map[string]any{"thought": "x", "nextThoughtNeeded": true, "sessionId": "00000000-dead"}, ledger.CodeSessionNotFound)
+
+	v, err := e.l.View(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Session.ThoughtCount != 4 {
+		t.Fatalf("session holds %d thoughts, want 4", v.Session.ThoughtCount)
+	}
+}
