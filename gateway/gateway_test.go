@@ -525,7 +525,10 @@ func TestReadThoughtsAndStructure(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"main 1", "main 2", "main 3", "main 4", "main 5 revises 2"}},
-		{map[string]any{"thoughtNumber": 3}, []string{"main 3"}},
+		// thoughtNumber N and range N..N agree: every chain's thought N.
+		{map[string]any{"thoughtNumber": 3}, []string{"main 3", "alt 3"}},
+		{map[string]any{"range": map[string]any{"start": 3, "end": 3}}, []string{"main 3", "alt 3"}},
+		{map[string]any{"range": map[string]any{"start": 9, "end": 9}}, []string{"only on the branch"}},
 		{map[string]any{"thoughtNumber": 9}, []string{"only on the branch"}},
 		{map[string]any{"last": 3}, []string{"alt 4", "main 5 revises 2", "only on the branch"}},
 		{map[string]any{"range": map[string]any{"start": 3, "end": 4}}, []string{"main 3", "main 4", "alt 3", "alt 4"}},

@@ -133,7 +133,7 @@ func newOperations() *operationTable {
 			tool:    "thoughtbox_thought", schema: thoughtSchema,
 			describeTool: func(*conn) string { return thoughtToolDescription }},
 		{name: "read_thoughts", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(readThoughts),
-			args:    "one of thoughtNumber | last | range {start, end} | branchId; sessionId? (default: the active session)",
+			args:    "one of thoughtNumber | last | range {start, end} | branchId; sessionId? (default: the active session). thoughtNumber N and range N..N agree: both return every thought numbered N, main chain and branches, in creation order",
 			summary: "read recorded thoughts back; with no query, the main chain"},
 		{name: "get_structure", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(getStructure),
 			args:    "sessionId?",

@@ -114,8 +114,9 @@ func readThoughts(ctx context.Context, c *call, p *readThoughtsParams) (any, err
 
 // selectThoughts runs a ReadThoughtsQuery against a graph:
 //   - no query: the main chain;
-//   - thoughtNumber: that main-chain thought, or, if the main chain has no
-//     such number, the branch thoughts that do;
+//   - thoughtNumber N: every thought numbered N, on the main chain and on
+//     every branch, in creation order — exactly what range N..N returns
+//     (THOUGHT_NOT_FOUND when there is none);
 //   - last: the N most recent thoughts on any chain, in creation order;
 //   - range: every thought numbered start..end on any chain, in creation
 //     order, so branch thoughts come after their fork point;
@@ -124,15 +125,7 @@ func selectThoughts(g *ledger.Graph, p *readThoughtsParams) ([]ledger.ThoughtNod
 	switch {
 	case p.ThoughtNumber != nil:
 		n := *p.ThoughtNumber
-		if t, ok := g.Thought(n); ok {
-			return []ledger.ThoughtNode{t}, nil
-		}
-		var out []ledger.ThoughtNode
-		for _, b := range g.BranchIDs() {
-			if t, ok := g.BranchThought(b, n); ok {
-				out = append(out, t)
-			}
-		}
+		out := inRange(g, n, n)
 		if len(out) == 0 {
 			return nil, thoughtNotFound(g.SessionID(), n)
 		}
