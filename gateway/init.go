@@ -217,19 +217,19 @@ func loadContext(ctx context.Context, c *call, p *loadContextParams) (any, error
 	return r, nil
 }
 
-// maxListLimit bounds list_sessions.
-const maxListLimit = 1000
-
+// listSessionsParams are list_sessions' arguments; limit and offset follow
+// the same rules as session list (checkLimit).
 type listSessionsParams struct {
-	Limit *int   `json:"limit"`
-	Tag   string `json:"tag"`
+	Limit  *int   `json:"limit"`
+	Offset int    `json:"offset"`
+	Tag    string `json:"tag"`
 }
 
 func (p *listSessionsParams) check() error {
-	if p.Limit != nil && (*p.Limit < 1 || *p.Limit > maxListLimit) {
-		return ledger.InvalidField("limit", "must be between 1 and %d, got %d", maxListLimit, *p.Limit)
+	if p.Offset < 0 {
+		return ledger.InvalidField("offset", "must be at least 0, got %d", p.Offset)
 	}
-	return nil
+	return checkLimit(p.Limit)
 }
 
 type listSessionsReply struct {
@@ -247,11 +247,12 @@ func listSessions(ctx context.Context, c *call, p *listSessionsParams) (any, err
 	if p.Tag != "" {
 		all = slices.DeleteFunc(all, func(s ledger.Session) bool { return !slices.Contains(s.Tags, p.Tag) })
 	}
-	limit := 20
+	limit := ledger.DefaultListLimit
 	if p.Limit != nil {
 		limit = *p.Limit
 	}
-	r := &listSessionsReply{Sessions: all[:min(limit, len(all))], Total: len(all), ActiveSessionID: c.sessionID}
+	page := all[min(p.Offset, len(all)):]
+	r := &listSessionsReply{Sessions: page[:min(limit, len(page))], Total: len(all), ActiveSessionID: c.sessionID}
 	r.Count = len(r.Sessions)
 	return r, nil
 }

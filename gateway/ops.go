@@ -108,7 +108,7 @@ func newOperations() *operationTable {
 			args:    "sessionId (a unique prefix will do)",
 			summary: "resume a session; replies with restorationInfo (\"Next thought will be #N\")"},
 		{name: "list_sessions", minStage: StageEntry, advancesTo: stageNone, handler: typed(listSessions),
-			args:    "limit? (20), tag?",
+			args:    "limit? (1-100, 20), offset?, tag?",
 			summary: "recent sessions, most recently updated first"},
 		{name: "navigate", minStage: StageEntry, advancesTo: stageNone, handler: typed(navigate),
 			args:    "project?, task?, aspect?, domain?",

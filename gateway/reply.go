@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -35,6 +36,17 @@ func replyResult(reply any) *mcp.CallToolResult {
 // ErrorPayload of seed 002, {code, message, details}.
 func errorResult(err error) *mcp.CallToolResult {
 	e := ledger.AsError(err)
+	if e.Code == ledger.CodeSessionNotFound && e.Details["next"] == nil {
+		// Every refusal names the call that gets the agent unstuck.
+		cp := *e
+		cp.Details = maps.Clone(e.Details)
+		if cp.Details == nil {
+			cp.Details = map[string]any{}
+		}
+		cp.Details["next"] = "session {subOperation: list} (or list_sessions) lists this project's sessions"
+		cp.Message += "; call session {subOperation: list} (or list_sessions) to see the sessions"
+		e = &cp
+	}
 	b, jerr := json.Marshal(e)
 	if jerr != nil {
 		b, _ = json.Marshal(ledger.Error{Code: e.Code, Message: e.Message})

@@ -72,3 +72,36 @@ func TestReconnectEveryCall(t *testing.T) {
 		t.Fatalf("session holds %d thoughts, want 4", v.Session.ThoughtCount)
 	}
 }
+
+// TestRefusalsNameTheNextCall: SESSION_NOT_FOUND names the call that lists
+// sessions and the closest ids; list_sessions and session list take the
+// same limits.
+func TestRefusalsNameTheNextCall(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("near miss")
+	c.think("one", nil)
+
+	wrong := id[:6] + "zz"
+	body := c.fail("load_context", map[string]any{"sessionId": wrong}, ledger.CodeSessionNotFound)
+	msg := body["message"].(string)
+	d := body["details"].(map[string]any)
+	if !strings.Contains(msg, "session {subOperation: list}") || d["next"] == nil {
+		t.Errorf("SESSION_NOT_FOUND does not name the next call: %v", body)
+	}
+	if near := list(d["closest"]); len(near) != 1 || near[0] != id || !strings.Contains(msg, id) {
+		t.Errorf("closest ids = %v in %q, want %s", d["closest"], msg, id)
+	}
+
+	for _, limit := range []int{0, 101} {
+		c.fail("list_sessions", map[string]any{"limit": limit}, ledger.CodeInvalidPayload)
+		c.fail("session", map[string]any{"subOperation": "list", "limit": limit}, ledger.CodeInvalidPayload)
+	}
+	c.ok("start_new", map[string]any{"sessionTitle": "second"})
+	a := c.ok("list_sessions", map[string]any{"limit": 1, "offset": 1})
+	b := c.ok("session", map[string]any{"subOperation": "list", "limit": 1, "offset": 1})
+	as, bs := list(a["sessions"]), list(b["sessions"])
+	if len(as) != 1 || len(bs) != 1 || as[0].(map[string]any)["id"] != bs[0].(map[string]any)["id"] {
+		t.Errorf("list_sessions and session list disagree on page 2: %v vs %v", as, bs)
+	}
+}

@@ -401,7 +401,12 @@ func (l *Ledger) Resolve(ctx context.Context, prefix string) (string, error) {
 	}
 	switch len(candidates) {
 	case 0:
-		return "", sessionNotFound(prefix)
+		e := sessionNotFound(prefix)
+		if near := closestIDs(sums, lower, 3); len(near) > 0 {
+			e.Message += fmt.Sprintf("; the closest ids: %s", strings.Join(near, ", "))
+			e = e.with("closest", near)
+		}
+		return "", e
 	case 1:
 		return candidates[0], nil
 	}
@@ -410,6 +415,33 @@ func (l *Ledger) Resolve(ctx context.Context, prefix string) (string, error) {
 	return "", Errorf(CodeInvalidPayload, "%w", amb).
 		with("prefix", prefix).
 		with("candidates", slices.Clone(candidates))
+}
+
+// closestIDs lists up to n session ids that share the longest prefix with
+// the lower-cased id asked for (a mistyped or truncated id usually keeps
+// its first characters), best first; none when nothing shares even one.
+func closestIDs(sums []SessionSummary, lower string, n int) []string {
+	type near struct {
+		id     string
+		common int
+	}
+	var all []near
+	for _, s := range sums {
+		id := strings.ToLower(s.Meta.ID)
+		c := 0
+		for c < len(id) && c < len(lower) && id[c] == lower[c] {
+			c++
+		}
+		if c > 0 {
+			all = append(all, near{s.Meta.ID, c})
+		}
+	}
+	slices.SortFunc(all, func(a, b near) int { return cmp.Or(b.common-a.common, strings.Compare(a.id, b.id)) })
+	var out []string
+	for _, x := range all[:min(n, len(all))] {
+		out = append(out, x.id)
+	}
+	return out
 }
 
 // Verify checks a session's integrity: the store's check and, when that
