@@ -282,16 +282,20 @@ func TestExportFormats(t *testing.T) {
 			continue
 		}
 		lines++
-		if _, ok := ledger.ParseCipher(line); !ok {
-			t.Errorf("not a cipher line: %q", line)
+		// Typed lines read back as cipher; a plain thought's line has an
+		// empty type and must not.
+		_, ok := ledger.ParseCipher(line)
+		step, rest, _ := strings.Cut(line, "|")
+		if plain := strings.HasPrefix(rest, "|"); ok == plain || !strings.HasPrefix(step, "S") {
+			t.Errorf("cipher line %q: parses as typed cipher = %v", line, ok)
 		}
 	}
 	if lines != v.Graph.Len() {
 		t.Errorf("%d cipher lines for %d thoughts", lines, v.Graph.Len())
 	}
-	// A plain thought gets a made-up line: O, citing its predecessor.
-	if !strings.Contains(string(c), "\nS10|O|S8|Plan: rewrite the ORM query,\\nand keep the index as a guard.\n") {
-		t.Errorf("synthesised line missing:\n%s", c)
+	// A plain thought gets no invented type or reference.
+	if !strings.Contains(string(c), "\nS10|||Plan: rewrite the ORM query,\\nand keep the index as a guard.\n") {
+		t.Errorf("plain thought's line missing or embellished:\n%s", c)
 	}
 	if _, err := ledger.ParseExportFormat("pdf"); ledger.AsError(err).Details["field"] != "format" {
 		t.Errorf("ParseExportFormat(pdf) = %v", err)

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -85,6 +86,72 @@ type CipherInfo struct {
 	// Content is the text after the header: the rest of the first line,
 	// and any further lines.
 	Content string `json:"content"`
+	// Confidence is how sure the thought says it is, from a marker in its
+	// content (see parseConfidence); nil when it says nothing.
+	Confidence *CipherConfidence `json:"confidence,omitempty"`
+}
+
+// CipherConfidence is a confidence marker of a cipher thought:
+// "(conf 0.7)", "(conf 70%)" or "(conf high)" — "confidence" may be spelled
+// out. Exactly one of Value and Level is set.
+type CipherConfidence struct {
+	// Value is a numeric confidence from 0 to 1 (a percentage is divided
+	// by 100).
+	Value *float64 `json:"value,omitempty"`
+	// Level is a word: low, medium or high.
+	Level string `json:"level,omitempty"`
+	// Marker is the marker as written, so that exports can show it.
+	Marker string `json:"marker"`
+}
+
+// confidenceLevels are the words a confidence marker may use.
+var confidenceLevels = []string{"low", "medium", "high"}
+
+// parseConfidence finds the first confidence marker in content: an opening
+// parenthesis, "conf" or "confidence", spaces or a colon, then a number
+// from 0 to 1, a percentage, or low|medium|high, and a closing
+// parenthesis. Case is ignored.
+func parseConfidence(content string) *CipherConfidence {
+	lower := strings.ToLower(content)
+	for from := 0; ; {
+		i := strings.Index(lower[from:], "(conf")
+		if i < 0 {
+			return nil
+		}
+		start := from + i
+		from = start + 1
+		end := strings.IndexByte(lower[start:min(len(lower), start+32)], ')')
+		if end < 0 {
+			continue
+		}
+		inner := lower[start+1 : start+end]
+		word, ok := strings.CutPrefix(inner, "confidence")
+		if !ok {
+			word, _ = strings.CutPrefix(inner, "conf")
+		}
+		if word == "" || (word[0] != ' ' && word[0] != ':') {
+			continue
+		}
+		word = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(word), ":"))
+		c := &CipherConfidence{Marker: content[start : start+end+1]}
+		if slices.Contains(confidenceLevels, word) {
+			c.Level = word
+			return c
+		}
+		pct := strings.HasSuffix(word, "%")
+		v, err := strconv.ParseFloat(strings.TrimSuffix(word, "%"), 64)
+		if err != nil || strings.ContainsAny(word, "eE") {
+			continue
+		}
+		if pct {
+			v /= 100
+		}
+		if v < 0 || v > 1 {
+			continue
+		}
+		c.Value = &v
+		return c
+	}
 }
 
 // ParseCipher parses a thought written as a cipher line,
@@ -133,6 +200,7 @@ func ParseCipher(thought string) (info CipherInfo, ok bool) {
 		return CipherInfo{}, false
 	}
 	info.Content = content
+	info.Confidence = parseConfidence(content)
 	for _, r := range inlineRefs(content) {
 		if !hasRef(info.Refs, r) {
 			info.Refs = append(info.Refs, r)
@@ -324,4 +392,42 @@ func (c CipherInfo) String() string {
 	b.WriteString("|")
 	b.WriteString(c.Content)
 	return b.String()
+}
+
+// revisionFromCipher makes a cipher line's revision reference the thought's
+// revision: a line whose refs field holds exactly one ^S{n} (as
+// "S3|R|^S1|…" does) revises thought n, as if isRevision and
+// revisesThought had been sent. A revisesThought that names another thought
+// contradicts the line and is refused. It reports whether it filled the
+// fields in.
+func (in *ThoughtInput) revisionFromCipher() (inferred bool, err error) {
+	info, ok := ParseCipher(in.Thought)
+	if !ok {
+		return false, nil
+	}
+	target := 0
+	for _, r := range info.Refs {
+		if !r.Revision || r.Inline {
+			continue
+		}
+		if target != 0 {
+			return false, nil // several: the line does not say which one
+		}
+		target = r.Thought
+	}
+	if target == 0 {
+		return false, nil
+	}
+	if in.RevisesThought != nil {
+		if *in.RevisesThought != target {
+			return false, InvalidField("revisesThought",
+				"is %d, but the cipher line revises S%d (^S%d); make them agree, or leave revisesThought out and let the line say it",
+				*in.RevisesThought, target, target).with("cipherRevises", target)
+		}
+		in.IsRevision = true
+		return false, nil
+	}
+	in.IsRevision = true
+	in.RevisesThought = &target
+	return true, nil
 }

@@ -288,11 +288,11 @@ func mdTime(t time.Time) string {
 
 // cipherExport writes one cipher line per thought: the main chain, then
 // each branch under a "# branch" comment line, after a "# session" comment
-// line. A thought written in cipher keeps its parsed line; any other gets
-// one made up as S{n}|{type}|{refs}|{content} (see synthCipher). Line
-// breaks inside a thought are written as the two characters \n, so that
-// every thought stays on one line. Comment lines start with '#', which no
-// cipher line does.
+// line. A thought written in cipher keeps its parsed line; any other is
+// written with what the ledger knows of it and nothing more (see
+// plainCipher). Line breaks inside a thought are written as the two
+// characters \n, so that every thought stays on one line. Comment lines
+// start with '#', which no cipher line does.
 func cipherExport(v *SessionView) string {
 	sh := shapeOf(v.Graph)
 	var b strings.Builder
@@ -314,36 +314,23 @@ func cipherLine(g *Graph, n ThoughtNode) string {
 	if n.Cipher != nil {
 		line = n.Cipher.String()
 	} else {
-		line = synthCipher(g, n).String()
+		line = plainCipher(g, n)
 	}
 	return foldLines(line) + "\n"
 }
 
-// synthCipher makes a cipher line for a thought not written in cipher:
-//   - type R for a revision, C for a thought that ended the reasoning
-//     (nextThoughtNeeded=false), Q for one whose first line ends with '?',
-//     and otherwise O, the marker of a step stated as it stands;
-//   - refs: ^S{n} for the revised thought, and S{n} for the thought before
-//     it on its chain (the fork point, for a branch's first thought);
-//   - content: the thought's text.
-func synthCipher(g *Graph, n ThoughtNode) CipherInfo {
-	c := CipherInfo{Step: n.Data.ThoughtNumber, Type: CipherObservation, Content: strings.TrimSpace(n.Data.Thought)}
-	first, _, _ := strings.Cut(c.Content, "\n")
-	switch {
-	case n.Data.IsRevision:
-		c.Type = CipherRevision
-	case !n.Data.NextThoughtNeeded:
-		c.Type = CipherConclusion
-	case strings.HasSuffix(strings.TrimSpace(first), "?"):
-		c.Type = CipherQuestion
-	}
+// plainCipher writes a thought that was not written in cipher as
+// S{n}|{type}|{refs}|{content} with an empty type — the agent declared
+// none, and guessing one would put words in its mouth — and, as the only
+// reference, ^S{m} when the ledger recorded it as a revision of thought m.
+// The empty type keeps such a line from reading back as a typed cipher
+// thought.
+func plainCipher(g *Graph, n ThoughtNode) string {
+	refs := ""
 	if t, ok := g.Node(n.RevisesNode); ok {
-		c.Refs = append(c.Refs, CipherRef{Thought: t.Data.ThoughtNumber, Revision: true, Node: t.ID})
+		refs = "^S" + strconv.Itoa(t.Data.ThoughtNumber)
 	}
-	if p, ok := g.Node(n.Prev); ok && p.ID != n.RevisesNode {
-		c.Refs = append(c.Refs, CipherRef{Thought: p.Data.ThoughtNumber, Node: p.ID})
-	}
-	return c
+	return "S" + strconv.Itoa(n.Data.ThoughtNumber) + "||" + refs + "|" + strings.TrimSpace(n.Data.Thought)
 }
 
 // foldLines writes line breaks as the two characters \n.

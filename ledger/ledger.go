@@ -93,6 +93,9 @@ func (l *Ledger) CheckThought(in ThoughtInput) error {
 	if err := l.checkSize("thought", in.Thought); err != nil {
 		return err
 	}
+	if _, err := in.revisionFromCipher(); err != nil {
+		return err
+	}
 	return in.Validate()
 }
 
@@ -200,6 +203,10 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 	if err := l.checkSize("thought", in.Thought); err != nil {
 		return nil, err
 	}
+	fromCipher, err := in.revisionFromCipher()
+	if err != nil {
+		return nil, err
+	}
 	branch, err := in.validate()
 	if err != nil {
 		return nil, err
@@ -213,6 +220,9 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 	for attempt := 1; ; attempt++ {
 		p, err := st.graph.plan(in, branch)
 		if err != nil {
+			if e := AsError(err); fromCipher && e.Details["field"] == "revisesThought" {
+				e.Message += fmt.Sprintf(" (the cipher line's ^S%d)", *in.RevisesThought)
+			}
 			return nil, err
 		}
 		p.data.Timestamp = l.now()
