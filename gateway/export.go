@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -26,6 +28,10 @@ type sessionExportParams struct {
 	ResolveAnchors bool   `json:"resolveAnchors"`
 	// Save also writes the export to a file in Options.ExportDir.
 	Save bool `json:"save"`
+	// Destination writes the export to this file (implies save): a path
+	// relative to Options.ExportDir, or an absolute one inside it or inside
+	// the connection's bound root. Anywhere else is refused.
+	Destination string `json:"destination"`
 }
 
 // exportHeader describes an export; the document itself follows it as a
@@ -49,6 +55,12 @@ func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, e
 	if p.Save && c.g.opts.ExportDir == "" {
 		return nil, ledger.InvalidField("save", "this server has no export directory configured; leave save out to get the export in the reply")
 	}
+	var dest string
+	if p.Destination != "" {
+		if dest, err = c.exportDestination(ctx, p.Destination); err != nil {
+			return nil, err
+		}
+	}
 	v, err := c.viewOf(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
@@ -64,7 +76,16 @@ func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, e
 	if err != nil {
 		return nil, err
 	}
-	if p.Save {
+	switch {
+	case dest != "":
+		if err := writeFileOnce(dest, doc); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return nil, ledger.InvalidField("destination", "%s already exists; exports never replace a file, pick another name", dest)
+			}
+			return nil, ledger.Errorf(ledger.CodeStorage, "write the export of session %s to %s: %w", v.Session.ID, dest, err)
+		}
+		h.ExportPath = dest
+	case p.Save:
 		if h.ExportPath, err = writeExport(c.g.opts.ExportDir, v.Session.ID, h.ExportedAt, format, doc); err != nil {
 			return nil, ledger.Errorf(ledger.CodeStorage, "write the export of session %s: %w", v.Session.ID, err)
 		}
@@ -165,12 +186,114 @@ func writeExport(dir, sessionID string, at time.Time, format ledger.ExportFormat
 		path := filepath.Join(dir, name+"."+format.Extension())
 		err := os.Link(tmp.Name(), path)
 		if err == nil {
-			return path, nil
+			// The new name is durable only once the folder is synced.
+			return path, syncDir(dir)
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return "", err
 		}
 	}
+}
+
+// exportDestination resolves an export destination: relative to the export
+// directory, and in the end inside it or inside the connection's bound root
+// (which must still be one of the client's roots). The check is made on
+// the real path of the destination's folder, so a symbolic link cannot
+// lead a write elsewhere.
+func (c *call) exportDestination(ctx context.Context, dest string) (string, error) {
+	refuse := func(format string, args ...any) error {
+		e := ledger.InvalidField("destination", format, args...)
+		e.Details["destination"] = dest
+		return e
+	}
+	if strings.ContainsRune(dest, 0) {
+		return "", refuse("must not contain a NUL byte")
+	}
+	var allowed []string
+	if d := c.g.opts.ExportDir; d != "" {
+		allowed = append(allowed, d)
+	}
+	if c.boundRoot != "" {
+		if roots, err := c.clientRoots(ctx); err == nil && withinRoots(c.boundRoot, roots) {
+			if u, err := url.Parse(c.boundRoot); err == nil && u.Scheme == "file" {
+				allowed = append(allowed, filepath.FromSlash(u.Path))
+			}
+		}
+	}
+	if len(allowed) == 0 {
+		return "", refuse("this server has no export directory and the connection has no bound root confirmed by the client; leave destination out to get the export in the reply")
+	}
+	path := dest
+	if !filepath.IsAbs(path) {
+		if c.g.opts.ExportDir == "" {
+			return "", refuse("must be an absolute path inside the bound root %s (this server has no export directory)", c.boundRoot)
+		}
+		path = filepath.Join(c.g.opts.ExportDir, path)
+	}
+	path = filepath.Clean(path)
+	if strings.HasSuffix(dest, "/") || strings.HasSuffix(dest, string(filepath.Separator)) {
+		return "", refuse("names a folder; give a file name")
+	}
+	for _, base := range allowed {
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			continue
+		}
+		realBase, err := filepath.EvalSymlinks(base)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(filepath.Clean(base), path)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			continue
+		}
+		// The folder must exist (creating folders could follow a link out
+		// of the base); then check where it really is.
+		realDir, err := filepath.EvalSymlinks(filepath.Dir(path))
+		if err != nil {
+			return "", refuse("the folder %s does not exist; create it first or export into %s", filepath.Dir(path), base)
+		}
+		if r, err := filepath.Rel(realBase, realDir); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+			return "", refuse("leads outside %s through a symbolic link", base)
+		}
+		return filepath.Join(realDir, filepath.Base(path)), nil
+	}
+	return "", refuse("must be inside the export directory %s or the bound root; %s is outside", strings.Join(allowed, " or "), path)
+}
+
+// writeFileOnce writes doc to path, which must not exist yet: written aside
+// in the same folder, synced, linked into place (so it appears whole or not
+// at all), and the folder synced.
+func writeFileOnce(path string, doc []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(doc)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a new name in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // publish announces one of the gateway's events about a session.

@@ -35,7 +35,7 @@ var sessionOps = []subOp{
 
 const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
 	" | get {sessionId?} | search {query, limit?, offset?} | resume {sessionId}" +
-	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?} | analyze {sessionId?}" +
+	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?, destination? (a file in the export folder or the bound root)} | analyze {sessionId?}" +
 	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}; sessionId defaults to the active session"
 
 // sessionOp runs a session sub-operation.
