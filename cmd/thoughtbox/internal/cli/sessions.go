@@ -14,20 +14,64 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-type sessionsCmd struct{}
+type sessionsCmd struct {
+	Tags   []string `name:"tag" placeholder:"TAG" help:"Only sessions with this tag; repeat for several (all must match)."`
+	Since  string   `placeholder:"WHEN" help:"Only sessions updated since WHEN: a date (2026-11-01), a time (RFC 3339) or an age (36h, 7d)."`
+	Limit  *int     `placeholder:"N" help:"Show at most N sessions (default: all)."`
+	Offset int      `placeholder:"N" help:"Skip the first N sessions (after filtering)."`
+}
+
+// Validate checks the flags' values (exit 2).
+func (c *sessionsCmd) Validate() error {
+	if c.Limit != nil && *c.Limit < 1 {
+		return fmt.Errorf("--limit must be at least 1, got %d", *c.Limit)
+	}
+	if c.Offset < 0 {
+		return fmt.Errorf("--offset must be at least 0, got %d", c.Offset)
+	}
+	if c.Since != "" {
+		if _, err := parseSince(c.Since, time.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (c *sessionsCmd) Run(a *app) error {
-	list, err := a.ledger.List(a.ctx)
+	all, err := a.ledger.List(a.ctx)
 	if err != nil {
 		return err
+	}
+	list := all[:0:0]
+	since := time.Time{}
+	if c.Since != "" {
+		since, _ = parseSince(c.Since, time.Now())
+	}
+	for _, s := range all {
+		if s.UpdatedAt.Before(since) || !hasTags(s.Tags, c.Tags) {
+			continue
+		}
+		list = append(list, s)
+	}
+	filtered := len(list)
+	list = list[min(c.Offset, len(list)):]
+	if c.Limit != nil {
+		list = list[:min(*c.Limit, len(list))]
 	}
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, list)
 	}
 	if len(list) == 0 {
-		fmt.Fprintf(a.env.Stderr, "no sessions in project %s (%s); 'thoughtbox start <title>' starts one\n",
-			a.cfg.Project, a.cfg.DataDir)
+		if len(all) == 0 {
+			fmt.Fprintf(a.env.Stderr, "no sessions in project %s (%s); 'thoughtbox start <title>' starts one\n",
+				a.cfg.Project, a.cfg.DataDir)
+		} else {
+			fmt.Fprintf(a.env.Stderr, "no session of the %d in project %s matches (%d after the filters)\n", len(all), a.cfg.Project, filtered)
+		}
 		return nil
+	}
+	if shown := c.Offset + len(list); shown < filtered {
+		defer fmt.Fprintf(a.env.Stderr, "%d of %d sessions shown; --offset %d shows more\n", len(list), filtered, shown)
 	}
 	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tTHOUGHTS\tBRANCHES\tUPDATED")
@@ -102,4 +146,41 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// hasTags reports whether tags holds every one of want, ignoring case.
+func hasTags(tags, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, t := range tags {
+			if strings.EqualFold(t, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// parseSince reads --since: an RFC 3339 time, a date (midnight UTC), or an
+// age before now in hours (36h), days (7d) or weeks (2w).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if n := len(s); n >= 2 {
+		if v, err := strconv.Atoi(s[:n-1]); err == nil && v >= 0 {
+			unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
+			if unit != 0 && v <= 100*365 {
+				return now.Add(-time.Duration(v) * unit), nil
+			}
+		}
+	}
+	return time.Time{}, fmt.Errorf("--since %q: expected a date (2026-11-01), a time (2026-11-01T10:00:00Z) or an age (90m, 36h, 7d, 2w)", s)
 }
