@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/events"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -136,6 +137,17 @@ func Resolve(flags Flags, env LookupEnv) (*Config, error) {
 			return nil, &SettingError{Name: EnvMaxThoughtBytes, Value: v, Reason: err.Error()}
 		}
 		c.MaxThoughtBytes = n
+	}
+
+	// The event stream's settings are checked here too, so that a bad value
+	// is refused before config.json is written.
+	getenv := func(n string) string { v, _ := env(n); return v }
+	if err := events.CheckEnv(getenv); err != nil {
+		var ee *events.EnvError
+		if errors.As(err, &ee) {
+			return nil, &SettingError{Name: ee.Name, Value: ee.Value, Reason: ee.Reason}
+		}
+		return nil, err
 	}
 
 	partition, partitionSet := "", false

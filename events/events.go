@@ -164,9 +164,12 @@ func (s *JSONL) Close() error {
 // created if needed. getenv reads a variable ("" if unset). Errors name the
 // variable at fault.
 func FromEnv(getenv func(string) string, stderr io.Writer) (*JSONL, error) {
-	on, err := enabled(getenv(EnvEnabled))
-	if err != nil || !on {
+	if err := CheckEnv(getenv); err != nil {
 		return nil, err
+	}
+	on, _ := enabled(getenv(EnvEnabled))
+	if !on {
+		return nil, nil
 	}
 	dest := strings.TrimSpace(getenv(EnvDest))
 	switch strings.ToLower(dest) {
@@ -174,8 +177,6 @@ func FromEnv(getenv func(string) string, stderr io.Writer) (*JSONL, error) {
 		// stderr is shared with diagnostics and the thought log; the
 		// sink must not close it.
 		return NewJSONL(writerOnly{stderr}, 0), nil
-	case "stdout":
-		return nil, fmt.Errorf("%s=%q: stdout carries the MCP protocol under stdio and data in the CLI; use stderr or a file path", EnvDest, dest)
 	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return nil, fmt.Errorf("%s=%q: %w", EnvDest, dest, err)
@@ -187,6 +188,28 @@ func FromEnv(getenv func(string) string, stderr io.Writer) (*JSONL, error) {
 	return NewJSONL(f, 0), nil
 }
 
+// EnvError is a value of one of the stream's variables that is not
+// allowed.
+type EnvError struct {
+	Name, Value, Reason string
+}
+
+func (e *EnvError) Error() string { return fmt.Sprintf("%s=%q: %s", e.Name, e.Value, e.Reason) }
+
+// CheckEnv checks the stream's variables without opening anything, so that
+// a caller can refuse a bad value before it writes anything.
+func CheckEnv(getenv func(string) string) error {
+	v := getenv(EnvEnabled)
+	on, err := enabled(v)
+	if err != nil {
+		return &EnvError{Name: EnvEnabled, Value: v, Reason: err.Error()}
+	}
+	if dest := strings.TrimSpace(getenv(EnvDest)); on && strings.EqualFold(dest, "stdout") {
+		return &EnvError{Name: EnvDest, Value: dest, Reason: "stdout carries the MCP protocol under stdio and data in the CLI; use stderr or a file path"}
+	}
+	return nil
+}
+
 func enabled(v string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "", "0", "false", "no", "off":
@@ -194,7 +217,7 @@ func enabled(v string) (bool, error) {
 	case "1", "true", "yes", "on":
 		return true, nil
 	}
-	return false, fmt.Errorf("%s=%q: expected 1, true, yes or on (or 0, false, no, off)", EnvEnabled, v)
+	return false, fmt.Errorf("expected 1, true, yes or on (or 0, false, no, off)")
 }
 
 // writerOnly hides a writer's Close method.

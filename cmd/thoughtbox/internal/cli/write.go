@@ -17,6 +17,14 @@ type startCmd struct {
 	Description string   `placeholder:"TEXT" help:"A longer description."`
 }
 
+// Validate refuses a title that is wrong in itself (exit 2).
+func (c *startCmd) Validate() error {
+	if strings.TrimSpace(c.Title) == "" {
+		return fmt.Errorf("<title> must not be empty")
+	}
+	return nil
+}
+
 func (c *startCmd) Run(a *app) error {
 	s, err := a.ledger.StartSession(a.ctx, ledger.CreateSessionParams{
 		Title:       c.Title,
@@ -50,6 +58,17 @@ type addCmd struct {
 
 // Validate checks flag combinations kong cannot express (exit 2).
 func (c *addCmd) Validate() error {
+	for _, f := range []struct {
+		flag string
+		v    *int
+	}{{"--number", c.Number}, {"--total", c.Total}, {"--from", c.From}, {"--revises", c.Revises}} {
+		if f.v != nil && *f.v < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", f.flag, *f.v)
+		}
+	}
+	if strings.TrimSpace(c.Text) == "" {
+		return fmt.Errorf("<text> must not be empty (- reads it from standard input)")
+	}
 	if c.From != nil && c.Branch == "" {
 		return fmt.Errorf("--from needs --branch: it names the main-chain thought a branch forks from")
 	}
