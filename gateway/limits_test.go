@@ -70,3 +70,20 @@ func TestContinueBranchByID(t *testing.T) {
 		t.Fatalf("stored branch thought = %+v, want branchFromThought 1 recorded", n)
 	}
 }
+
+// TestReopenedSession: a thought after the one that completed a session
+// says it reopened it.
+func TestReopenedSession(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("reopen")
+	c.think("one", nil)
+	c.ok("thought", map[string]any{"thought": "done", "nextThoughtNeeded": false})
+	r := c.think("one more", map[string]any{"sessionId": id})
+	if r["reopened"] != true {
+		t.Fatalf("reply = %v, want reopened", r)
+	}
+	if r = c.think("and more", nil); r["reopened"] != nil {
+		t.Fatalf("a second thought reopened again: %v", r)
+	}
+}

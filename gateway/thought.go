@@ -65,15 +65,18 @@ func (p *thoughtParams) input() ledger.ThoughtInput {
 
 // thoughtReply is kept small: agents pay for every byte of it.
 type thoughtReply struct {
-	SessionID         string              `json:"sessionId"`
-	ThoughtNumber     int                 `json:"thoughtNumber"`
-	TotalThoughts     int                 `json:"totalThoughts"`
-	NextThoughtNeeded bool                `json:"nextThoughtNeeded"`
-	BranchID          string              `json:"branchId,omitempty"`
-	SessionCreated    bool                `json:"sessionCreated,omitempty"`
-	Hint              string              `json:"hint"`
-	Node              *ledger.ThoughtNode `json:"node,omitempty"`
-	Session           *ledger.Session     `json:"session,omitempty"`
+	SessionID         string `json:"sessionId"`
+	ThoughtNumber     int    `json:"thoughtNumber"`
+	TotalThoughts     int    `json:"totalThoughts"`
+	NextThoughtNeeded bool   `json:"nextThoughtNeeded"`
+	BranchID          string `json:"branchId,omitempty"`
+	SessionCreated    bool   `json:"sessionCreated,omitempty"`
+	// Reopened: the session had been completed, and this thought opened it
+	// again.
+	Reopened bool                `json:"reopened,omitempty"`
+	Hint     string              `json:"hint"`
+	Node     *ledger.ThoughtNode `json:"node,omitempty"`
+	Session  *ledger.Session     `json:"session,omitempty"`
 	// Critique is the critique a model made; CritiqueError says why none
 	// was made, the thought being recorded all the same.
 	Critique      *critiqueReply    `json:"critique,omitempty"`
@@ -135,6 +138,7 @@ func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) 
 		NextThoughtNeeded: res.Thought.NextThoughtNeeded,
 		BranchID:          res.Thought.BranchID,
 		SessionCreated:    created,
+		Reopened:          res.Reopened,
 		Hint:              hint(res),
 	}
 	if p.Verbose {

@@ -263,6 +263,7 @@ func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddRe
 		st.graph = st.graph.clone()
 		st.shared = false
 	}
+	wasCompleted := st.graph.Completed()
 	n, err := st.graph.apply(StoredThought{Data: p.data, Commit: commit})
 	if err != nil {
 		// Unreachable while plan and apply agree. The thought is stored, so
@@ -278,6 +279,7 @@ func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddRe
 		Node:      n.ThoughtNode,
 		Session:   l.sessionLocked(st),
 		Completed: !n.Data.NextThoughtNeeded,
+		Reopened:  wasCompleted && n.Data.NextThoughtNeeded,
 		NewBranch: p.newBranch,
 		Branches:  st.graph.BranchIDs(),
 	}

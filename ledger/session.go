@@ -61,6 +61,9 @@ type AddResult struct {
 	Session Session
 	// Completed is set when the thought said no further thought is needed.
 	Completed bool
+	// Reopened is set when the session was completed before this thought
+	// and the thought asks for more: it is open again.
+	Reopened bool
 	// NewBranch is set when the thought started a branch.
 	NewBranch bool
 	// Branches lists the session's branches in creation order.

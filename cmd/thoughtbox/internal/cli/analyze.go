@@ -43,6 +43,9 @@ func (c *analyzeCmd) Run(a *app) error {
 	}
 	now := time.Now().UTC()
 	var out analyzeOutput
+	// The basic metrics always come; --deep adds to them.
+	s := ledger.Analyze(v)
+	out.Analysis = &s
 	if c.Deep {
 		typ, err := ledger.ParseDeepAnalysisType(c.Type)
 		if err != nil {
@@ -50,9 +53,6 @@ func (c *analyzeCmd) Run(a *app) error {
 		}
 		d := ledger.DeepAnalysis(v, typ, now)
 		out.Deep = &d
-	} else {
-		s := ledger.Analyze(v)
-		out.Analysis = &s
 	}
 	if c.Learnings {
 		out.Learnings = ledger.ExtractLearnings(v, now)

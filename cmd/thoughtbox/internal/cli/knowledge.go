@@ -127,9 +127,13 @@ func (c *knowledgeCreateCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	sessions, err := a.resolveAll(c.Sessions)
+	if err != nil {
+		return err
+	}
 	p, err := a.zone().CreatePattern(a.ctx, ledger.CreatePatternParams{
 		ID: c.ID, Title: c.Title, Description: c.Description, Tags: c.Tags, Content: content,
-		DerivedFromSessions: c.Sessions,
+		DerivedFromSessions: sessions,
 	}, a.author())
 	if err != nil {
 		return knowledgeError(err)
@@ -177,7 +181,11 @@ func (c *knowledgeUpdateCmd) Run(a *app) error {
 		p.Tags = &tags
 	}
 	if len(c.Sessions) > 0 {
-		p.DerivedFromSessions = &c.Sessions
+		sessions, err := a.resolveAll(c.Sessions)
+		if err != nil {
+			return err
+		}
+		p.DerivedFromSessions = &sessions
 	}
 	pat, err := a.zone().UpdatePattern(a.ctx, p, a.author())
 	if err != nil {
@@ -378,4 +386,19 @@ func knowledgeError(err error) error {
 		f.hints = append(f.hints, fmt.Sprintf("%s is given as %s", field, knowledgeFlags[field]))
 	}
 	return f
+}
+
+// resolveAll resolves --from-session values as every session argument is
+// resolved: a unique prefix names a session, and a session that does not
+// exist is refused rather than recorded as a dangling reference.
+func (a *app) resolveAll(prefixes []string) ([]string, error) {
+	var out []string
+	for _, p := range prefixes {
+		id, err := a.resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, nil
 }

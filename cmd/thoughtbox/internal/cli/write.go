@@ -83,8 +83,11 @@ type addOutput struct {
 	Node      ledger.ThoughtNode `json:"node"`
 	Session   ledger.Session     `json:"session"`
 	Completed bool               `json:"completed"`
-	NewBranch bool               `json:"newBranch"`
-	Branches  []ledger.BranchID  `json:"branches"`
+	// Reopened is set when the session was completed and this thought
+	// opened it again.
+	Reopened  bool              `json:"reopened,omitempty"`
+	NewBranch bool              `json:"newBranch"`
+	Branches  []ledger.BranchID `json:"branches"`
 	// ExportPath is where the session was exported when this thought
 	// completed it.
 	ExportPath string `json:"exportPath,omitempty"`
@@ -144,6 +147,7 @@ func (c *addCmd) Run(a *app) error {
 			Node:       res.Node,
 			Session:    res.Session,
 			Completed:  res.Completed,
+			Reopened:   res.Reopened,
 			NewBranch:  res.NewBranch,
 			Branches:   branches,
 			ExportPath: exportPath,
@@ -159,6 +163,9 @@ func (c *addCmd) Run(a *app) error {
 	}
 	if res.Thought.RevisesThought != nil {
 		notes = append(notes, fmt.Sprintf("revises %d", *res.Thought.RevisesThought))
+	}
+	if res.Reopened {
+		notes = append(notes, "the session was completed; this thought reopens it")
 	}
 	if res.Completed {
 		notes = append(notes, "session completed")
