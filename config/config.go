@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -352,4 +353,22 @@ func (c *Config) ForProject(name string) (*Config, error) {
 	cp := *c
 	cp.Project = name
 	return &cp, nil
+}
+
+// Projects lists the projects of a data directory: the names of the
+// repositories under projects/, sorted. A directory that cannot be read
+// has none.
+func Projects(dataDir string) []string {
+	ents, err := os.ReadDir(filepath.Join(dataDir, "projects"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if name, ok := strings.CutSuffix(e.Name(), ".git"); ok && e.IsDir() && ValidateProject(name) == nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

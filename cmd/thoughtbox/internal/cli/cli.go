@@ -18,7 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -76,9 +78,9 @@ const (
 
 // commandLine is the kong grammar. Global flags may appear anywhere.
 type commandLine struct {
-	DataDir string `name:"data-dir" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
-	Project string `placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default)."`
-	Format  Format `enum:"text,json,markdown,cipher" default:"text" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
+	DataDir *string `name:"data-dir" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
+	Project *string `placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default). Only start, serve and clone create a project that does not exist."`
+	Format  Format  `enum:"text,json,markdown,cipher" default:"text" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
 
 	Sessions sessionsCmd `cmd:"" help:"List the sessions of the project, most recently updated first."`
 	Show     showCmd     `cmd:"" help:"Show a session's thoughts, branches and revisions as a tree."`
@@ -185,7 +187,18 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		defer out.flush()
 	}
 
-	cfg, err := config.Resolve(config.Flags{DataDir: cl.DataDir, Project: cl.Project}, env.LookupEnv)
+	// A flag given empty is a mistake, never a silent fall back to the
+	// environment or the home directory.
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"--data-dir", cl.DataDir}, {"--project", cl.Project}} {
+		if f.v != nil && strings.TrimSpace(*f.v) == "" {
+			return reportUsage(env.Stderr, fmt.Errorf("%s must not be empty", f.name))
+		}
+	}
+	dataDir, project := deref(cl.DataDir), deref(cl.Project)
+	cfg, err := config.Resolve(config.Flags{DataDir: dataDir, Project: project}, env.LookupEnv)
 	if err != nil {
 		return report(env.Stderr, nil, err)
 	}
@@ -200,7 +213,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		sink = jsonl
 		defer jsonl.Close()
 	}
-	if kctx.Command() == "clone <url>" && cl.Project == "" {
+	if kctx.Command() == "clone <url>" && project == "" {
 		// clone names its project after the URL and opens that one; the
 		// default project is not touched (nor created).
 		a := &app{ctx: ctx, env: env, cfg: cfg, format: cl.Format, events: sink, baseEvents: sink}
@@ -208,6 +221,9 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			return report(env.Stderr, cfg, err)
 		}
 		return ExitOK
+	}
+	if err := checkProjectExists(cfg, kctx.Command()); err != nil {
+		return report(env.Stderr, cfg, err)
 	}
 	store, err := cfg.OpenStore()
 	if err != nil {
@@ -220,7 +236,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		return report(env.Stderr, cfg, err)
 	}
 	l := cfg.NewLedger(store, ledger.Options{NewID: env.NewID, Events: sink})
-	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: cl.Project != ""}
+	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: project != ""}
 	runErr := kctx.Run(a)
 	if pusher != nil {
 		pusher.close()
@@ -263,3 +279,35 @@ func (a *app) author() ledger.Author {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// checkProjectExists refuses to run a command on a project that does not
+// exist, unless the command is one that creates it (start, serve, clone):
+// a mistyped --project would otherwise create an empty repository and
+// report an empty ledger. The default project is created on first use.
+func checkProjectExists(cfg *config.Config, command string) error {
+	if cfg.Storage != config.StorageFS || cfg.Project == config.DefaultProject {
+		return nil
+	}
+	switch name, _, _ := strings.Cut(command, " "); name {
+	case "start", "serve", "clone":
+		return nil
+	}
+	if _, err := os.Stat(cfg.RepoPath()); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	f := &failure{
+		msg:   fmt.Sprintf("project %s does not exist in %s", cfg.Project, cfg.DataDir),
+		hints: []string{fmt.Sprintf("'thoughtbox start --project %s <title>' creates it", cfg.Project)},
+	}
+	if names := config.Projects(cfg.DataDir); len(names) > 0 {
+		f.hints = append(f.hints, "the projects there: "+strings.Join(names, ", "))
+	}
+	return f
+}
