@@ -5,6 +5,16 @@
 //
 //	go run ./bench/mcpbench                  # 1,000 then 10,000 thoughts
 //	go run ./bench/mcpbench -n 1000          # one run
+//	go run ./bench/mcpbench -n 1000 -peer -pairs 5
+//	go run ./bench/mcpbench -n 1000 -peer -storage memory
+//	go run ./bench/mcpbench -n 300 -data /tmp/big   # on an existing ledger
+//
+// With -peer, it installs the reference server
+// @modelcontextprotocol/server-sequential-thinking with npm into a temporary
+// folder and drives it with the same client, in alternating runs with
+// thoughtbox, printing the ratio of their rates for each pair: the
+// reference keeps thoughts in memory and stores nothing, so the ratio says
+// what durability in Git costs over an in-memory list.
 package main
 
 import (
@@ -30,7 +40,15 @@ var (
 	runs = flag.String("n", "1000,10000", "comma-separated thought counts, one fresh server each")
 	prof = flag.String("clientprofile", "", "write a CPU profile of the client (this process) to this file")
 	maps = flag.Bool("smaps", false, "print the server's resident memory by mapping after the run")
+
+	peer    = flag.Bool("peer", false, "alternate runs with the npm reference server (needs node and npm) and print the ratio")
+	pairs   = flag.Int("pairs", 3, "with -peer: how many alternating pairs of runs")
+	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for thoughtbox: fs or memory")
+	data    = flag.String("data", "", "data directory for thoughtbox (default: a fresh one per run)")
 )
+
+// peerPackage is the reference server -peer installs.
+const peerPackage = "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
 
 func main() {
 	flag.Parse()
@@ -55,11 +73,111 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
+	var peerJS string
+	if *peer {
+		peerJS = installPeer(work)
+	}
 	for _, f := range strings.Split(*runs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		check(err)
-		run(exe, filepath.Join(work, "data-"+f), n)
+		if !*peer {
+			run(thoughtboxTarget(exe, dataDir(work, f, 0)), n)
+			continue
+		}
+		var ratios []float64
+		for p := 0; p < *pairs; p++ {
+			// Alternate which goes first, so that neither always meets a
+			// warmer or busier machine.
+			var ours, theirs float64
+			if p%2 == 0 {
+				ours = run(thoughtboxTarget(exe, dataDir(work, f, p)), n)
+				theirs = run(peerTarget(peerJS), n)
+			} else {
+				theirs = run(peerTarget(peerJS), n)
+				ours = run(thoughtboxTarget(exe, dataDir(work, f, p)), n)
+			}
+			ratios = append(ratios, ours/theirs)
+			fmt.Printf("pair %d, %d thoughts: thoughtbox (%s) %.0f/s, reference %.0f/s: ratio %.2f×\n", p+1, n, *storage, ours, theirs, ours/theirs)
+		}
+		sort.Float64s(ratios)
+		fmt.Printf("thoughtbox (%s) / reference server, %d thoughts, %d pairs: median ratio %.2f× (min %.2f×, max %.2f×); load average %s\n",
+			*storage, n, len(ratios), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], machine.LoadAvg())
 	}
+}
+
+func dataDir(work, n string, pair int) string {
+	if *data != "" {
+		return *data
+	}
+	return filepath.Join(work, fmt.Sprintf("data-%s-%d", n, pair))
+}
+
+// target is a server to drive: how to start it and how to send it one
+// thought.
+type target struct {
+	name    string
+	cmd     func() *exec.Cmd
+	prepare func(ctx context.Context, s *mcp.ClientSession, n int)
+	thought func(ctx context.Context, s *mcp.ClientSession, i, n int)
+}
+
+func thoughtboxTarget(exe, data string) target {
+	return target{
+		name: "thoughtbox",
+		cmd: func() *exec.Cmd {
+			cmd := exec.Command(exe, "serve", "--transport", "stdio")
+			cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_STORAGE="+*storage)
+			return cmd
+		},
+		prepare: func(ctx context.Context, s *mcp.ClientSession, n int) {
+			call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("mcpbench %d", n)})
+			call(ctx, s, "cipher", map[string]any{})
+		},
+		thought: func(ctx context.Context, s *mcp.ClientSession, i, n int) {
+			call(ctx, s, "thought", map[string]any{"thought": benchThought(i), "nextThoughtNeeded": true})
+		},
+	}
+}
+
+// peerTarget is the reference server: its one tool takes the thought, its
+// number and the estimated total, as the seeds' original did.
+func peerTarget(js string) target {
+	return target{
+		name: "reference",
+		cmd: func() *exec.Cmd {
+			cmd := exec.Command("node", js)
+			cmd.Env = append(os.Environ(), "DISABLE_THOUGHT_LOGGING=true")
+			return cmd
+		},
+		prepare: func(context.Context, *mcp.ClientSession, int) {},
+		thought: func(ctx context.Context, s *mcp.ClientSession, i, n int) {
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "sequentialthinking", Arguments: map[string]any{
+				"thought": benchThought(i), "nextThoughtNeeded": true, "thoughtNumber": i + 1, "totalThoughts": n,
+			}})
+			check(err)
+			if res.IsError {
+				check(fmt.Errorf("reference server: %v", res.Content[0].(*mcp.TextContent).Text))
+			}
+		},
+	}
+}
+
+func benchThought(i int) string {
+	return fmt.Sprintf("S%d|H|S%d|Latency follows the deploy of build %d: the planner scans users.email without its index.", i+1, i, i+1)
+}
+
+// installPeer installs the reference server with npm and returns its entry
+// script.
+func installPeer(work string) string {
+	dir := filepath.Join(work, "peer")
+	check(os.MkdirAll(dir, 0o755))
+	check(os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"private":true}`), 0o644))
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", peerPackage)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		check(fmt.Errorf("npm install %s (node and npm are needed for -peer): %v\n%s", peerPackage, err, out))
+	}
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-sequential-thinking", "dist", "index.js")
 }
 
 func check(err error) {
@@ -77,10 +195,11 @@ func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]
 	}
 }
 
-func run(exe, data string, n int) {
+// run drives one fresh server through n thoughts, prints its figures and
+// returns its rate in thoughts per second.
+func run(tg target, n int) float64 {
 	ctx := context.Background()
-	cmd := exec.Command(exe, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1")
+	cmd := tg.cmd()
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil)
 	t0 := time.Now()
@@ -96,17 +215,13 @@ func run(exe, data string, n int) {
 		check(s.Ping(ctx, nil))
 		pings = append(pings, time.Since(p0))
 	}
-	call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("mcpbench %d", n)})
-	call(ctx, s, "cipher", map[string]any{})
+	tg.prepare(ctx, s, n)
 	lat := make([]time.Duration, n)
 	srv0, cli0 := cpuOf(cmd.Process.Pid), machine.CPUTime()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		c0 := time.Now()
-		call(ctx, s, "thought", map[string]any{
-			"thought":           fmt.Sprintf("S%d|H|S%d|Latency follows the deploy of build %d: the planner scans users.email without its index.", i+1, i, i+1),
-			"nextThoughtNeeded": true,
-		})
+		tg.thought(ctx, s, i, n)
 		lat[i] = time.Since(c0)
 	}
 	total := time.Since(start)
@@ -119,13 +234,14 @@ func run(exe, data string, n int) {
 	cmd.Wait()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
-	fmt.Printf("mcp stdio, %d thoughts: %.0f durable thoughts/s (median %v, p99 %v per call)\n",
-		n, float64(n)/total.Seconds(), lat[n/2].Round(time.Microsecond), lat[n*99/100].Round(time.Microsecond))
-	fmt.Printf("mcp stdio, %d thoughts: connect (process start + initialize round trip) %v; ping round trip median %v\n",
-		n, connect.Round(100*time.Microsecond), pings[len(pings)/2].Round(time.Microsecond))
-	fmt.Printf("mcp stdio, %d thoughts: server resident memory after the run: %.1f MB (anonymous %.1f MB, file-backed %.1f MB)\n", n, float64(rss)/1e6, float64(anon)/1e6, float64(file)/1e6)
-	fmt.Printf("mcp stdio, %d thoughts: CPU per thought (user+system): server %v, client %v; load average %s\n",
-		n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), machine.LoadAvg())
+	fmt.Printf("%s stdio, %d thoughts: %.0f thoughts/s (median %v, p99 %v per call)\n",
+		tg.name, n, float64(n)/total.Seconds(), lat[n/2].Round(time.Microsecond), lat[n*99/100].Round(time.Microsecond))
+	fmt.Printf("%s stdio, %d thoughts: connect (process start + initialize round trip) %v; ping round trip median %v\n",
+		tg.name, n, connect.Round(100*time.Microsecond), pings[len(pings)/2].Round(time.Microsecond))
+	fmt.Printf("%s stdio, %d thoughts: server resident memory after the run: %.1f MB (anonymous %.1f MB, file-backed %.1f MB)\n", tg.name, n, float64(rss)/1e6, float64(anon)/1e6, float64(file)/1e6)
+	fmt.Printf("%s stdio, %d thoughts: CPU per thought (user+system): server %v, client %v; load average %s\n",
+		tg.name, n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), machine.LoadAvg())
+	return float64(n) / total.Seconds()
 }
 
 // cpuOf is the CPU a process has used, user and system, from

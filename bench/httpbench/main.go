@@ -1,0 +1,291 @@
+// Command httpbench drives `thoughtbox serve` over Streamable HTTP with many
+// agents at once, each its own MCP session and its own reasoning session,
+// as a team's agents would, and reports the aggregate rate of durable
+// thoughts, the latency of each call and the server's memory. Afterwards it
+// checks with plain git that every acknowledged thought is a commit.
+//
+//	go run ./bench/httpbench                       # 1, 16 and 64 agents, 150 thoughts each
+//	go run ./bench/httpbench -agents 64 -n 200
+//	go run ./bench/httpbench -data /tmp/big        # against an existing ledger
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+)
+
+var (
+	bin     = flag.String("bin", "", "thoughtbox binary (default: go build ./cmd/thoughtbox)")
+	agents  = flag.String("agents", "1,16,64", "comma-separated agent counts, one fresh server each")
+	n       = flag.Int("n", 150, "thoughts per agent")
+	data    = flag.String("data", "", "data directory to serve (default: a fresh one per run)")
+	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for the server: fs or memory")
+	nocheck = flag.Bool("nocheck", false, "skip the git check of every acknowledged thought")
+)
+
+func main() {
+	flag.Parse()
+	work, err := os.MkdirTemp("", "httpbench")
+	check(err)
+	defer os.RemoveAll(work)
+	exe := *bin
+	if exe == "" {
+		exe = filepath.Join(work, "thoughtbox")
+		build := exec.Command("go", "build", "-o", exe, "./cmd/thoughtbox")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
+		if err != nil {
+			check(fmt.Errorf("go build: %v\n%s", err, out))
+		}
+	}
+	for _, f := range strings.Split(*agents, ",") {
+		a, err := strconv.Atoi(strings.TrimSpace(f))
+		check(err)
+		dir := *data
+		if dir == "" {
+			dir = filepath.Join(work, "data-"+f)
+		}
+		run(exe, dir, a)
+	}
+}
+
+var listening = regexp.MustCompile(`http://[^ ]+/mcp`)
+
+// startServer runs thoughtbox serve on a free loopback port and returns its
+// URL once it listens.
+func startServer(exe, dir string) (*exec.Cmd, string) {
+	cmd := exec.Command(exe, "serve")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+dir, "HOST=127.0.0.1", "PORT=0",
+		"DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_STORAGE="+*storage)
+	stderr, err := cmd.StderrPipe()
+	check(err)
+	check(cmd.Start())
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			if u := listening.FindString(sc.Text()); u != "" && !sent {
+				urls <- u
+				sent = true
+			} else if !sent || strings.Contains(sc.Text(), "error") {
+				fmt.Fprintln(os.Stderr, "server:", sc.Text())
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case u := <-urls:
+		return cmd, u
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		check(fmt.Errorf("the server did not say where it listens within 60 s"))
+	}
+	return nil, ""
+}
+
+type agentResult struct {
+	session string
+	lat     []time.Duration
+	acked   int
+	err     error
+}
+
+func run(exe, dir string, agents int) {
+	cmd, url := startServer(exe, dir)
+	ctx := context.Background()
+	results := make([]agentResult, agents)
+	// Every agent connects and reaches the thought stage before the clock
+	// starts, so the figure is the steady rate of thoughts.
+	sessions := make([]*mcp.ClientSession, agents)
+	var wg sync.WaitGroup
+	for i := range agents {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("httpbench-%d", i), Version: "1"}, nil)
+			s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			sessions[i] = s
+			r, err := call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("httpbench agent %d", i)})
+			if err == nil {
+				results[i].session, _ = r["sessionId"].(string)
+				_, err = call(ctx, s, "cipher", nil)
+			}
+			results[i].err = err
+		}(i)
+	}
+	wg.Wait()
+	for i := range results {
+		check(results[i].err)
+	}
+	pid := cmd.Process.Pid
+	srv0, cli0 := cpuOf(pid), machine.CPUTime()
+	start := time.Now()
+	for i := range agents {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := &results[i]
+			r.lat = make([]time.Duration, 0, *n)
+			for k := 1; k <= *n; k++ {
+				t0 := time.Now()
+				_, err := call(ctx, sessions[i], "thought", map[string]any{
+					"thought":           fmt.Sprintf("S%d|H|S%d|Agent %d: the latency follows deploy %d; the planner scans users.email.", k, k-1, i, k),
+					"nextThoughtNeeded": true,
+				})
+				if err != nil {
+					r.err = err
+					return
+				}
+				r.lat = append(r.lat, time.Since(t0))
+				r.acked++
+			}
+		}(i)
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	srvCPU, cliCPU := cpuOf(pid)-srv0, machine.CPUTime()-cli0
+	rss := rssOf(pid)
+	for _, s := range sessions {
+		s.Close()
+	}
+	// Idle memory, a little after the load.
+	time.Sleep(2 * time.Second)
+	idle := rssOf(pid)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+
+	var all []time.Duration
+	total, failed := 0, 0
+	for _, r := range results {
+		all = append(all, r.lat...)
+		total += r.acked
+		if r.err != nil {
+			failed++
+			fmt.Fprintf(os.Stderr, "httpbench: an agent failed after %d thoughts: %v\n", r.acked, r.err)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p int) time.Duration {
+		if len(all) == 0 {
+			return 0
+		}
+		return all[min(len(all)-1, len(all)*p/100)].Round(10 * time.Microsecond)
+	}
+	fmt.Printf("http, %d agents x %d thoughts (%s): %.0f durable thoughts/s aggregate; per call p50 %v, p99 %v; server RSS %.1f MB under load, %.1f MB idle; CPU per thought server %v, client %v; load average %s\n",
+		agents, *n, *storage, float64(total)/wall.Seconds(), pct(50), pct(99), float64(rss)/1e6, float64(idle)/1e6,
+		(srvCPU / time.Duration(max(total, 1))).Round(time.Microsecond), (cliCPU / time.Duration(max(total, 1))).Round(time.Microsecond), machine.LoadAvg())
+	if failed > 0 {
+		check(fmt.Errorf("%d agents failed", failed))
+	}
+	if *storage == "fs" && !*nocheck {
+		verifyCommits(filepath.Join(dir, "projects", "_default.git"), results)
+	}
+}
+
+// verifyCommits checks with plain git that each agent's session holds one
+// commit per acknowledged thought, plus the one that started it.
+func verifyCommits(repo string, results []agentResult) {
+	bad := 0
+	for _, r := range results {
+		out, err := exec.Command("git", "--git-dir", repo, "rev-list", "--count", "refs/heads/sessions/"+r.session+"/main").Output()
+		if err != nil {
+			check(fmt.Errorf("git rev-list of session %s: %v", r.session, err))
+		}
+		got, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+		if got != r.acked+1 {
+			fmt.Fprintf(os.Stderr, "httpbench: session %s has %d commits, want %d (acknowledged thoughts + start)\n", r.session, got, r.acked+1)
+			bad++
+		}
+	}
+	if bad > 0 {
+		check(fmt.Errorf("%d sessions miss acknowledged thoughts", bad))
+	}
+	fmt.Printf("http: git rev-list: every acknowledged thought of the %d sessions is a commit\n", len(results))
+}
+
+func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]any) (map[string]any, error) {
+	in := map[string]any{"operation": op}
+	if args != nil {
+		in["args"] = args
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "thoughtbox_gateway", Arguments: in})
+	if err != nil {
+		return nil, err
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = t.Text
+		}
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("%s: %s", op, text)
+	}
+	var out map[string]any
+	decodeJSON(text, &out)
+	return out, nil
+}
+
+func cpuOf(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	_, rest, ok := strings.Cut(string(data), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+func rssOf(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func decodeJSON(s string, v any) { _ = json.Unmarshal([]byte(s), v) }
