@@ -98,6 +98,8 @@ type commandLine struct {
 	Push   pushCmd   `cmd:"" help:"Push every session, its branches and the knowledge zone to a Git remote."`
 	Pull   pullCmd   `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
 	Clone  cloneCmd  `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
+
+	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
 }
 
 const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
@@ -166,6 +168,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		fmt.Fprintf(env.Stderr, "thoughtbox: error: %v\n", err)
 		return ExitFailure
 	}
+	if len(args) > 0 && args[0] == "__complete" {
+		// The shell's completion hook: never a kong parse of a half-typed
+		// command line.
+		return runComplete(parser, args[1:], env)
+	}
 	kctx, err := parse(parser, args)
 	var exit exitRequest
 	switch {
@@ -187,6 +194,13 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		defer out.flush()
 	}
 
+	if strings.HasPrefix(kctx.Command(), "completion ") {
+		// Needs no ledger, and must not create a data directory.
+		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {
+			return report(env.Stderr, nil, err)
+		}
+		return ExitOK
+	}
 	// A flag given empty is a mistake, never a silent fall back to the
 	// environment or the home directory.
 	for _, f := range []struct {

@@ -1,0 +1,92 @@
+package gitstore
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The functions here read names from a repository without opening it as a
+// Store: no lock, no log replay, nothing written. Shell completion uses
+// them, where a command must answer at once and never change anything.
+// They see what is published to plain Git (a session created in the last
+// fraction of a second may still be only in the log).
+
+// PeekSessionIDs lists the ids of the sessions whose main ref is published
+// in the repository at gitDir, sorted.
+func PeekSessionIDs(gitDir string) []string {
+	var ids []string
+	for _, name := range peekRefs(gitDir, refPrefix) {
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(name, refPrefix), "/main"); ok && validSessionID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// PeekBranches lists the reasoning branches of session id, sorted.
+func PeekBranches(gitDir, id string) []string {
+	if validSessionID(id) != nil {
+		return nil
+	}
+	prefix := refPrefix + id + "/branches/"
+	var out []string
+	for _, name := range peekRefs(gitDir, prefix) {
+		if b := strings.TrimPrefix(name, prefix); validBranchID(b) == nil {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PeekRemotes lists the remotes named in the repository's Git config.
+func PeekRemotes(gitDir string) []string {
+	f, err := os.Open(filepath.Join(gitDir, "config"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, `[remote "`); ok {
+			if name, ok := strings.CutSuffix(rest, `"]`); ok && validRemoteName(name) == nil {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// peekRefs lists the published refs under prefix: loose ref files and the
+// packed-refs file.
+func peekRefs(gitDir, prefix string) []string {
+	var out []string
+	root := filepath.Join(gitDir, filepath.FromSlash(prefix))
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(gitDir, path)
+		if err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if f, err := os.Open(filepath.Join(gitDir, "packed-refs")); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if _, name, ok := strings.Cut(sc.Text(), " "); ok && strings.HasPrefix(name, prefix) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
