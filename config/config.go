@@ -105,6 +105,17 @@ type Config struct {
 // *SettingError; a config.json that cannot be read or parsed is another
 // error naming the file.
 func Resolve(flags Flags, env LookupEnv) (*Config, error) {
+	return resolve(flags, env, true)
+}
+
+// Inspect is Resolve without side effects: config.json is read if it is
+// there, never created (FileExists tells). Commands that only report, such
+// as info and projects, use it so that asking never changes anything.
+func Inspect(flags Flags, env LookupEnv) (*Config, error) {
+	return resolve(flags, env, false)
+}
+
+func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 	if env == nil {
 		env = func(string) (string, bool) { return "", false }
 	}
@@ -160,7 +171,7 @@ func Resolve(flags Flags, env LookupEnv) (*Config, error) {
 		partition, partitionSet = string(g), true
 	}
 
-	file, created, err := loadOrCreate(c.DataDir, c.Storage == StorageFS, time.Now)
+	file, created, err := loadOrCreate(c.DataDir, create && c.Storage == StorageFS, time.Now)
 	if err != nil {
 		return nil, err
 	}

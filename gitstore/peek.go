@@ -45,23 +45,42 @@ func PeekBranches(gitDir, id string) []string {
 
 // PeekRemotes lists the remotes named in the repository's Git config.
 func PeekRemotes(gitDir string) []string {
+	var out []string
+	for _, r := range PeekRemoteConfig(gitDir) {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// PeekRemoteConfig reads the remotes and their URLs from the repository's
+// Git config (the url of each [remote "name"] section), sorted by name.
+func PeekRemoteConfig(gitDir string) []Remote {
 	f, err := os.Open(filepath.Join(gitDir, "config"))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var out []string
+	var out []Remote
+	var cur *Remote
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if rest, ok := strings.CutPrefix(line, `[remote "`); ok {
-			if name, ok := strings.CutSuffix(rest, `"]`); ok && validRemoteName(name) == nil {
-				out = append(out, name)
+		if strings.HasPrefix(line, "[") {
+			cur = nil
+			if rest, ok := strings.CutPrefix(line, `[remote "`); ok {
+				if name, ok := strings.CutSuffix(rest, `"]`); ok && validRemoteName(name) == nil {
+					out = append(out, Remote{Name: name})
+					cur = &out[len(out)-1]
+				}
 			}
+			continue
+		}
+		if key, value, ok := strings.Cut(line, "="); ok && cur != nil && strings.TrimSpace(key) == "url" {
+			cur.URL = redactURL(strings.TrimSpace(value))
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	slices.SortFunc(out, func(a, b Remote) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // peekRefs lists the published refs under prefix: loose ref files and the
@@ -89,4 +108,31 @@ func peekRefs(gitDir, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// PeekLog says what waits in the write-ahead log of the repository at
+// gitDir: how many complete records (thoughts and other changes not yet
+// in plain Git) and how many bytes they take. A writer's flusher empties
+// the log within a fraction of a second; records that stay there belong to
+// a process that died, and the next process to open the ledger recovers
+// them.
+func PeekLog(gitDir string) (records int, size int64) {
+	data, err := os.ReadFile(filepath.Join(gitDir, "thoughtbox", "log"))
+	if err != nil {
+		return 0, 0
+	}
+	off := 0
+	if len(data) >= len(walMagic) && string(data[:len(walMagic)]) == string(walMagic) {
+		off = len(walMagic)
+	}
+	for off+8 <= len(data) {
+		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
+		if n == 0 || off+8+n > len(data) {
+			break
+		}
+		records++
+		size += int64(8 + n)
+		off += 8 + n
+	}
+	return records, size
 }

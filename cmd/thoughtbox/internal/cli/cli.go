@@ -99,6 +99,8 @@ type commandLine struct {
 	Pull   pullCmd   `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
 	Clone  cloneCmd  `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 
+	Projects   projectsCmd   `cmd:"" help:"List the projects of the data directory, with their sessions and size."`
+	Info       infoCmd       `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
 }
 
@@ -194,13 +196,6 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		defer out.flush()
 	}
 
-	if strings.HasPrefix(kctx.Command(), "completion ") {
-		// Needs no ledger, and must not create a data directory.
-		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {
-			return report(env.Stderr, nil, err)
-		}
-		return ExitOK
-	}
 	// A flag given empty is a mistake, never a silent fall back to the
 	// environment or the home directory.
 	for _, f := range []struct {
@@ -210,6 +205,25 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		if f.v != nil && strings.TrimSpace(*f.v) == "" {
 			return reportUsage(env.Stderr, fmt.Errorf("%s must not be empty", f.name))
 		}
+	}
+	if strings.HasPrefix(kctx.Command(), "completion ") {
+		// Needs no ledger, and must not create a data directory.
+		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {
+			return report(env.Stderr, nil, err)
+		}
+		return ExitOK
+	}
+	if cmd := kctx.Command(); cmd == "info" || cmd == "projects" {
+		// They only report: resolved without writing config.json, run
+		// without opening (or creating) a ledger.
+		cfg, err := config.Inspect(config.Flags{DataDir: deref(cl.DataDir), Project: deref(cl.Project)}, env.LookupEnv)
+		if err != nil {
+			return report(env.Stderr, cfg, err)
+		}
+		if err := kctx.Run(&app{ctx: ctx, env: env, cfg: cfg, format: cl.Format}); err != nil {
+			return report(env.Stderr, cfg, err)
+		}
+		return ExitOK
 	}
 	dataDir, project := deref(cl.DataDir), deref(cl.Project)
 	cfg, err := config.Resolve(config.Flags{DataDir: dataDir, Project: project}, env.LookupEnv)
