@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -86,4 +87,34 @@ func TestReopenedSession(t *testing.T) {
 	if r = c.think("and more", nil); r["reopened"] != nil {
 		t.Fatalf("a second thought reopened again: %v", r)
 	}
+}
+
+// TestSessionUpdate: session {update} changes title, description and tags
+// with one commit; listing and get show it; thoughts stay.
+func TestSessionUpdate(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{name: "editor", version: "1"})
+	id := c.ready("first title")
+	c.think("one", nil)
+	r := c.ok("session", map[string]any{"subOperation": "update", "title": "better title", "tags": []string{"x", "y"}})
+	s := r["session"].(map[string]any)
+	if s["title"] != "better title" || len(list(s["tags"])) != 2 {
+		t.Fatalf("update reply = %v", r)
+	}
+	got := c.ok("session", map[string]any{"subOperation": "get", "sessionId": id})
+	if got["session"].(map[string]any)["title"] != "better title" || len(list(got["mainChain"])) != 1 {
+		t.Fatalf("get after update = %v", got)
+	}
+	c.fail("session", map[string]any{"subOperation": "update"}, ledger.CodeInvalidPayload)
+	c.fail("session", map[string]any{"subOperation": "update", "title": " "}, ledger.CodeInvalidPayload)
+	if a := e.store.lastAuthor(); a.Name != "update by editor 1" {
+		t.Fatalf("the update commit is authored by %q, want the client", a.Name)
+	}
+}
+
+func (s *recordingStore) UpdateSession(ctx context.Context, req ledger.UpdateSessionRequest) (ledger.CommitID, error) {
+	s.mu.Lock()
+	s.authors = append(s.authors, ledger.Author{Name: "update by " + req.Author.Name})
+	s.mu.Unlock()
+	return s.Store.UpdateSession(ctx, req)
 }

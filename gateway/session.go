@@ -31,12 +31,14 @@ var sessionOps = []subOp{
 	{"analyze", typed(sessionAnalyze)},
 	{"extract_learnings", typed(sessionLearnings)},
 	{"discovery", typed(sessionDiscovery)},
+	{"update", typed(sessionUpdate)},
 }
 
 const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
 	" | get {sessionId?} | search {query, limit?, offset?} | resume {sessionId}" +
 	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?, destination? (a file in the export folder or the bound root)} | analyze {sessionId?}" +
-	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}; sessionId defaults to the active session"
+	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}" +
+	" | update {sessionId?, title?, description?, tags?} (one commit; thoughts untouched); sessionId defaults to the active session"
 
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
@@ -277,4 +279,36 @@ func (p *sessionSearchParams) check() error {
 
 func sessionSearch(ctx context.Context, c *call, p *sessionSearchParams) (any, error) {
 	return c.ledger.Search(ctx, ledger.SearchQuery{Query: *p.Query, Limit: deref(p.Limit), Offset: p.Offset})
+}
+
+type sessionUpdateParams struct {
+	SessionID   string    `json:"sessionId"`
+	Title       *string   `json:"title"`
+	Description *string   `json:"description"`
+	Tags        *[]string `json:"tags"`
+}
+
+func (p *sessionUpdateParams) check() error {
+	if p.Title == nil && p.Description == nil && p.Tags == nil {
+		return ledger.InvalidField("title", "give at least one of title, description and tags")
+	}
+	return nil
+}
+
+type sessionUpdateReply struct {
+	Session ledger.Session `json:"session"`
+	Message string         `json:"message"`
+}
+
+// sessionUpdate changes a session's title, description or tags.
+func sessionUpdate(ctx context.Context, c *call, p *sessionUpdateParams) (any, error) {
+	id, err := c.activeSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.ledger.UpdateSession(ctx, id, ledger.UpdateSessionParams{Title: p.Title, Description: p.Description, Tags: p.Tags}, c.author())
+	if err != nil {
+		return nil, err
+	}
+	return &sessionUpdateReply{Session: s, Message: "Session updated with one commit on its main chain; its thoughts are unchanged."}, nil
 }

@@ -14,6 +14,9 @@ const (
 	EventBranchCreated  EventType = "branch_created"
 	EventSessionStarted EventType = "session_started"
 	EventSessionLoaded  EventType = "session_loaded"
+	// EventSessionUpdated follows a change of a session's title,
+	// description or tags.
+	EventSessionUpdated EventType = "session_updated"
 )
 
 // Event is something that happened to the ledger, published after it was

@@ -125,6 +125,24 @@ type ChainCatchUp interface {
 	ThoughtsSince(ctx context.Context, sessionID, branch string, since CommitID) (thoughts []StoredThought, tip CommitID, ok bool, err error)
 }
 
+// SessionEditor is what a Store may offer so that a session's title,
+// description and tags can be changed after it started.
+type SessionEditor interface {
+	// UpdateSession commits req.Meta as the session's metadata on its main
+	// chain. It returns ErrConflict when the chain's head is no longer
+	// req.ExpectedTip, and commits nothing in that case.
+	UpdateSession(ctx context.Context, req UpdateSessionRequest) (CommitID, error)
+}
+
+// UpdateSessionRequest asks the store to record new session metadata.
+type UpdateSessionRequest struct {
+	Meta        SessionMeta // UpdatedAt is the time of the change
+	ExpectedTip CommitID    // the main chain's head (compare-and-swap)
+	// Changed names the fields that changed, for the commit message.
+	Changed []string
+	Author  Author
+}
+
 // ErrConflict is returned by Store.Append when another writer moved the
 // chain since it was read; the caller reloads and tries again.
 var ErrConflict = errors.New("ledger: chain was moved by another writer")

@@ -87,6 +87,7 @@ type commandLine struct {
 	Verify   verifyCmd   `cmd:"" help:"Check the integrity of one session, or of all; exit 1 if any is damaged."`
 	Start    startCmd    `cmd:"" help:"Start a session and print its id."`
 	Add      addCmd      `cmd:"" help:"Record one thought in a session."`
+	Edit     editCmd     `cmd:"" help:"Change a session's title, description or tags (one commit; its thoughts are untouched)."`
 	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
 	Export   exportCmd   `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
 	Analyze  analyzeCmd  `cmd:"" help:"Analyse a session's structure; --deep for patterns, cognitive load and decision points."`

@@ -180,3 +180,46 @@ func (c *addCmd) Run(a *app) error {
 	_, err = fmt.Fprintln(a.env.Stdout, line)
 	return err
 }
+
+type editCmd struct {
+	ID          string   `arg:"" name:"id" help:"Session id or unique prefix."`
+	Title       *string  `placeholder:"TEXT" help:"New title (at most 200 characters)."`
+	Description *string  `placeholder:"TEXT" help:"New description ('' clears it)."`
+	Tags        []string `name:"tag" placeholder:"TAG" help:"Replace the tags with these; repeat the flag for more."`
+	NoTags      bool     `name:"no-tags" help:"Remove every tag."`
+}
+
+// Validate checks the flags (exit 2).
+func (c *editCmd) Validate() error {
+	if c.NoTags && len(c.Tags) > 0 {
+		return fmt.Errorf("--no-tags and --tag cannot be combined")
+	}
+	if c.Title == nil && c.Description == nil && len(c.Tags) == 0 && !c.NoTags {
+		return fmt.Errorf("nothing to change: give --title, --description, --tag or --no-tags")
+	}
+	if c.Title != nil && strings.TrimSpace(*c.Title) == "" {
+		return fmt.Errorf("--title must not be empty")
+	}
+	return nil
+}
+
+func (c *editCmd) Run(a *app) error {
+	id, err := a.resolve(c.ID)
+	if err != nil {
+		return err
+	}
+	p := ledger.UpdateSessionParams{Title: c.Title, Description: c.Description}
+	if len(c.Tags) > 0 || c.NoTags {
+		tags := append([]string{}, c.Tags...)
+		p.Tags = &tags
+	}
+	s, err := a.ledger.UpdateSession(a.ctx, id, p, a.author())
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, s)
+	}
+	_, err = fmt.Fprintf(a.env.Stdout, "session %s updated: %s\n", s.ID, s.Title)
+	return err
+}
