@@ -40,6 +40,10 @@ const (
 	// EnvMaxThoughtBytes bounds a thought's text (bytes; a K or M suffix
 	// counts binary units). Default ledger.DefaultMaxThoughtBytes.
 	EnvMaxThoughtBytes = "THOUGHTBOX_MAX_THOUGHT_BYTES"
+	// EnvAutoCreateSession, when false, has the MCP server refuse a
+	// thought sent while no session is active instead of creating one
+	// (seed 000 autoCreateSession). Default true.
+	EnvAutoCreateSession = "THOUGHTBOX_AUTO_CREATE_SESSION"
 )
 
 // Defaults.
@@ -95,6 +99,8 @@ type Config struct {
 	// THOUGHTBOX_MAX_THOUGHT_BYTES or ledger.DefaultMaxThoughtBytes. It
 	// bounds the CLI, every MCP connection and what a pull brings in alike.
 	MaxThoughtBytes int
+	// AutoCreateSession is THOUGHTBOX_AUTO_CREATE_SESSION (default true).
+	AutoCreateSession bool
 
 	lookup LookupEnv
 }
@@ -149,6 +155,17 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 			return nil, &SettingError{Name: EnvMaxThoughtBytes, Value: v, Reason: err.Error()}
 		}
 		c.MaxThoughtBytes = n
+	}
+
+	c.AutoCreateSession = true
+	if v, ok := env(EnvAutoCreateSession); ok && strings.TrimSpace(v) != "" {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true", "yes", "on":
+		case "0", "false", "no", "off":
+			c.AutoCreateSession = false
+		default:
+			return nil, &SettingError{Name: EnvAutoCreateSession, Value: v, Reason: "expected true or false"}
+		}
 	}
 
 	// The event stream's settings are checked here too, so that a bad value

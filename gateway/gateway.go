@@ -70,6 +70,10 @@ type Options struct {
 	// Sampling configures critique and RLM, which call a model through
 	// the client (see SamplingOptions).
 	Sampling SamplingOptions
+	// NoAutoCreateSession refuses a thought when no session is active,
+	// instead of creating one for it (seed 000 autoCreateSession: false;
+	// THOUGHTBOX_AUTO_CREATE_SESSION=false).
+	NoAutoCreateSession bool
 }
 
 // Gateway is the MCP server of one ledger. It is safe for concurrent use.

@@ -118,3 +118,21 @@ func (s *recordingStore) UpdateSession(ctx context.Context, req ledger.UpdateSes
 	s.mu.Unlock()
 	return s.Store.UpdateSession(ctx, req)
 }
+
+// TestNoAutoCreateSession: with autoCreateSession off, a thought without an
+// active session is refused with the next step, and creates nothing.
+func TestNoAutoCreateSession(t *testing.T) {
+	e := newEnv(t, gateway.Options{NoAutoCreateSession: true})
+	c := e.connect(t, clientOpts{})
+	c.ok("start_new", nil)
+	c.ok("cipher", nil)
+	body := c.fail("thought", map[string]any{"thought": "orphan", "nextThoughtNeeded": true}, ledger.CodeSessionNotFound)
+	if !strings.Contains(body["message"].(string), "start_new with a sessionTitle") {
+		t.Fatalf("refusal does not name the next step: %v", body)
+	}
+	if l, _ := e.l.List(t.Context()); len(l) != 0 {
+		t.Fatalf("a session was created: %v", l)
+	}
+	c.ok("start_new", map[string]any{"sessionTitle": "explicit"})
+	c.think("now it works", nil)
+}

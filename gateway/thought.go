@@ -119,6 +119,12 @@ func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) 
 		}
 	}
 	created := false
+	if c.sessionID == "" && c.g.opts.NoAutoCreateSession {
+		e := ledger.Errorf(ledger.CodeSessionNotFound,
+			"no session is active and this server does not create one for a thought (autoCreateSession is off): call start_new with a sessionTitle, or load_context, or pass sessionId")
+		e.Details = map[string]any{"field": "sessionId", "next": "start_new {sessionTitle}"}
+		return nil, e
+	}
 	if c.sessionID == "" {
 		if err := c.createSession(ctx, p, in); err != nil {
 			return nil, err

@@ -62,3 +62,36 @@ func TestPeek(t *testing.T) {
 		t.Fatal("a missing repository has sessions")
 	}
 }
+
+// TestAccessTimesSurviveReopen: lastAccessedAt is kept beside the
+// repository and read back by a new process's ledger.
+func TestAccessTimesSurviveReopen(t *testing.T) {
+	ctx := context.Background()
+	repo := filepath.Join(t.TempDir(), "a.git")
+	s, err := Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger.New(s, ledger.Options{})
+	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "access"}, ledger.Author{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+	s.RecordAccess(sess.ID, later)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	list, err := ledger.New(s2, ledger.Options{}).List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || !list[0].LastAccessedAt.Equal(later) {
+		t.Fatalf("after reopening, lastAccessedAt = %v, want %v", list[0].LastAccessedAt, later)
+	}
+}

@@ -73,6 +73,7 @@ type Store struct {
 	chains map[string]*chainState
 
 	summaries *summaryCache
+	access    *accessTimes
 }
 
 var (
@@ -91,6 +92,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	st, err := newStore(be, opts)
 	if err == nil {
 		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
+		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
 	}
 	return st, err
 }
@@ -111,7 +113,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be backend, opts Options) (*Store, error) {
-	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}, summaries: &summaryCache{}}
+	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.close()
 		return nil, err
@@ -124,7 +126,10 @@ func newStore(be backend, opts Options) (*Store, error) {
 func (s *Store) Flush() error { return s.be.flush() }
 
 // Close flushes and releases the repository.
-func (s *Store) Close() error { return s.be.close() }
+func (s *Store) Close() error {
+	s.access.save()
+	return s.be.close()
+}
 
 const (
 	refPrefix      = "refs/heads/sessions/"

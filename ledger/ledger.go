@@ -59,7 +59,7 @@ type Ledger struct {
 	// mu guards sessions and accessed, never across I/O.
 	mu       sync.Mutex
 	sessions map[string]*sessionState
-	accessed map[string]time.Time // lastAccessedAt, which the store does not keep
+	accessed map[string]time.Time // lastAccessedAt (kept by the store if it is an AccessKeeper)
 
 	// index is the content index of Search.
 	index searchIndex
@@ -124,6 +124,11 @@ func New(store Store, opts Options) *Ledger {
 	}
 	if l.maxThought <= 0 {
 		l.maxThought = DefaultMaxThoughtBytes
+	}
+	if k, ok := store.(AccessKeeper); ok {
+		for id, t := range k.Accessed() {
+			l.accessed[id] = t
+		}
 	}
 	if l.now == nil {
 		l.now = func() time.Time { return time.Now().UTC() }
@@ -550,10 +555,14 @@ func withProblems(r IntegrityValidationResult, problems []string) IntegrityValid
 
 func (l *Ledger) touch(id string, t time.Time) {
 	l.mu.Lock()
-	if t.After(l.accessed[id]) {
+	newer := t.After(l.accessed[id])
+	if newer {
 		l.accessed[id] = t
 	}
 	l.mu.Unlock()
+	if k, ok := l.store.(AccessKeeper); ok && newer {
+		k.RecordAccess(id, t)
+	}
 }
 
 func (l *Ledger) sessionLocked(st *sessionState) Session {

@@ -125,6 +125,16 @@ type ChainCatchUp interface {
 	ThoughtsSince(ctx context.Context, sessionID, branch string, since CommitID) (thoughts []StoredThought, tip CommitID, ok bool, err error)
 }
 
+// AccessKeeper is what a Store may offer so that sessions' lastAccessedAt
+// outlives the process. Access is not content: it is kept beside the
+// ledger, not committed.
+type AccessKeeper interface {
+	// Accessed returns the last access time of every session it knows.
+	Accessed() map[string]time.Time
+	// RecordAccess notes an access; it must not block on I/O.
+	RecordAccess(id string, t time.Time)
+}
+
 // SessionEditor is what a Store may offer so that a session's title,
 // description and tags can be changed after it started.
 type SessionEditor interface {

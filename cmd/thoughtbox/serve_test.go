@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -356,5 +358,30 @@ func TestServeAutoPush(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "auto-push") {
 		t.Errorf("server stderr mentions auto-push:\n%s", stderr.String())
+	}
+}
+
+// TestServeMemoryWritesNothing: with THOUGHTBOX_STORAGE=memory the server
+// keeps its promise to write nothing to the data directory, not even the
+// export of a completed session.
+func TestServeMemoryWritesNothing(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "THOUGHTBOX_STORAGE=memory", "DISABLE_THOUGHT_LOGGING=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "memory-agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	reason(t, s) // ends with a thought that completes the session
+	s.Close()
+	cmd.Wait()
+	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
+		entries, _ := filepath.Glob(filepath.Join(data, "*", "*"))
+		t.Fatalf("memory storage wrote to the data directory: %v (%v)", err, entries)
 	}
 }

@@ -83,6 +83,11 @@ func (c *serveCmd) Run(a *app) error {
 	}
 	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
 	defer projects.close()
+	// Memory storage writes nothing to the data directory: no exports.
+	exportDir := filepath.Join(a.cfg.DataDir, "exports")
+	if a.cfg.Storage == config.StorageMemory {
+		exportDir = ""
+	}
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
 		Project:     a.cfg.Project,
@@ -92,8 +97,10 @@ func (c *serveCmd) Run(a *app) error {
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
 		OpenProject: projects.ledger,
 		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
-		ExportDir:   filepath.Join(a.cfg.DataDir, "exports"),
+		ExportDir:   exportDir,
 		Events:      a.events,
+
+		NoAutoCreateSession: !a.cfg.AutoCreateSession,
 	})
 	// Searching reads every session once; start it now, not on the first
 	// search. It stops (and is waited for) before the store is closed.

@@ -1,0 +1,94 @@
+package gitstore
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+var _ ledger.AccessKeeper = (*Store)(nil)
+
+// accessTimes keeps sessions' lastAccessedAt beside the repository, in
+// thoughtbox/accessed.json: reading a session is not a change to it, so it
+// is no commit, but the time should outlive the process. It is written
+// when the store closes (best effort, not synced: a crash loses the
+// accesses since the last clean close, nothing else). With in-memory
+// storage it lives in memory only.
+type accessTimes struct {
+	path  string // "" for memory only
+	mu    sync.Mutex
+	m     map[string]time.Time
+	dirty bool
+}
+
+func (a *accessTimes) loadLocked() {
+	if a.m != nil {
+		return
+	}
+	a.m = map[string]time.Time{}
+	if a.path == "" {
+		return
+	}
+	if data, err := os.ReadFile(a.path); err == nil {
+		var m map[string]time.Time
+		if json.Unmarshal(data, &m) == nil {
+			for id, t := range m {
+				if validSessionID(id) == nil {
+					a.m[id] = t
+				}
+			}
+		}
+	}
+}
+
+// Accessed implements ledger.AccessKeeper.
+func (s *Store) Accessed() map[string]time.Time {
+	a := s.access
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	return maps.Clone(a.m)
+}
+
+// RecordAccess implements ledger.AccessKeeper.
+func (s *Store) RecordAccess(id string, t time.Time) {
+	a := s.access
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	if t.After(a.m[id]) {
+		a.m[id] = t.UTC()
+		a.dirty = true
+	}
+}
+
+// save writes the times if they changed since they were read.
+func (a *accessTimes) save() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dirty || a.path == "" {
+		return
+	}
+	data, err := json.Marshal(a.m)
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(a.path), "accessed-*")
+	if err != nil {
+		return
+	}
+	if _, err := tmp.Write(data); err != nil || tmp.Close() != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), a.path) != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	a.dirty = false
+}
