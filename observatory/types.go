@@ -79,11 +79,11 @@ type Snapshot struct {
 // ThoughtDetail is what the detail panel asks for beyond the snapshot: who
 // recorded the thought (the commit's author) and when.
 type ThoughtDetail struct {
-	ID          string    `json:"id"`
-	Commit      string    `json:"commit"`
-	Author      string    `json:"author"`
-	AuthorEmail string    `json:"authorEmail"`
-	CommittedAt time.Time `json:"committedAt"`
+	ID          string           `json:"id"`
+	Commit      string           `json:"commit"`
+	Author      string           `json:"author"`
+	AuthorEmail string           `json:"authorEmail"`
+	CommittedAt time.Time        `json:"committedAt"`
 	Critique    *ledger.Critique `json:"critique,omitempty"`
 }
 

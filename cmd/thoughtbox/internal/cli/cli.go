@@ -88,9 +88,9 @@ type commandLine struct {
 	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
 
 	Observatory observatoryCmd `cmd:"" help:"Serve the Observatory (web UI, WebSocket and HTTP API) over the project's ledger, without an MCP server."`
-	Export   exportCmd   `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
-	Analyze  analyzeCmd  `cmd:"" help:"Analyse a session's structure; --deep for patterns, cognitive load and decision points."`
-	Search   searchCmd   `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
+	Export      exportCmd      `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
+	Analyze     analyzeCmd     `cmd:"" help:"Analyse a session's structure; --deep for patterns, cognitive load and decision points."`
+	Search      searchCmd      `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
 
