@@ -22,7 +22,9 @@ import (
 )
 
 // relay lets the ledger be created before the Observatory that reads it.
-type relay struct{ o atomic.Pointer[observatory.Observatory] }
+type relay struct {
+	o atomic.Pointer[observatory.Observatory]
+}
 
 func (r *relay) Publish(e ledger.Event) {
 	if o := r.o.Load(); o != nil {

@@ -355,14 +355,15 @@ function layout() {
       const fork = state.main[mainIndex.has(b.fromThoughtNumber) ? mainIndex.get(b.fromThoughtNumber) : 0];
       const fp = fork && pos.get(fork.id);
       const fx = fp ? fp.x : PAD;
-      // A branch runs the way its row runs, and turns back at the edge.
-      let dir = r % 2 === 0 ? 1 : -1;
+      // A branch runs from its fork toward the side with more room, and
+      // turns back at the edge.
+      const right = PAD + (cols - 1) * DX;
+      let dir = fx - PAD > right - fx ? -1 : 1;
       let x = fx;
       const ly = y + k * LANE;
       b.thoughts.forEach((t, j) => {
-        let nx = x + dir * DX * 0.8;
-        if (j === 0) nx = fx + dir * DX * 0.45;
-        if (nx > maxX - PAD + DX * 0.5 || nx < PAD) { dir = -dir; nx = x + dir * DX * 0.8; }
+        let nx = j === 0 ? fx + dir * DX * 0.5 : x + dir * DX * 0.85;
+        if (nx > right + DX * 0.25 || nx < PAD - 1) { dir = -dir; nx = x + dir * DX * 0.85; }
         x = nx;
         pos.set(t.id, { x: x, y: ly, row: r });
       });
@@ -370,7 +371,7 @@ function layout() {
     }
     y += DY + lanes[r].length * LANE;
   }
-  for (const p of pos.values()) maxX = Math.max(maxX, p.x + PAD + 60);
+  for (const p of pos.values()) maxX = Math.max(maxX, p.x + PAD + 70);
   return { pos: pos, width: maxX, height: y + 40, branchPos: branchPos };
 }
 
@@ -440,7 +441,9 @@ function renderGraph() {
       "data-node-id": id, "aria-label": "Thought " + t.thoughtNumber + ", " + kind + ": " + short(t.thought, 80) }, nodes);
     svg("circle", { class: "dot", r: R }, g);
     svg("text", { class: "num" }, g).textContent = t.thoughtNumber;
-    svg("text", { class: "label", y: R + 15 }, g).textContent = short(t.thought, 24);
+    // A cipher line is labelled by its content; its step type is in the
+    // detail panel.
+    svg("text", { class: "label", y: R + 15 }, g).textContent = short(t.cipher ? t.cipher.content : t.thought, 20);
     if (t.critique) {
       const c = svg("circle", { class: "crit", r: 5, cx: R - 2, cy: -R + 2 }, g);
       svg("title", {}, c).textContent = "critique by " + t.critique.model;
