@@ -27,11 +27,21 @@ const (
 // hub routes the ledger's events to the connections subscribed to them.
 //
 // Publish runs on the writer's goroutine with the session's lock held, so
-// it only hands encoded messages to each subscriber's bounded queue and
-// never waits: a subscriber whose queue is full is cut off (it reconnects
-// and gets a fresh snapshot), and the thought is unaffected.
+// it only puts the event on the hub's queue (one channel send, never a
+// wait); the hub's dispatcher encodes it once and hands it to each
+// subscriber's bounded queue. A subscriber whose queue is full is cut off
+// (it reconnects and gets a fresh snapshot); the thought is unaffected.
+// One dispatcher keeps the events in the order they were published, which
+// for one session is commit order.
 type hub struct {
 	o *Observatory
+
+	// events is the dispatcher's queue; quit stops the dispatcher.
+	events chan ledger.Event
+	quit   chan struct{}
+	// subscribed counts subscriptions, so that Publish skips the queue
+	// while nobody watches.
+	subscribed atomic.Int64
 
 	// mu guards clients and topics, and is held while messages are put on
 	// queues, so that a snapshot and the events that follow it reach a
@@ -64,6 +74,10 @@ type client struct {
 type subscription struct {
 	live    bool
 	pending []pendingEvent
+	// have holds the snapshot's thoughts until the first event of a
+	// thought it lacks: events published before the snapshot was read
+	// may still be on the hub's queue, and must not repeat it.
+	have map[string]bool
 }
 
 type pendingEvent struct {
@@ -71,8 +85,25 @@ type pendingEvent struct {
 	msg    []byte
 }
 
+// eventQueue is how many events may wait for the dispatcher.
+const eventQueue = 8192
+
 func newHub(o *Observatory) *hub {
-	return &hub{o: o, clients: map[*client]struct{}{}, topics: map[string]map[*client]*subscription{}}
+	h := &hub{o: o, clients: map[*client]struct{}{}, topics: map[string]map[*client]*subscription{},
+		events: make(chan ledger.Event, eventQueue), quit: make(chan struct{})}
+	go h.run()
+	return h
+}
+
+func (h *hub) run() {
+	for {
+		select {
+		case e := <-h.events:
+			h.dispatch(e)
+		case <-h.quit:
+			return
+		}
+	}
 }
 
 // join registers a new connection; false when the hub is closed or full.
@@ -105,6 +136,9 @@ func (h *hub) removeLocked(c *client) {
 }
 
 func (h *hub) unsubscribeLocked(c *client, topic string) {
+	if _, ok := c.subs[topic]; ok {
+		h.subscribed.Add(-1)
+	}
 	delete(c.subs, topic)
 	if subs := h.topics[topic]; subs != nil {
 		delete(subs, c)
@@ -140,6 +174,12 @@ func (h *hub) deliver(topic, nodeID string, msg []byte) {
 	defer h.mu.Unlock()
 	for c, s := range h.topics[topic] {
 		if s.live {
+			if s.have != nil && nodeID != "" {
+				if s.have[nodeID] {
+					continue // the snapshot holds it
+				}
+				s.have = nil
+			}
 			h.queueLocked(c, msg)
 			continue
 		}
@@ -167,6 +207,9 @@ func (h *hub) hasSubscribers(topics ...string) bool {
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.closed {
+		close(h.quit)
+	}
 	h.closed = true
 	for c := range h.clients {
 		h.cutOffLocked(c, "the Observatory is shutting down")
@@ -184,9 +227,39 @@ func encode(topic, event string, payload any) []byte {
 	return b
 }
 
-// publish turns a ledger event into wire messages. It never calls the
-// ledger (it runs under the writer's session lock).
+// publish queues a ledger event for the dispatcher. It never waits and
+// never calls the ledger (it runs under the writer's session lock). An
+// event that finds the queue full is lost to the subscribers of its
+// session, who are cut off so that they resume from a snapshot.
+//
+// While nobody is subscribed, events are not queued at all: a subscriber
+// that arrives later reads its snapshot through the session's lock, after
+// any event published under it, so it misses nothing.
 func (h *hub) publish(e ledger.Event) {
+	switch e.Type {
+	case ledger.EventSessionStarted, ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated:
+	default:
+		return
+	}
+	if h.subscribed.Load() == 0 {
+		return
+	}
+	select {
+	case h.events <- e:
+	default:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, topic := range []string{TopicObservatory, TopicReasoningPrefix + e.SessionID} {
+			for c := range h.topics[topic] {
+				h.dropped.Add(1)
+				h.cutOffLocked(c, "the Observatory fell behind the ledger's events; reconnect for a fresh snapshot")
+			}
+		}
+	}
+}
+
+// dispatch turns a ledger event into wire messages for its subscribers.
+func (h *hub) dispatch(e ledger.Event) {
 	switch e.Type {
 	case ledger.EventSessionStarted:
 		if !h.hasSubscribers(TopicObservatory) {
@@ -301,7 +374,7 @@ func (h *hub) subscribe(ctx context.Context, c *client, topic string) {
 				h.queueLocked(c, p.msg)
 			}
 		}
-		s.pending, s.live = nil, true
+		s.pending, s.live, s.have = nil, true, have
 	default:
 		e := ledger.Errorf(ledger.CodeInvalidPayload, "unknown topic %q: expected %q or %q followed by a session id", topic, TopicObservatory, TopicReasoningPrefix)
 		e.Details = map[string]any{"topic": topic}
@@ -310,6 +383,7 @@ func (h *hub) subscribe(ctx context.Context, c *client, topic string) {
 }
 
 func (h *hub) addLocked(c *client, topic string, s *subscription) {
+	h.subscribed.Add(1)
 	c.subs[topic] = s
 	subs := h.topics[topic]
 	if subs == nil {

@@ -459,7 +459,7 @@ func (f *fixture) obsThoughts(id string) int {
 // nothing is cut off when its queue fills; the writer is not held up, and
 // a client that reads gets every thought.
 func TestReaderThatNeverReads(t *testing.T) {
-	f := newFixture(t, observatory.Config{QueueSize: 8})
+	f := newFixture(t, observatory.Config{QueueSize: 256})
 	id := f.start("stuck reader")
 	topic := "reasoning:" + id
 
@@ -475,18 +475,24 @@ func TestReaderThatNeverReads(t *testing.T) {
 	good.expect(topic, "subscribed", nil)
 	good.expect(topic, "session:snapshot", nil)
 
-	const n = 400
+	// 1,500 thoughts of 8 KiB: more than the stuck client's socket
+	// buffers and its queue of 256 can hold.
+	const n = 1500
 	big := strings.Repeat("x", 8<<10)
 	received := make(chan int, 1)
 	go func() {
 		count := 0
+		defer func() { received <- count }()
 		for count < n {
-			m := good.next()
-			if strings.HasPrefix(m.Event, "thought:") {
+			var parts []json.RawMessage
+			if err := good.ws.ReadJSON(&parts); err != nil {
+				t.Errorf("the reading client: %v", err)
+				return
+			}
+			if len(parts) == 3 && strings.HasPrefix(string(parts[1]), `"thought:`) {
 				count++
 			}
 		}
-		received <- count
 	}()
 	start := time.Now()
 	var slowest time.Duration
@@ -500,7 +506,7 @@ func TestReaderThatNeverReads(t *testing.T) {
 		t.Errorf("the reading client got %d thoughts, want %d", got, n)
 	}
 	if f.obs.Dropped() < 1 {
-		t.Errorf("the client that never reads was not cut off (queue of 8, %d thoughts of 8 KiB)", n)
+		t.Errorf("the client that never reads was not cut off (queue of 256, %d thoughts of 8 KiB)", n)
 	}
 	t.Logf("%d thoughts with a stuck subscriber: %v (slowest write %v); stuck clients cut off: %d", n, elapsed, slowest, f.obs.Dropped())
 }

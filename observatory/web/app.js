@@ -324,7 +324,8 @@ function renderHead() {
 
 // ---- the graph: the main chain as a snake, branches off their fork ----
 
-const DX = 150, DY = 96, LANE = 78, R = 17, PAD = 40;
+// PAD leaves room for a label (about 110 px) centred on an edge node.
+const DX = 150, DY = 96, LANE = 78, R = 17, PAD = 62;
 
 function layout() {
   const width = Math.max($("graph").clientWidth - 40, 2 * DX + 2 * PAD);
@@ -339,7 +340,7 @@ function layout() {
     const i = mainIndex.has(b.fromThoughtNumber) ? mainIndex.get(b.fromThoughtNumber) : state.main.length - 1;
     lanes[Math.max(0, Math.floor(i / cols))].push(b);
   }
-  let y = PAD;
+  let y = 44;
   let maxX = 2 * PAD + (cols - 1) * DX;
   const branchPos = [];
   for (let r = 0; r < rows; r++) {
