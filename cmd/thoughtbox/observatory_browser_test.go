@@ -232,7 +232,8 @@ func TestObservatoryInBrowser(t *testing.T) {
 	// Keyboard: the focused thought moves with the arrow keys.
 	run("keyboard", chromedp.Focus(fmt.Sprintf(`[data-node-id=%q]`, sid+":6"), chromedp.ByQuery),
 		chromedp.KeyEvent("\r"),
-		chromedp.Poll(`document.querySelector("#detail h3").textContent.startsWith("Thought 6")`, nil, chromedp.WithPollingTimeout(5*time.Second)))
+		chromedp.Poll(`document.querySelector("#detail h3").textContent.startsWith("Thought 6") &&
+			document.querySelector("#detail").textContent.includes("browser-test-agent")`, nil, chromedp.WithPollingTimeout(5*time.Second)))
 
 	var png []byte
 	run("screenshot 1280x800", chromedp.CaptureScreenshot(&png))
