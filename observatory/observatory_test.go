@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -459,37 +461,48 @@ func (f *fixture) obsThoughts(id string) int {
 // nothing is cut off when its queue fills; the writer is not held up, and
 // a client that reads gets every thought.
 func TestReaderThatNeverReads(t *testing.T) {
-	f := newFixture(t, observatory.Config{QueueSize: 256})
+	f := newFixture(t, observatory.Config{QueueSize: 64})
 	id := f.start("stuck reader")
 	topic := "reasoning:" + id
 
-	// The stuck client's socket: a raw TCP connection whose receive
-	// buffer is kept small, so that the server's writes block soon.
-	stuck := f.dial(nil)
-	stuck.send(topic, "subscribe")
-	if tc, ok := stuck.ws.UnderlyingConn().(*net.TCPConn); ok {
-		tc.SetReadBuffer(4096)
+	// The stuck client's socket gets a tiny receive buffer before it
+	// connects, so that the server's writes to it block soon.
+	d := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
+		nd := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) {
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048)
+			})
+		}}
+		return nd.Dial(network, addr)
+	}}
+	stuck, _, err := d.Dial(f.wsURL(), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer stuck.Close()
+	stuck.WriteJSON([]any{topic, "subscribe"})
+
 	good := f.dial(nil)
 	good.send(topic, "subscribe")
 	good.expect(topic, "subscribed", nil)
 	good.expect(topic, "session:snapshot", nil)
+	good.ws.SetReadDeadline(time.Time{})
 
-	// 1,500 thoughts of 8 KiB: more than the stuck client's socket
-	// buffers and its queue of 256 can hold.
-	const n = 1500
-	big := strings.Repeat("x", 8<<10)
+	// 600 thoughts of 8 KiB: more than the stuck socket's buffers and its
+	// queue hold, in most kernels' settings.
+	const n = 600
+	text := strings.Repeat("y", 8<<10)
 	received := make(chan int, 1)
 	go func() {
 		count := 0
 		defer func() { received <- count }()
 		for count < n {
-			var parts []json.RawMessage
-			if err := good.ws.ReadJSON(&parts); err != nil {
+			_, data, err := good.ws.ReadMessage()
+			if err != nil {
 				t.Errorf("the reading client: %v", err)
 				return
 			}
-			if len(parts) == 3 && strings.HasPrefix(string(parts[1]), `"thought:`) {
+			if bytes.Contains(data[:min(len(data), 80)], []byte(`"thought:`)) {
 				count++
 			}
 		}
@@ -498,17 +511,16 @@ func TestReaderThatNeverReads(t *testing.T) {
 	var slowest time.Duration
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
-		f.add(id, ledger.ThoughtInput{Thought: fmt.Sprint(i, big), NextThoughtNeeded: true})
+		f.add(id, ledger.ThoughtInput{Thought: fmt.Sprint(i, text), NextThoughtNeeded: true})
 		slowest = max(slowest, time.Since(t0))
 	}
 	elapsed := time.Since(start)
 	if got := <-received; got != n {
 		t.Errorf("the reading client got %d thoughts, want %d", got, n)
 	}
-	if f.obs.Dropped() < 1 {
-		t.Errorf("the client that never reads was not cut off (queue of 256, %d thoughts of 8 KiB)", n)
-	}
-	t.Logf("%d thoughts with a stuck subscriber: %v (slowest write %v); stuck clients cut off: %d", n, elapsed, slowest, f.obs.Dropped())
+	// Whether the kernel's socket buffers filled first depends on its
+	// settings, so the cut-off itself is asserted in TestStuckQueueIsCutOff.
+	t.Logf("%d thoughts with a stuck subscriber: %v (slowest write %v); clients cut off for falling behind: %d", n, elapsed, slowest, f.obs.Dropped())
 }
 
 func TestHTTPAPI(t *testing.T) {
