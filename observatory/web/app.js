@@ -142,7 +142,13 @@ function handle(topic, event, p) {
       if (state.selected === p.id) renderDetail();
       return;
     case "error":
-      $("session-head").replaceChildren(el("p", "hint", "Cannot open this session: " + p.message));
+      if (!state.session) {
+        $("session-head").replaceChildren(el("p", "hint", "Cannot open this session: " + p.message));
+      } else if (state.selected) {
+        // A failed detail request: say so instead of "loading…".
+        state.details.set(state.selected, { id: state.selected, author: "(unavailable: " + p.message + ")" });
+        renderDetail();
+      }
       return;
   }
 }
