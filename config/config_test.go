@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
@@ -347,5 +348,42 @@ func TestResolveMaxThoughtBytes(t *testing.T) {
 			t.Errorf("%q: the ledger's limit is %d, want %d", tc.value, got, tc.want)
 		}
 		s.Close()
+	}
+}
+
+func TestObservatorySettings(t *testing.T) {
+	resolve := func(vars map[string]string) *Config {
+		t.Helper()
+		vars[EnvStorage] = "memory"
+		vars[EnvDataDir] = t.TempDir()
+		c, err := Resolve(Flags{}, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	s, err := resolve(map[string]string{}).Observatory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Enabled || s.HTTPAPI || s.Port != 1729 || s.MaxConnections != 100 || s.AbandonAfter != 24*time.Hour || len(s.Origins) != 0 {
+		t.Errorf("defaults = %+v", s)
+	}
+	s, err = resolve(map[string]string{EnvObservatoryEnabled: "true", EnvObservatoryHTTPAPI: "1", EnvObservatoryPort: "0",
+		EnvObservatoryMaxConnections: "3", EnvObservatoryAbandonAfter: "90m", EnvObservatoryCORS: "https://a.example, http://b.example:8080/"}).Observatory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Enabled || !s.HTTPAPI || s.Port != 0 || s.MaxConnections != 3 || s.AbandonAfter != 90*time.Minute ||
+		strings.Join(s.Origins, " ") != "https://a.example http://b.example:8080" {
+		t.Errorf("settings = %+v", s)
+	}
+	for name, bad := range map[string]string{EnvObservatoryEnabled: "maybe", EnvObservatoryPort: "70000",
+		EnvObservatoryMaxConnections: "0", EnvObservatoryAbandonAfter: "-1h", EnvObservatoryCORS: "example.org"} {
+		_, err := resolve(map[string]string{name: bad}).Observatory()
+		var se *SettingError
+		if !errors.As(err, &se) || se.Name != name {
+			t.Errorf("%s=%q: error %v, want a SettingError naming it", name, bad, err)
+		}
 	}
 }

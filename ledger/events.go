@@ -26,6 +26,14 @@ type Event struct {
 	SessionID string         `json:"sessionId,omitempty"`
 	Timestamp time.Time      `json:"timestamp"`
 	Data      map[string]any `json:"data"`
+	// Node is the committed thought in full (the stream's data truncates
+	// the text), for sinks in the same process such as the Observatory.
+	// It is set on the thought events only and is not part of the JSON.
+	Node *ThoughtNode `json:"-"`
+	// ThoughtCount is the session's number of thoughts after a thought
+	// event, branch thoughts included (the Observatory's
+	// finalThoughtCount). Not part of the JSON.
+	ThoughtCount int `json:"-"`
 }
 
 // EventSink receives the ledger's events (the Observatory hub, the JSONL
@@ -66,5 +74,6 @@ func thoughtEvent(sessionID string, n *node, p plan) Event {
 	if p.newBranch {
 		typ = EventBranchCreated
 	}
-	return Event{Type: typ, SessionID: sessionID, Timestamp: d.Timestamp, Data: data}
+	node := n.ThoughtNode
+	return Event{Type: typ, SessionID: sessionID, Timestamp: d.Timestamp, Data: data, Node: &node}
 }

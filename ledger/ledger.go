@@ -289,7 +289,9 @@ func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddRe
 		Branches:  st.graph.BranchIDs(),
 	}
 	l.index.added(st.id, n.ThoughtNode, st.meta.UpdatedAt, st.graph.Len())
-	l.publish(thoughtEvent(st.id, n, p))
+	e := thoughtEvent(st.id, n, p)
+	e.ThoughtCount = st.graph.Len()
+	l.publish(e)
 	return res, nil
 }
 

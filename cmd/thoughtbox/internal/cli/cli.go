@@ -89,9 +89,11 @@ type commandLine struct {
 	Add      addCmd      `cmd:"" help:"Record one thought in a session."`
 	Edit     editCmd     `cmd:"" help:"Change a session's title, description or tags (one commit; its thoughts are untouched)."`
 	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
-	Export   exportCmd   `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
-	Analyze  analyzeCmd  `cmd:"" help:"Analyse a session's structure; --deep for patterns, cognitive load and decision points."`
-	Search   searchCmd   `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
+
+	Observatory observatoryCmd `cmd:"" help:"Serve the Observatory (web UI, WebSocket and HTTP API) over the project's ledger, without an MCP server."`
+	Export      exportCmd      `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
+	Analyze     analyzeCmd     `cmd:"" help:"Analyse a session's structure; --deep for patterns, cognitive load and decision points."`
+	Search      searchCmd      `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
 
@@ -116,7 +118,10 @@ thoughts written here; default thoughtbox-cli). For serve: THOUGHTBOX_TRANSPORT,
 HOST, PORT, THOUGHTBOX_AUTH_TOKEN, THOUGHTBOX_AGENT_ID, DISABLE_THOUGHT_LOGGING.
 For remotes: THOUGHTBOX_GIT_TOKEN, THOUGHTBOX_GIT_USER (http), THOUGHTBOX_SSH_KEY,
 THOUGHTBOX_SSH_KEY_PASSPHRASE (ssh), THOUGHTBOX_FILE_TRANSPORT (git|builtin),
-THOUGHTBOX_AUTO_PUSH (a remote to push each session to when it closes).`
+THOUGHTBOX_AUTO_PUSH (a remote to push each session to when it closes).
+Observatory: THOUGHTBOX_OBSERVATORY_ENABLED (start it with serve), THOUGHTBOX_OBSERVATORY_PORT,
+THOUGHTBOX_OBSERVATORY_CORS, THOUGHTBOX_OBSERVATORY_MAX_CONNECTIONS,
+THOUGHTBOX_OBSERVATORY_HTTP_API, THOUGHTBOX_OBSERVATORY_ABANDON_AFTER.`
 
 // app is what a command runs against: the environment, the resolved
 // configuration and the open ledger.
@@ -134,6 +139,9 @@ type app struct {
 	// ledgers of other projects a server opens.
 	baseEvents ledger.EventSink
 	format     Format
+	// observatory relays the ledger's events to the Observatory, once
+	// one runs.
+	observatory *observatoryRelay
 	// projectFlagged says --project was given (clone names the project
 	// after the URL otherwise).
 	projectFlagged bool
@@ -264,8 +272,13 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		store.Close()
 		return report(env.Stderr, cfg, err)
 	}
+	// An Observatory (serve with THOUGHTBOX_OBSERVATORY_ENABLED, or the
+	// observatory command) starts after the ledger it reads; the relay
+	// hands it the ledger's events from then on.
+	relay := &observatoryRelay{}
+	sink = events.Tee(sink, relay)
 	l := cfg.NewLedger(store, ledger.Options{NewID: env.NewID, Events: sink})
-	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: project != ""}
+	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: project != "", observatory: relay}
 	runErr := kctx.Run(a)
 	if pusher != nil {
 		pusher.close()

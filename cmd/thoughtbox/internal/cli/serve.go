@@ -111,6 +111,13 @@ func (c *serveCmd) Run(a *app) error {
 		a.ledger.IndexSessions(indexCtx)
 	}()
 	defer func() { stopIndex(); <-indexed }()
+	// The Observatory, when enabled, runs beside either transport on its
+	// own port, until the server stops.
+	if stopObservatory, err := startObservatoryIfEnabled(a, c.Host); err != nil {
+		return err
+	} else if stopObservatory != nil {
+		defer stopObservatory()
+	}
 	if transport == "stdio" {
 		return g.ServeStdio(a.ctx, a.env.Stdin, a.env.Stdout)
 	}

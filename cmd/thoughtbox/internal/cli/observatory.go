@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/observatory"
+)
+
+type observatoryCmd struct {
+	Host    string `placeholder:"ADDR" help:"Address to listen on (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
+	Port    string `placeholder:"N" help:"Port to listen on (env THOUGHTBOX_OBSERVATORY_PORT; default 1729; 0 picks a free one)."`
+	HTTPAPI bool   `name:"http-api" help:"Serve the HTTP API under /api/ (env THOUGHTBOX_OBSERVATORY_HTTP_API)."`
+}
+
+// Run serves the Observatory over the project's ledger until interrupted:
+// for a person browsing a ledger (a clone of a team's, say) with no agent
+// attached. Sessions written meanwhile by other processes show when they
+// are opened again.
+func (c *observatoryCmd) Run(a *app) error {
+	s, err := a.cfg.Observatory()
+	if err != nil {
+		return err
+	}
+	if c.Port != "" {
+		n, err := strconv.Atoi(c.Port)
+		if err != nil || n < 0 || n > 65535 {
+			return &config.SettingError{Name: "--port", Value: c.Port, Reason: "expected a port number from 0 to 65535"}
+		}
+		s.Port = n
+	}
+	s.HTTPAPI = s.HTTPAPI || c.HTTPAPI
+	o, ln, err := listenObservatory(a, s, c.Host)
+	if err != nil {
+		return err
+	}
+	err = o.Serve(a.ctx, ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// startObservatoryIfEnabled starts the Observatory in the background when
+// THOUGHTBOX_OBSERVATORY_ENABLED is set; stop (nil when it is not) ends it
+// and waits.
+func startObservatoryIfEnabled(a *app, hostFlag string) (stop func(), err error) {
+	s, err := a.cfg.Observatory()
+	if err != nil || !s.Enabled {
+		return nil, err
+	}
+	o, ln, err := listenObservatory(a, s, hostFlag)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := o.Serve(ctx, ln); err != nil {
+			fmt.Fprintf(a.env.Stderr, "thoughtbox: error: Observatory: %v\n", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// listenObservatory makes the Observatory for a's ledger, binds its port
+// and hands it the ledger's events.
+func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string) (*observatory.Observatory, net.Listener, error) {
+	host := firstSet(hostFlag, a.cfg.Getenv(EnvHost), "127.0.0.1")
+	o := observatory.New(a.ledger, observatory.Config{
+		Host:           host,
+		Port:           s.Port,
+		Origins:        s.Origins,
+		MaxConnections: s.MaxConnections,
+		HTTPAPI:        s.HTTPAPI,
+		AuthToken:      a.cfg.Getenv(EnvAuthToken),
+		AbandonAfter:   s.AbandonAfter,
+		Authors:        a.store,
+		Log:            a.env.Stderr,
+	})
+	ln, err := net.Listen("tcp", o.Addr())
+	if err != nil {
+		return nil, nil, fmt.Errorf("Observatory: listen on %s: %w (set THOUGHTBOX_OBSERVATORY_PORT to use another port)", o.Addr(), err)
+	}
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: the Observatory listens on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read the ledger\n", host)
+	}
+	a.observatory.set(o)
+	api := ""
+	if s.HTTPAPI {
+		api = fmt.Sprintf(", API at http://%s/api/sessions", ln.Addr())
+	}
+	fmt.Fprintf(a.env.Stderr, "thoughtbox: Observatory at http://%s/ (WebSocket /ws%s; project %s)\n", ln.Addr(), api, a.cfg.Project)
+	return o, ln, nil
+}
+
+// observatoryRelay is the ledger's event sink for an Observatory that
+// starts after the ledger: events before that go nowhere.
+type observatoryRelay struct {
+	o atomic.Pointer[observatory.Observatory]
+}
+
+func (r *observatoryRelay) set(o *observatory.Observatory) { r.o.Store(o) }
+
+// Publish implements ledger.EventSink.
+func (r *observatoryRelay) Publish(e ledger.Event) {
+	if o := r.o.Load(); o != nil {
+		o.Publish(e)
+	}
+}

@@ -1,0 +1,165 @@
+package observatory
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+//go:embed web
+var webFiles embed.FS
+
+func (o *Observatory) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	web, _ := fs.Sub(webFiles, "web")
+	files := http.FileServerFS(web)
+	mux.HandleFunc("GET /ws", o.serveWS)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if !o.authorized(r) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte("The Observatory needs its token: open it as /?token=<THOUGHTBOX_AUTH_TOKEN>.\n"))
+			return
+		}
+		if tok := r.URL.Query().Get("token"); tok != "" {
+			// The page's socket and API calls then carry the token as a
+			// cookie, and the token leaves the address bar (see app.js).
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'")
+		files.ServeHTTP(w, r)
+	})
+	if o.cfg.HTTPAPI {
+		mux.HandleFunc("GET /api/sessions", o.api(o.apiList))
+		mux.HandleFunc("GET /api/sessions/{id}", o.api(o.apiSnapshot))
+		mux.HandleFunc("GET /api/sessions/{id}/export", o.api(o.apiExport))
+		mux.HandleFunc("GET /api/sessions/{id}/analysis", o.api(o.apiAnalysis))
+	}
+	return mux
+}
+
+// api wraps an API handler with the token and origin checks, and writes
+// its result or error as JSON.
+func (o *Observatory) api(h func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !o.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="thoughtbox-observatory"`)
+			writeError(w, http.StatusUnauthorized, ErrorPayload{Code: ledger.CodeInvalidOperation,
+				Message: "missing or wrong token: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN>"})
+			return
+		}
+		if !o.originAllowed(r) {
+			writeError(w, http.StatusForbidden, ErrorPayload{Code: ledger.CodeInvalidOperation,
+				Message: "origin " + strconv.Quote(r.Header.Get("Origin")) + " is not allowed: add it to THOUGHTBOX_OBSERVATORY_CORS"})
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Vary", "Origin")
+		}
+		v, err := h(w, r)
+		if err != nil {
+			p := errorPayload(err)
+			writeError(w, httpStatus(p.Code), p)
+			return
+		}
+		if v == nil {
+			return // the handler wrote the body
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, p ErrorPayload) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(p)
+}
+
+// httpStatus maps seed 002's error codes to HTTP statuses.
+func httpStatus(c ledger.Code) int {
+	switch c {
+	case ledger.CodeSessionNotFound, ledger.CodeThoughtNotFound:
+		return http.StatusNotFound
+	case ledger.CodeInvalidPayload, ledger.CodeInvalidOperation:
+		return http.StatusBadRequest
+	case ledger.CodeStageRequirementNotMet:
+		return http.StatusForbidden
+	case ledger.CodeSamplingNotSupported:
+		return http.StatusNotImplemented
+	}
+	return http.StatusInternalServerError
+}
+
+func (o *Observatory) apiList(_ http.ResponseWriter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	lq := listQuery{Status: q.Get("status"), Search: q.Get("search")}
+	for _, t := range q["tag"] {
+		for _, s := range strings.Split(t, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				lq.Tags = append(lq.Tags, s)
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"limit", &lq.Limit}, {"offset", &lq.Offset}} {
+		if s := q.Get(f.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, ledger.InvalidField(f.name, "must be a whole number, got %q", s)
+			}
+			*f.dst = n
+		}
+	}
+	return o.listSessions(r.Context(), lq)
+}
+
+func (o *Observatory) apiSnapshot(_ http.ResponseWriter, r *http.Request) (any, error) {
+	snap, _, err := o.snapshot(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+func (o *Observatory) apiExport(w http.ResponseWriter, r *http.Request) (any, error) {
+	format, err := ledger.ParseExportFormat(r.URL.Query().Get("format"))
+	if err != nil {
+		return nil, err
+	}
+	v, err := o.ledger.Load(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	out, err := ledger.Export(v, ledger.ExportOptions{Format: format, At: o.now().UTC()})
+	if err != nil {
+		return nil, err
+	}
+	switch format {
+	case ledger.ExportMarkdown:
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	case ledger.ExportCipher:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.Write(out)
+	return nil, nil
+}
+
+func (o *Observatory) apiAnalysis(_ http.ResponseWriter, r *http.Request) (any, error) {
+	v, err := o.ledger.Load(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Analyze(v), nil
+}

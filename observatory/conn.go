@@ -1,0 +1,201 @@
+package observatory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// writeWait bounds one write to a client; a client that does not take a
+// message within it is disconnected.
+const writeWait = 10 * time.Second
+
+// serveWS upgrades a request to the Observatory's socket and runs it.
+func (o *Observatory) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !o.authorized(r) {
+		writeError(w, http.StatusUnauthorized, ErrorPayload{Code: ledger.CodeInvalidOperation,
+			Message: "missing or wrong token: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN> or ?token="})
+		return
+	}
+	if !o.originAllowed(r) {
+		writeError(w, http.StatusForbidden, ErrorPayload{Code: ledger.CodeInvalidOperation,
+			Message: fmt.Sprintf("origin %q is not allowed: add it to THOUGHTBOX_OBSERVATORY_CORS", r.Header.Get("Origin")),
+			Details: map[string]any{"origin": r.Header.Get("Origin")}})
+		return
+	}
+	c, err := o.hub.join(o.cfg.MaxConnections)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, ErrorPayload{Code: ledger.CodeInvalidOperation, Message: err.Error()})
+		return
+	}
+	up := websocket.Upgrader{
+		ReadBufferSize: 4096, WriteBufferSize: 16384,
+		// The origin was checked above, against the allow-list.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		o.hub.leave(c)
+		return // Upgrade has answered the request
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go o.readLoop(ctx, ws, c, cancel)
+	o.writeLoop(ctx, ws, c)
+	o.hub.leave(c)
+	ws.Close()
+}
+
+// writeLoop sends c's queue, pings, and closes the connection when the
+// hub cuts c off, the reader ends, or the connection idles.
+func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *client) {
+	ping := time.NewTicker(o.cfg.PingInterval)
+	defer ping.Stop()
+	idleSince := time.Now()
+	for {
+		select {
+		case msg := <-c.send:
+			ws.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+				return
+			}
+		case <-ping.C:
+			if o.hub.subscribedTo(c) > 0 {
+				idleSince = time.Now()
+			} else if time.Since(idleSince) > o.cfg.IdleTimeout {
+				closeWith(ws, websocket.ClosePolicyViolation, "idle: no subscription")
+				return
+			}
+			if err := ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				return
+			}
+		case <-c.gone:
+			fmt.Fprintf(o.cfg.Log, "observatory: closing a connection: %s\n", c.reason)
+			closeWith(ws, websocket.CloseTryAgainLater, c.reason)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func closeWith(ws *websocket.Conn, code int, reason string) {
+	if len(reason) > 120 { // a close frame's payload is at most 125 bytes
+		reason = reason[:120]
+	}
+	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+}
+
+// clientMessage is what a client sends: [topic, event, payload].
+type clientMessage struct {
+	topic, event string
+	payload      json.RawMessage
+}
+
+func parseClientMessage(data []byte) (clientMessage, error) {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return clientMessage{}, ledger.Errorf(ledger.CodeInvalidPayload, "message is not valid JSON: %v", err)
+	}
+	if len(parts) < 2 || len(parts) > 3 {
+		return clientMessage{}, ledger.Errorf(ledger.CodeInvalidPayload, "message must be a JSON array [topic, event, payload], got %d elements", len(parts))
+	}
+	var m clientMessage
+	if err := json.Unmarshal(parts[0], &m.topic); err != nil {
+		return m, ledger.InvalidField("topic", "must be a string")
+	}
+	if err := json.Unmarshal(parts[1], &m.event); err != nil {
+		return m, ledger.InvalidField("event", "must be a string")
+	}
+	if len(parts) == 3 {
+		m.payload = parts[2]
+	}
+	return m, nil
+}
+
+// readLoop handles the client's messages until the connection fails.
+func (o *Observatory) readLoop(ctx context.Context, ws *websocket.Conn, c *client, done func()) {
+	defer done()
+	ws.SetReadLimit(o.cfg.ReadLimit)
+	deadline := func() { ws.SetReadDeadline(time.Now().Add(2 * o.cfg.PingInterval)) }
+	deadline()
+	ws.SetPongHandler(func(string) error { deadline(); return nil })
+	for {
+		typ, data, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		deadline()
+		if typ != websocket.TextMessage {
+			o.hub.sendError(c, "", ledger.Errorf(ledger.CodeInvalidPayload, "binary messages are not understood: send JSON text"))
+			continue
+		}
+		m, err := parseClientMessage(data)
+		if err != nil {
+			o.hub.sendError(c, m.topic, err)
+			continue
+		}
+		o.handle(ctx, c, m)
+	}
+}
+
+// handle runs one client request.
+func (o *Observatory) handle(ctx context.Context, c *client, m clientMessage) {
+	switch m.event {
+	case "subscribe":
+		o.hub.subscribe(ctx, c, m.topic)
+	case "unsubscribe":
+		o.hub.unsubscribe(c, m.topic)
+	case "list:sessions", "list:active":
+		if m.topic != TopicObservatory {
+			o.hub.sendError(c, m.topic, ledger.Errorf(ledger.CodeInvalidOperation, "%s is asked on the %q topic, not %q", m.event, TopicObservatory, m.topic))
+			return
+		}
+		if m.event == "list:active" {
+			list, err := o.activeSessions(ctx)
+			if err != nil {
+				o.hub.sendError(c, m.topic, err)
+				return
+			}
+			o.hub.send(c, encode(m.topic, "sessions:active", map[string]any{"sessions": list}))
+			return
+		}
+		var q listQuery
+		if len(m.payload) > 0 && string(m.payload) != "null" {
+			if err := json.Unmarshal(m.payload, &q); err != nil {
+				o.hub.sendError(c, m.topic, ledger.Errorf(ledger.CodeInvalidPayload, "list:sessions payload must be {status, limit, offset, search, tags}: %v", err))
+				return
+			}
+		}
+		page, err := o.listSessions(ctx, q)
+		if err != nil {
+			o.hub.sendError(c, m.topic, err)
+			return
+		}
+		o.hub.send(c, encode(m.topic, "sessions:list", page))
+	case "thought:detail":
+		var q struct {
+			ThoughtID string `json:"thoughtId"`
+		}
+		if err := json.Unmarshal(m.payload, &q); err != nil || q.ThoughtID == "" {
+			o.hub.sendError(c, m.topic, ledger.InvalidField("thoughtId", "must name a thought's node id"))
+			return
+		}
+		d, err := o.detail(ctx, m.topic, q.ThoughtID)
+		if err != nil {
+			o.hub.sendError(c, m.topic, err)
+			return
+		}
+		o.hub.send(c, encode(m.topic, "thought:detail", d))
+	default:
+		e := ledger.Errorf(ledger.CodeInvalidOperation, "unknown event %q: expected subscribe, unsubscribe, list:sessions, list:active or thought:detail", m.event)
+		e.Details = map[string]any{"event": m.event}
+		o.hub.sendError(c, m.topic, e)
+	}
+}

@@ -1,0 +1,452 @@
+package observatory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Topics of the wire protocol.
+const (
+	// TopicObservatory carries what concerns all sessions: the active list,
+	// listings, sessions starting and ending.
+	TopicObservatory = "observatory"
+	// TopicReasoningPrefix, followed by a session id, carries one session:
+	// its snapshot, then its thoughts as they are committed.
+	TopicReasoningPrefix = "reasoning:"
+)
+
+// hub routes the ledger's events to the connections subscribed to them.
+//
+// Publish runs on the writer's goroutine with the session's lock held, so
+// it only puts the event on the hub's queue (one channel send, never a
+// wait); the hub's dispatcher encodes it once and hands it to each
+// subscriber's bounded queue. A subscriber whose queue is full is cut off
+// (it reconnects and gets a fresh snapshot); the thought is unaffected.
+// One dispatcher keeps the events in the order they were published, which
+// for one session is commit order.
+type hub struct {
+	o *Observatory
+
+	// events is the dispatcher's queue; quit stops the dispatcher.
+	events chan ledger.Event
+	quit   chan struct{}
+	// subscribed counts subscriptions, so that Publish skips the queue
+	// while nobody watches.
+	subscribed atomic.Int64
+
+	// mu guards clients and topics, and is held while messages are put on
+	// queues, so that a snapshot and the events that follow it reach a
+	// subscriber in commit order.
+	mu      sync.Mutex
+	clients map[*client]struct{}
+	topics  map[string]map[*client]*subscription
+	closed  bool
+
+	// dropped counts clients cut off for falling behind.
+	dropped atomic.Int64
+}
+
+// client is one WebSocket connection as the hub sees it.
+type client struct {
+	send chan []byte
+	// gone is closed when the hub stops delivering to the client: it fell
+	// behind, or the Observatory is closing. reason says which.
+	gone     chan struct{}
+	goneOnce sync.Once
+	reason   string
+	// subs are the client's topics; guarded by hub.mu.
+	subs map[string]*subscription
+}
+
+// subscription is one client's interest in one topic. A reasoning
+// subscription starts pending: events wait in pending until the snapshot is
+// queued, then those the snapshot already holds are dropped and the rest
+// follow it.
+type subscription struct {
+	live    bool
+	pending []pendingEvent
+	// have holds the snapshot's thoughts until the first event of a
+	// thought it lacks: events published before the snapshot was read
+	// may still be on the hub's queue, and must not repeat it.
+	have map[string]bool
+}
+
+type pendingEvent struct {
+	nodeID string // "" for events that are not about one thought
+	msg    []byte
+}
+
+// eventQueue is how many events may wait for the dispatcher.
+const eventQueue = 8192
+
+func newHub(o *Observatory) *hub {
+	h := &hub{o: o, clients: map[*client]struct{}{}, topics: map[string]map[*client]*subscription{},
+		events: make(chan ledger.Event, eventQueue), quit: make(chan struct{})}
+	go h.run()
+	return h
+}
+
+func (h *hub) run() {
+	for {
+		select {
+		case e := <-h.events:
+			h.dispatch(e)
+		case <-h.quit:
+			return
+		}
+	}
+}
+
+// join registers a new connection; false when the hub is closed or full.
+func (h *hub) join(max int) (*client, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("the Observatory is shutting down")
+	}
+	if max > 0 && len(h.clients) >= max {
+		return nil, fmt.Errorf("too many Observatory connections: %d open, THOUGHTBOX_OBSERVATORY_MAX_CONNECTIONS is %d", len(h.clients), max)
+	}
+	c := &client{send: make(chan []byte, h.o.cfg.QueueSize), gone: make(chan struct{}), subs: map[string]*subscription{}}
+	h.clients[c] = struct{}{}
+	return c, nil
+}
+
+// leave forgets a connection and its subscriptions.
+func (h *hub) leave(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.removeLocked(c)
+}
+
+func (h *hub) removeLocked(c *client) {
+	for topic := range c.subs {
+		h.unsubscribeLocked(c, topic)
+	}
+	delete(h.clients, c)
+}
+
+func (h *hub) unsubscribeLocked(c *client, topic string) {
+	if _, ok := c.subs[topic]; ok {
+		h.subscribed.Add(-1)
+	}
+	delete(c.subs, topic)
+	if subs := h.topics[topic]; subs != nil {
+		delete(subs, c)
+		if len(subs) == 0 {
+			delete(h.topics, topic)
+		}
+	}
+}
+
+// cutOffLocked stops delivering to c; its connection closes with reason.
+func (h *hub) cutOffLocked(c *client, reason string) {
+	c.goneOnce.Do(func() {
+		c.reason = reason
+		close(c.gone)
+	})
+	h.removeLocked(c)
+}
+
+// queueLocked puts msg on c's queue, or cuts c off if the queue is full.
+func (h *hub) queueLocked(c *client, msg []byte) {
+	select {
+	case c.send <- msg:
+	default:
+		h.dropped.Add(1)
+		h.cutOffLocked(c, "fell behind the ledger's events; reconnect for a fresh snapshot")
+	}
+}
+
+// deliver sends msg to every live subscriber of topic, and holds it for
+// pending ones.
+func (h *hub) deliver(topic, nodeID string, msg []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c, s := range h.topics[topic] {
+		if s.live {
+			if s.have != nil && nodeID != "" {
+				if s.have[nodeID] {
+					continue // the snapshot holds it
+				}
+				s.have = nil
+			}
+			h.queueLocked(c, msg)
+			continue
+		}
+		if len(s.pending) >= h.o.cfg.QueueSize {
+			h.dropped.Add(1)
+			h.cutOffLocked(c, "fell behind the ledger's events; reconnect for a fresh snapshot")
+			continue
+		}
+		s.pending = append(s.pending, pendingEvent{nodeID: nodeID, msg: msg})
+	}
+}
+
+func (h *hub) hasSubscribers(topics ...string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, t := range topics {
+		if len(h.topics[t]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// close cuts every client off.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed {
+		close(h.quit)
+	}
+	h.closed = true
+	for c := range h.clients {
+		h.cutOffLocked(c, "the Observatory is shutting down")
+	}
+}
+
+// encode builds one wire message, [topic, event, payload].
+func encode(topic, event string, payload any) []byte {
+	b, err := json.Marshal([]any{topic, event, payload})
+	if err != nil {
+		// Payloads are this package's own types; failing to encode one is
+		// a defect, reported to the client rather than dropped silently.
+		b, _ = json.Marshal([]any{topic, "error", ErrorPayload{Code: ledger.CodeInternal, Message: "encode " + event + ": " + err.Error()}})
+	}
+	return b
+}
+
+// publish queues a ledger event for the dispatcher. It never waits and
+// never calls the ledger (it runs under the writer's session lock). An
+// event that finds the queue full is lost to the subscribers of its
+// session, who are cut off so that they resume from a snapshot.
+//
+// While nobody is subscribed, events are not queued at all: a subscriber
+// that arrives later reads its snapshot through the session's lock, after
+// any event published under it, so it misses nothing.
+func (h *hub) publish(e ledger.Event) {
+	switch e.Type {
+	case ledger.EventSessionStarted, ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated:
+	default:
+		return
+	}
+	if h.subscribed.Load() == 0 {
+		return
+	}
+	select {
+	case h.events <- e:
+	default:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, topic := range []string{TopicObservatory, TopicReasoningPrefix + e.SessionID} {
+			for c := range h.topics[topic] {
+				h.dropped.Add(1)
+				h.cutOffLocked(c, "the Observatory fell behind the ledger's events; reconnect for a fresh snapshot")
+			}
+		}
+	}
+}
+
+// dispatch turns a ledger event into wire messages for its subscribers.
+func (h *hub) dispatch(e ledger.Event) {
+	switch e.Type {
+	case ledger.EventSessionStarted:
+		if !h.hasSubscribers(TopicObservatory) {
+			return
+		}
+		title, _ := e.Data["title"].(string)
+		tags, _ := e.Data["tags"].([]string)
+		if tags == nil {
+			tags = []string{}
+		}
+		s := Session{ID: e.SessionID, Title: &title, Tags: tags, CreatedAt: e.Timestamp, UpdatedAt: e.Timestamp, Status: StatusActive}
+		h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:started", map[string]any{"session": s}))
+	case ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated:
+		if e.Node == nil {
+			return
+		}
+		topic := TopicReasoningPrefix + e.SessionID
+		if !h.hasSubscribers(topic, TopicObservatory) {
+			return
+		}
+		t := thoughtOf(*e.Node)
+		payload := map[string]any{"thought": t, "parentId": t.ParentID}
+		event := "thought:added"
+		switch e.Type {
+		case ledger.EventThoughtRevised:
+			event = "thought:revised"
+			if t.RevisesThought != nil {
+				payload["originalThoughtNumber"] = *t.RevisesThought
+			}
+			payload["revisedNodeId"] = t.RevisesNode
+		case ledger.EventBranchCreated:
+			event = "thought:branched"
+			payload["branchId"] = t.BranchID
+			if t.BranchFromThought != nil {
+				payload["fromThoughtNumber"] = *t.BranchFromThought
+			}
+		}
+		h.deliver(topic, t.ID, encode(topic, event, payload))
+		h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:updated", map[string]any{
+			"sessionId": e.SessionID, "thoughtCount": e.ThoughtCount, "updatedAt": t.Timestamp,
+		}))
+		if !t.NextThoughtNeeded {
+			ended := map[string]any{"sessionId": e.SessionID, "finalThoughtCount": e.ThoughtCount, "completedAt": t.Timestamp}
+			h.deliver(topic, t.ID, encode(topic, "session:ended", ended))
+			h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:ended", ended))
+		}
+	}
+}
+
+// subscribe adds c to topic and sends what a new subscriber gets: for a
+// session, its snapshot read from the ledger; for the observatory topic,
+// the active sessions.
+func (h *hub) subscribe(ctx context.Context, c *client, topic string) {
+	switch {
+	case topic == TopicObservatory:
+		h.mu.Lock()
+		if _, ok := c.subs[topic]; !ok {
+			h.addLocked(c, topic, &subscription{live: true})
+		}
+		h.queueLocked(c, encode(topic, "subscribed", map[string]any{"topic": topic}))
+		h.mu.Unlock()
+		list, err := h.o.activeSessions(ctx)
+		if err != nil {
+			h.sendError(c, topic, err)
+			return
+		}
+		h.send(c, encode(topic, "sessions:active", map[string]any{"sessions": list}))
+	case strings.HasPrefix(topic, TopicReasoningPrefix):
+		id := strings.TrimPrefix(topic, TopicReasoningPrefix)
+		if id == "" {
+			h.sendError(c, topic, ledger.InvalidField("topic", "must be reasoning:<sessionId>, got %q", topic))
+			return
+		}
+		s := &subscription{}
+		h.mu.Lock()
+		if old, ok := c.subs[topic]; ok && old.live {
+			// Subscribing again asks for a fresh snapshot: hold events
+			// again until it is queued.
+			old.live = false
+			s = old
+		} else if !ok {
+			h.addLocked(c, topic, s)
+		} else {
+			s = old
+		}
+		h.mu.Unlock()
+		v, err := h.o.ledger.Load(ctx, id)
+		if err != nil {
+			h.mu.Lock()
+			if c.subs[topic] == s {
+				h.unsubscribeLocked(c, topic)
+			}
+			h.mu.Unlock()
+			h.sendError(c, topic, err)
+			return
+		}
+		snap := snapshotOf(v, h.o.now(), h.o.cfg.AbandonAfter)
+		have := make(map[string]bool, v.Graph.Len())
+		for _, n := range v.Graph.Nodes() {
+			have[n.ID] = true
+		}
+		msg := encode(topic, "session:snapshot", snap)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if c.subs[topic] != s {
+			return // unsubscribed (or cut off) while the snapshot loaded
+		}
+		h.queueLocked(c, encode(topic, "subscribed", map[string]any{"topic": topic}))
+		h.queueLocked(c, msg)
+		for _, p := range s.pending {
+			if p.nodeID == "" || !have[p.nodeID] {
+				h.queueLocked(c, p.msg)
+			}
+		}
+		s.pending, s.live, s.have = nil, true, have
+	default:
+		e := ledger.Errorf(ledger.CodeInvalidPayload, "unknown topic %q: expected %q or %q followed by a session id", topic, TopicObservatory, TopicReasoningPrefix)
+		e.Details = map[string]any{"topic": topic}
+		h.sendError(c, topic, e)
+	}
+}
+
+func (h *hub) addLocked(c *client, topic string, s *subscription) {
+	h.subscribed.Add(1)
+	c.subs[topic] = s
+	subs := h.topics[topic]
+	if subs == nil {
+		subs = map[*client]*subscription{}
+		h.topics[topic] = subs
+	}
+	subs[c] = s
+}
+
+func (h *hub) unsubscribe(c *client, topic string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := c.subs[topic]; !ok {
+		h.queueLocked(c, encode(topic, "error", ErrorPayload{Code: ledger.CodeInvalidOperation,
+			Message: fmt.Sprintf("not subscribed to %q", topic), Details: map[string]any{"topic": topic}}))
+		return
+	}
+	h.unsubscribeLocked(c, topic)
+	h.queueLocked(c, encode(topic, "unsubscribed", map[string]any{"topic": topic}))
+}
+
+func (h *hub) subscribedTo(c *client) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(c.subs)
+}
+
+// send queues one reply for c.
+func (h *hub) send(c *client, msg []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queueLocked(c, msg)
+}
+
+func (h *hub) sendError(c *client, topic string, err error) {
+	h.send(c, encode(topic, "error", errorPayload(err)))
+}
+
+func errorPayload(err error) ErrorPayload {
+	e := ledger.AsError(err)
+	return ErrorPayload{Code: e.Code, Message: e.Error(), Details: e.Details}
+}
+
+// sortSessions puts the most recently updated first, ties by id.
+func sortSessions(list []Session) {
+	slices.SortFunc(list, func(a, b Session) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// statusCache remembers each session's completion, keyed by what the
+// listing says of it, so that listing does not reload unchanged sessions.
+type statusCache struct {
+	mu sync.Mutex
+	m  map[string]statusEntry
+}
+
+type statusEntry struct {
+	updated     time.Time
+	count       int
+	completed   bool
+	completedAt time.Time
+}

@@ -1,0 +1,236 @@
+// Package observatory is the place where a person watches agents reason:
+// a WebSocket server that streams a session's thoughts as they are
+// committed, an HTTP API over the ledger's history, and an embedded web UI
+// that draws each session as a graph.
+//
+// It is fed by the ledger's events (it is a ledger.EventSink) and reads
+// snapshots and listings from the ledger, so that a session written by
+// another process, pulled from a remote or closed long ago can be opened as
+// well as one being written now:
+//
+//	obs := observatory.New(l, observatory.Config{Port: 1729})
+//	// the ledger was created with obs (or a relay to it) as its EventSink
+//	ln, _ := net.Listen("tcp", obs.Addr())
+//	go obs.Serve(ctx, ln)
+//	defer obs.Close()
+//
+// Every message on the socket is a JSON array [topic, event, payload]; the
+// topics are "observatory" (all sessions) and "reasoning:<sessionId>".
+package observatory
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Defaults of Config.
+const (
+	DefaultPort           = 1729
+	DefaultMaxConnections = 100
+	DefaultAbandonAfter   = 24 * time.Hour
+	DefaultReadLimit      = 64 << 10
+	DefaultPingInterval   = 30 * time.Second
+	DefaultIdleTimeout    = 10 * time.Minute
+	DefaultQueueSize      = 1024
+	// maxActive bounds the sessions:active list sent on joining.
+	maxActive = 100
+)
+
+// Config configures an Observatory. Zero fields take the defaults.
+type Config struct {
+	// Host and Port are where Addr says to listen; Host defaults to
+	// 127.0.0.1.
+	Host string
+	Port int
+	// Origins are the browser origins (scheme://host[:port]) allowed to
+	// open the socket and read the API, besides the Observatory's own
+	// origin and loopback origins, which are always allowed. "*" allows
+	// every origin.
+	Origins []string
+	// MaxConnections bounds the open WebSocket connections.
+	MaxConnections int
+	// HTTPAPI enables /api/….
+	HTTPAPI bool
+	// AuthToken, when set, is required by the page, the socket and the
+	// API: as "Authorization: Bearer <token>", a ?token= query parameter
+	// (which also sets a cookie, so that the page's own requests carry
+	// it), or that cookie.
+	AuthToken string
+	// AbandonAfter is how long a session that is not completed may go
+	// without a thought before it counts as abandoned.
+	AbandonAfter time.Duration
+	// ReadLimit bounds one client message, in bytes.
+	ReadLimit int64
+	// PingInterval is how often the server pings; a client that has not
+	// answered (or sent anything) within two intervals is disconnected.
+	PingInterval time.Duration
+	// IdleTimeout closes a connection that subscribes to nothing for
+	// that long.
+	IdleTimeout time.Duration
+	// QueueSize is how many messages may wait for one client; past it the
+	// client is disconnected (never the writer slowed).
+	QueueSize int
+	// Authors, if set, gives the detail panel each thought's author.
+	Authors AuthorReader
+	// Now is the clock for statuses; default time.Now.
+	Now func() time.Time
+	// Log receives one line per noteworthy event (a client cut off); nil
+	// discards them.
+	Log io.Writer
+}
+
+// AuthorReader reads who recorded a commit, and when (gitstore.Store does).
+type AuthorReader interface {
+	CommitAuthor(ctx context.Context, id ledger.CommitID) (ledger.Author, time.Time, error)
+}
+
+// Observatory serves the WebSocket hub, the HTTP API and the web UI for
+// one ledger. Publish may be called before Serve.
+type Observatory struct {
+	ledger   *ledger.Ledger
+	cfg      Config
+	hub      *hub
+	statuses statusCache
+	mux      *http.ServeMux
+}
+
+// New returns an Observatory over l.
+func New(l *ledger.Ledger, cfg Config) *Observatory {
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.AbandonAfter <= 0 {
+		cfg.AbandonAfter = DefaultAbandonAfter
+	}
+	if cfg.ReadLimit <= 0 {
+		cfg.ReadLimit = DefaultReadLimit
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = DefaultPingInterval
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	o := &Observatory{ledger: l, cfg: cfg, statuses: statusCache{m: map[string]statusEntry{}}}
+	o.hub = newHub(o)
+	o.mux = o.routes()
+	return o
+}
+
+// Addr is host:port from the configuration.
+func (o *Observatory) Addr() string {
+	return net.JoinHostPort(o.cfg.Host, strconv.Itoa(o.cfg.Port))
+}
+
+// Publish implements ledger.EventSink. It never blocks.
+func (o *Observatory) Publish(e ledger.Event) { o.hub.publish(e) }
+
+// Dropped counts the clients disconnected for falling behind.
+func (o *Observatory) Dropped() int64 { return o.hub.dropped.Load() }
+
+// Handler serves the UI at /, the socket at /ws and, if enabled, /api/.
+func (o *Observatory) Handler() http.Handler { return o.mux }
+
+// Serve accepts connections on ln until ctx ends or Close is called.
+func (o *Observatory) Serve(ctx context.Context, ln net.Listener) error {
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	srv := &http.Server{Handler: o.mux, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	o.hub.close()
+	stop()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close disconnects every client.
+func (o *Observatory) Close() { o.hub.close() }
+
+func (o *Observatory) now() time.Time {
+	if o.cfg.Now != nil {
+		return o.cfg.Now()
+	}
+	return time.Now()
+}
+
+// authorized checks the token, if one is configured.
+func (o *Observatory) authorized(r *http.Request) bool {
+	if o.cfg.AuthToken == "" {
+		return true
+	}
+	want := []byte(o.cfg.AuthToken)
+	ok := func(got string) bool { return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 }
+	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") && ok(strings.TrimSpace(tok)) {
+		return true
+	}
+	if ok(r.URL.Query().Get("token")) {
+		return true
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {
+		return true
+	}
+	return false
+}
+
+const tokenCookie = "thoughtbox_observatory_token"
+
+// originAllowed says whether a browser page from origin may use the socket
+// or the API: no Origin header (not a browser), the Observatory's own
+// origin, a loopback origin, or one of Config.Origins.
+func (o *Observatory) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, a := range o.cfg.Origins {
+		if a == "*" || strings.EqualFold(strings.TrimRight(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,653 @@
+package observatory_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/observatory"
+)
+
+// relay lets the ledger be created before the Observatory that reads it.
+type relay struct {
+	o atomic.Pointer[observatory.Observatory]
+}
+
+func (r *relay) Publish(e ledger.Event) {
+	if o := r.o.Load(); o != nil {
+		o.Publish(e)
+	}
+}
+
+type fixture struct {
+	t     *testing.T
+	l     *ledger.Ledger
+	store *gitstore.Store
+	obs   *observatory.Observatory
+	srv   *httptest.Server
+	ctx   context.Context
+}
+
+var agent = ledger.Author{Name: "test-agent", Email: "agent@example.org"}
+
+func newFixture(t *testing.T, cfg observatory.Config) *fixture {
+	t.Helper()
+	store, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{}
+	l := ledger.New(store, ledger.Options{Events: r})
+	if cfg.Authors == nil {
+		cfg.Authors = store
+	}
+	obs := observatory.New(l, cfg)
+	r.o.Store(obs)
+	srv := httptest.NewServer(obs.Handler())
+	t.Cleanup(func() {
+		obs.Close()
+		srv.Close()
+		store.Close()
+	})
+	return &fixture{t: t, l: l, store: store, obs: obs, srv: srv, ctx: context.Background()}
+}
+
+func (f *fixture) start(title string, tags ...string) string {
+	f.t.Helper()
+	s, err := f.l.StartSession(f.ctx, ledger.CreateSessionParams{Title: title, Tags: tags}, agent)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s.ID
+}
+
+func (f *fixture) add(id string, in ledger.ThoughtInput) *ledger.AddResult {
+	f.t.Helper()
+	res, err := f.l.AddThought(f.ctx, id, in, agent)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+func ptr(n int) *int { return &n }
+
+func (f *fixture) wsURL() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws" }
+
+type wsClient struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func (f *fixture) dial(h http.Header) *wsClient {
+	f.t.Helper()
+	ws, resp, err := websocket.DefaultDialer.Dial(f.wsURL(), h)
+	if err != nil {
+		body := ""
+		if resp != nil {
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+		}
+		f.t.Fatalf("dial: %v %s", err, body)
+	}
+	f.t.Cleanup(func() { ws.Close() })
+	return &wsClient{t: f.t, ws: ws}
+}
+
+func (c *wsClient) send(v ...any) {
+	c.t.Helper()
+	if err := c.ws.WriteJSON(v); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+type msg struct {
+	Topic, Event string
+	Payload      json.RawMessage
+}
+
+func (c *wsClient) next() msg {
+	c.t.Helper()
+	c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var parts []json.RawMessage
+	if err := c.ws.ReadJSON(&parts); err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	if len(parts) != 3 {
+		c.t.Fatalf("message has %d parts, want [topic, event, payload]", len(parts))
+	}
+	var m msg
+	json.Unmarshal(parts[0], &m.Topic)
+	json.Unmarshal(parts[1], &m.Event)
+	m.Payload = parts[2]
+	return m
+}
+
+// expect reads the next message and checks its topic and event.
+func (c *wsClient) expect(topic, event string, into any) {
+	c.t.Helper()
+	m := c.next()
+	if m.Topic != topic || m.Event != event {
+		c.t.Fatalf("got [%s %s] %s, want [%s %s]", m.Topic, m.Event, m.Payload, topic, event)
+	}
+	if into != nil {
+		if err := json.Unmarshal(m.Payload, into); err != nil {
+			c.t.Fatalf("%s payload: %v", event, err)
+		}
+	}
+}
+
+type thoughtPayload struct {
+	Thought               observatory.Thought `json:"thought"`
+	ParentID              *string             `json:"parentId"`
+	OriginalThoughtNumber *int                `json:"originalThoughtNumber"`
+	BranchID              string              `json:"branchId"`
+	FromThoughtNumber     *int                `json:"fromThoughtNumber"`
+}
+
+func TestSubscribeSnapshotAndEveryEvent(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	id := f.start("Pick a cache", "infra")
+	f.add(id, ledger.ThoughtInput{Thought: "What is slow?", NextThoughtNeeded: true})
+	f.add(id, ledger.ThoughtInput{Thought: "Reads of user profiles.", NextThoughtNeeded: true})
+
+	c := f.dial(nil)
+	c.send("observatory", "subscribe")
+	c.expect("observatory", "subscribed", nil)
+	var active struct{ Sessions []observatory.Session }
+	c.expect("observatory", "sessions:active", &active)
+	if len(active.Sessions) != 1 || active.Sessions[0].ID != id || active.Sessions[0].Status != observatory.StatusActive {
+		t.Fatalf("sessions:active = %+v, want the one active session", active.Sessions)
+	}
+
+	topic := "reasoning:" + id
+	c.send(topic, "subscribe")
+	c.expect(topic, "subscribed", nil)
+	var snap observatory.Snapshot
+	c.expect(topic, "session:snapshot", &snap)
+	if snap.Session.ID != id || len(snap.Thoughts) != 2 || snap.Thoughts[1].Thought != "Reads of user profiles." || len(snap.Branches) != 0 {
+		t.Fatalf("snapshot = %+v", snap)
+	}
+	if snap.Thoughts[0].ParentID != nil || snap.Thoughts[1].ParentID == nil || *snap.Thoughts[1].ParentID != snap.Thoughts[0].ID {
+		t.Errorf("snapshot parents: %v, %v", snap.Thoughts[0].ParentID, snap.Thoughts[1].ParentID)
+	}
+	if snap.Thoughts[0].Commit == "" {
+		t.Error("snapshot thought has no commit")
+	}
+
+	long := strings.Repeat("full text is kept. ", 20)
+	f.add(id, ledger.ThoughtInput{Thought: long, NextThoughtNeeded: true})
+	f.add(id, ledger.ThoughtInput{Thought: "Try Redis", BranchID: "redis", BranchFromThought: ptr(2), NextThoughtNeeded: true})
+	f.add(id, ledger.ThoughtInput{Thought: "Redis needs ops", BranchID: "redis", BranchFromThought: ptr(2), NextThoughtNeeded: true})
+	f.add(id, ledger.ThoughtInput{Thought: "Reads AND writes", IsRevision: true, RevisesThought: ptr(2), NextThoughtNeeded: true})
+	f.add(id, ledger.ThoughtInput{Thought: "Use an in-process cache.", NextThoughtNeeded: false})
+
+	var p thoughtPayload
+	c.expect(topic, "thought:added", &p)
+	if p.Thought.ThoughtNumber != 3 || p.Thought.Thought != long || p.ParentID == nil || *p.ParentID != snap.Thoughts[1].ID {
+		t.Errorf("thought:added = %+v", p)
+	}
+	c.expect("observatory", "session:updated", nil)
+	p = thoughtPayload{}
+	c.expect(topic, "thought:branched", &p)
+	if p.BranchID != "redis" || p.FromThoughtNumber == nil || *p.FromThoughtNumber != 2 || p.Thought.BranchID != "redis" || *p.ParentID != snap.Thoughts[1].ID {
+		t.Errorf("thought:branched = %+v", p)
+	}
+	c.expect("observatory", "session:updated", nil)
+	p = thoughtPayload{}
+	c.expect(topic, "thought:added", &p)
+	if p.Thought.BranchID != "redis" || p.Thought.ThoughtNumber != 4 {
+		t.Errorf("branch thought:added = %+v", p.Thought)
+	}
+	c.expect("observatory", "session:updated", nil)
+	p = thoughtPayload{}
+	c.expect(topic, "thought:revised", &p)
+	if p.OriginalThoughtNumber == nil || *p.OriginalThoughtNumber != 2 || p.Thought.RevisesNode != snap.Thoughts[1].ID {
+		t.Errorf("thought:revised = %+v", p)
+	}
+	c.expect("observatory", "session:updated", nil)
+	c.expect(topic, "thought:added", nil)
+	c.expect("observatory", "session:updated", nil)
+	var ended struct {
+		SessionID         string `json:"sessionId"`
+		FinalThoughtCount int    `json:"finalThoughtCount"`
+	}
+	c.expect(topic, "session:ended", &ended)
+	if ended.SessionID != id || ended.FinalThoughtCount != 7 {
+		t.Errorf("session:ended = %+v, want 7 thoughts", ended)
+	}
+	c.expect("observatory", "session:ended", nil)
+
+	// A new session is announced on the observatory topic.
+	other := f.start("Another")
+	var started struct{ Session observatory.Session }
+	c.expect("observatory", "session:started", &started)
+	if started.Session.ID != other || *started.Session.Title != "Another" {
+		t.Errorf("session:started = %+v", started.Session)
+	}
+
+	// The detail of a thought names its commit's author.
+	c.send(topic, "thought:detail", map[string]string{"thoughtId": snap.Thoughts[0].ID})
+	var d observatory.ThoughtDetail
+	c.expect(topic, "thought:detail", &d)
+	if d.Author != agent.Name || d.AuthorEmail != agent.Email || d.Commit != snap.Thoughts[0].Commit {
+		t.Errorf("thought:detail = %+v", d)
+	}
+
+	// Unsubscribed, the session's thoughts no longer arrive.
+	c.send(topic, "unsubscribe")
+	c.expect(topic, "unsubscribed", nil)
+	c.send("observatory", "unsubscribe")
+	c.expect("observatory", "unsubscribed", nil)
+	f.add(id, ledger.ThoughtInput{Thought: "Reopened", NextThoughtNeeded: true})
+	c.send("observatory", "list:active")
+	c.expect("observatory", "sessions:active", nil)
+}
+
+func TestBadMessages(t *testing.T) {
+	f := newFixture(t, observatory.Config{ReadLimit: 1024})
+	c := f.dial(nil)
+	for _, tt := range []struct {
+		raw, code string
+	}{
+		{`not json`, "INVALID_PAYLOAD"},
+		{`{"topic":"observatory"}`, "INVALID_PAYLOAD"},
+		{`["observatory"]`, "INVALID_PAYLOAD"},
+		{`[1, "subscribe"]`, "INVALID_PAYLOAD"},
+		{`["weather", "subscribe"]`, "INVALID_PAYLOAD"},
+		{`["reasoning:", "subscribe"]`, "INVALID_PAYLOAD"},
+		{`["reasoning:no-such-session", "subscribe"]`, "SESSION_NOT_FOUND"},
+		{`["observatory", "dance"]`, "INVALID_OPERATION"},
+		{`["observatory", "unsubscribe"]`, "INVALID_OPERATION"},
+		{`["observatory", "list:sessions", {"status": "sleeping"}]`, "INVALID_PAYLOAD"},
+		{`["observatory", "list:sessions", {"limit": 1000}]`, "INVALID_PAYLOAD"},
+		{`["observatory", "list:sessions", "all"]`, "INVALID_PAYLOAD"},
+	} {
+		if err := c.ws.WriteMessage(websocket.TextMessage, []byte(tt.raw)); err != nil {
+			t.Fatal(err)
+		}
+		m := c.next()
+		var e observatory.ErrorPayload
+		json.Unmarshal(m.Payload, &e)
+		if m.Event != "error" || string(e.Code) != tt.code || e.Message == "" {
+			t.Errorf("%s: got [%s %s] %s, want error %s", tt.raw, m.Topic, m.Event, m.Payload, tt.code)
+		}
+	}
+	// The connection is still usable after bad messages.
+	c.send("observatory", "list:sessions", map[string]any{"limit": 5})
+	c.expect("observatory", "sessions:list", nil)
+
+	// A message over the read limit ends the connection.
+	c.ws.WriteMessage(websocket.TextMessage, []byte(`["observatory","list:sessions",{"search":"`+strings.Repeat("x", 2048)+`"}]`))
+	c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, _, err := c.ws.ReadMessage(); err == nil {
+		t.Error("a message over the read limit was answered; want the connection closed")
+	}
+}
+
+func TestMaxConnections(t *testing.T) {
+	f := newFixture(t, observatory.Config{MaxConnections: 2})
+	a := f.dial(nil)
+	f.dial(nil)
+	_, resp, err := websocket.DefaultDialer.Dial(f.wsURL(), nil)
+	if err == nil {
+		t.Fatal("a third connection was accepted with MaxConnections 2")
+	}
+	var e observatory.ErrorPayload
+	json.NewDecoder(resp.Body).Decode(&e)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(e.Message, "THOUGHTBOX_OBSERVATORY_MAX_CONNECTIONS") {
+		t.Errorf("refusal: %d %+v", resp.StatusCode, e)
+	}
+	// A closed connection frees its place.
+	a.ws.Close()
+	for i := 0; ; i++ {
+		ws, _, err := websocket.DefaultDialer.Dial(f.wsURL(), nil)
+		if err == nil {
+			ws.Close()
+			break
+		}
+		if i > 200 {
+			t.Fatal("the place of a closed connection was never freed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestOrigins(t *testing.T) {
+	f := newFixture(t, observatory.Config{Origins: []string{"https://team.example"}})
+	for _, tt := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"", true},
+		{f.srv.URL, true}, // its own origin
+		{"http://localhost:5173", true},
+		{"http://127.0.0.1:9999", true},
+		{"https://team.example", true},
+		{"https://evil.example", false},
+		{"http://127.0.0.1.evil.example", false},
+		{"null", false},
+	} {
+		h := http.Header{}
+		if tt.origin != "" {
+			h.Set("Origin", tt.origin)
+		}
+		ws, resp, err := websocket.DefaultDialer.Dial(f.wsURL(), h)
+		if tt.ok != (err == nil) {
+			t.Errorf("origin %q: err %v, want allowed=%v", tt.origin, err, tt.ok)
+		}
+		if ws != nil {
+			ws.Close()
+		}
+		if !tt.ok && resp != nil && resp.StatusCode != http.StatusForbidden {
+			t.Errorf("origin %q refused with %d, want 403", tt.origin, resp.StatusCode)
+		}
+	}
+}
+
+func TestAuthToken(t *testing.T) {
+	f := newFixture(t, observatory.Config{AuthToken: "s3cret", HTTPAPI: true})
+	if _, resp, err := websocket.DefaultDialer.Dial(f.wsURL(), nil); err == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("socket without token: %v", err)
+	}
+	f.dial(http.Header{"Authorization": {"Bearer s3cret"}})
+	for _, path := range []string{"/", "/app.js", "/api/sessions"} {
+		resp, err := http.Get(f.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without token: %d, want 401", path, resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(f.srv.URL + "/?token=s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		cookie = c
+	}
+	if resp.StatusCode != http.StatusOK || cookie == nil || !cookie.HttpOnly {
+		t.Fatalf("GET /?token=: %d, cookie %v", resp.StatusCode, cookie)
+	}
+	// The page's own requests carry the cookie.
+	req, _ := http.NewRequest("GET", f.srv.URL+"/api/sessions", nil)
+	req.AddCookie(cookie)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("API with the cookie: %d", resp.StatusCode)
+	}
+}
+
+// TestSnapshotThenEventsWithoutGapOrRepeat subscribes while a writer is
+// writing: the snapshot and the events after it must hold every thought
+// exactly once, in commit order.
+func TestSnapshotThenEventsWithoutGapOrRepeat(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	id := f.start("race")
+	const n = 300
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 1; i <= n; i++ {
+			f.add(id, ledger.ThoughtInput{Thought: fmt.Sprint("t", i), NextThoughtNeeded: i < n})
+		}
+	}()
+	for f.obsThoughts(id) < 20 {
+		time.Sleep(time.Millisecond)
+	}
+	c := f.dial(nil)
+	topic := "reasoning:" + id
+	c.send(topic, "subscribe")
+	c.expect(topic, "subscribed", nil)
+	var snap observatory.Snapshot
+	c.expect(topic, "session:snapshot", &snap)
+	var got []int
+	for _, th := range snap.Thoughts {
+		got = append(got, th.ThoughtNumber)
+	}
+	for len(got) < n {
+		m := c.next()
+		if m.Event == "session:ended" {
+			break
+		}
+		var p thoughtPayload
+		json.Unmarshal(m.Payload, &p)
+		got = append(got, p.Thought.ThoughtNumber)
+	}
+	wg.Wait()
+	if len(got) != n {
+		t.Fatalf("got %d thoughts, want %d", len(got), n)
+	}
+	for i, num := range got {
+		if num != i+1 {
+			t.Fatalf("thought %d arrived as number %d (snapshot had %d): %v", i+1, num, len(snap.Thoughts), got)
+		}
+	}
+}
+
+func (f *fixture) obsThoughts(id string) int {
+	v, err := f.l.View(f.ctx, id)
+	if err != nil {
+		return 0
+	}
+	return v.Graph.Len()
+}
+
+// TestReaderThatNeverReads: a client that subscribes and then reads
+// nothing is cut off when its queue fills; the writer is not held up, and
+// a client that reads gets every thought.
+func TestReaderThatNeverReads(t *testing.T) {
+	f := newFixture(t, observatory.Config{QueueSize: 64})
+	id := f.start("stuck reader")
+	topic := "reasoning:" + id
+
+	// The stuck client's socket gets a tiny receive buffer before it
+	// connects, so that the server's writes to it block soon.
+	d := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
+		nd := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) {
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048)
+			})
+		}}
+		return nd.Dial(network, addr)
+	}}
+	stuck, _, err := d.Dial(f.wsURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	stuck.WriteJSON([]any{topic, "subscribe"})
+
+	good := f.dial(nil)
+	good.send(topic, "subscribe")
+	good.expect(topic, "subscribed", nil)
+	good.expect(topic, "session:snapshot", nil)
+	good.ws.SetReadDeadline(time.Time{})
+
+	// 600 thoughts of 8 KiB: more than the stuck socket's buffers and its
+	// queue hold, in most kernels' settings.
+	const n = 600
+	text := strings.Repeat("y", 8<<10)
+	received := make(chan int, 1)
+	go func() {
+		count := 0
+		defer func() { received <- count }()
+		for count < n {
+			_, data, err := good.ws.ReadMessage()
+			if err != nil {
+				t.Errorf("the reading client: %v", err)
+				return
+			}
+			if bytes.Contains(data[:min(len(data), 80)], []byte(`"thought:`)) {
+				count++
+			}
+		}
+	}()
+	start := time.Now()
+	var slowest time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		f.add(id, ledger.ThoughtInput{Thought: fmt.Sprint(i, text), NextThoughtNeeded: true})
+		slowest = max(slowest, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	if got := <-received; got != n {
+		t.Errorf("the reading client got %d thoughts, want %d", got, n)
+	}
+	// Whether the kernel's socket buffers filled first depends on its
+	// settings, so the cut-off itself is asserted in TestStuckQueueIsCutOff.
+	t.Logf("%d thoughts with a stuck subscriber: %v (slowest write %v); clients cut off for falling behind: %d", n, elapsed, slowest, f.obs.Dropped())
+}
+
+func TestHTTPAPI(t *testing.T) {
+	now := time.Now()
+	f := newFixture(t, observatory.Config{HTTPAPI: true, AbandonAfter: time.Hour, Now: func() time.Time { return now }})
+	done := f.start("Finished work", "alpha", "beta")
+	f.add(done, ledger.ThoughtInput{Thought: "one", NextThoughtNeeded: true})
+	closing := f.add(done, ledger.ThoughtInput{Thought: "two", NextThoughtNeeded: false})
+	open := f.start("Open question", "beta")
+	f.add(open, ledger.ThoughtInput{Thought: "hmm", NextThoughtNeeded: true})
+
+	get := func(path string, want int, into any) string {
+		t.Helper()
+		resp, err := http.Get(f.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("GET %s: %d %s, want %d", path, resp.StatusCode, b, want)
+		}
+		if into != nil {
+			if err := json.Unmarshal(b, into); err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+		}
+		return string(b)
+	}
+	var list observatory.SessionList
+	get("/api/sessions", 200, &list)
+	if list.Total != 2 {
+		t.Fatalf("list = %+v", list)
+	}
+	get("/api/sessions?status=completed", 200, &list)
+	if list.Total != 1 || list.Sessions[0].ID != done || list.Sessions[0].CompletedAt == nil ||
+		!list.Sessions[0].CompletedAt.Equal(closing.Thought.Timestamp) {
+		t.Errorf("completed = %+v", list.Sessions)
+	}
+	get("/api/sessions?tag=alpha", 200, &list)
+	if list.Total != 1 || list.Sessions[0].ID != done {
+		t.Errorf("tag=alpha: %+v", list.Sessions)
+	}
+	get("/api/sessions?search=question", 200, &list)
+	if list.Total != 1 || list.Sessions[0].ID != open {
+		t.Errorf("search=question: %+v", list.Sessions)
+	}
+	get("/api/sessions?limit=1&offset=1", 200, &list)
+	if len(list.Sessions) != 1 || list.Total != 2 || list.HasMore {
+		t.Errorf("page 2: %+v", list)
+	}
+
+	// Two hours on, the open session counts as abandoned.
+	now = now.Add(2 * time.Hour)
+	get("/api/sessions?status=abandoned", 200, &list)
+	if list.Total != 1 || list.Sessions[0].ID != open || list.Sessions[0].Status != observatory.StatusAbandoned {
+		t.Errorf("abandoned: %+v", list.Sessions)
+	}
+
+	var snap observatory.Snapshot
+	get("/api/sessions/"+done, 200, &snap)
+	if len(snap.Thoughts) != 2 || snap.Session.Status != observatory.StatusCompleted {
+		t.Errorf("snapshot = %+v", snap)
+	}
+	md := get("/api/sessions/"+done+"/export?format=markdown", 200, nil)
+	if !strings.Contains(md, "Finished work") {
+		t.Errorf("markdown export: %s", md)
+	}
+	var analysis map[string]any
+	get("/api/sessions/"+done+"/analysis", 200, &analysis)
+	if analysis["sessionId"] != done {
+		t.Errorf("analysis = %v", analysis)
+	}
+	for _, tt := range []struct {
+		path, code string
+		status     int
+	}{
+		{"/api/sessions/nope", "SESSION_NOT_FOUND", 404},
+		{"/api/sessions/nope/analysis", "SESSION_NOT_FOUND", 404},
+		{"/api/sessions/" + done + "/export?format=pdf", "INVALID_PAYLOAD", 400},
+		{"/api/sessions?limit=ten", "INVALID_PAYLOAD", 400},
+		{"/api/sessions?status=sleeping", "INVALID_PAYLOAD", 400},
+	} {
+		var e observatory.ErrorPayload
+		get(tt.path, tt.status, &e)
+		if string(e.Code) != tt.code || e.Message == "" {
+			t.Errorf("GET %s: %+v, want %s", tt.path, e, tt.code)
+		}
+	}
+}
+
+// TestHTTPAPIOff: without HTTPAPI the API is not served, the page is.
+func TestHTTPAPIOff(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	for path, want := range map[string]int{"/api/sessions": 404, "/": 200, "/app.js": 200, "/style.css": 200} {
+		resp, err := http.Get(f.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestSessionWrittenElsewhere: a session another ledger (another process)
+// wrote to the same store opens with its thoughts.
+func TestSessionWrittenElsewhere(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	other := ledger.New(f.store, ledger.Options{})
+	s, err := other.StartSession(f.ctx, ledger.CreateSessionParams{Title: "elsewhere"}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := other.AddThought(f.ctx, s.ID, ledger.ThoughtInput{Thought: "x", NextThoughtNeeded: true}, agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.dial(nil)
+	topic := "reasoning:" + s.ID
+	c.send(topic, "subscribe")
+	c.expect(topic, "subscribed", nil)
+	var snap observatory.Snapshot
+	c.expect(topic, "session:snapshot", &snap)
+	if len(snap.Thoughts) != 3 {
+		t.Errorf("snapshot of a session written elsewhere has %d thoughts, want 3", len(snap.Thoughts))
+	}
+}
