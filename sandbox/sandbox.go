@@ -489,7 +489,7 @@ func (s *Session) explain() error {
 	stderr := s.stderr.String()
 	lim := s.cfg.Limits
 	switch {
-	case st.ExitCode() == exitMemory || strings.Contains(stderr, "out of memory"):
+	case st.ExitCode() == exitMemory || runtimeOutOfMemory(stderr):
 		return &Error{Kind: ErrOutOfMemory, Detail: fmt.Sprintf("(limit %d MiB)", lim.Memory>>20)}
 	case st.ExitCode() == exitCPU || (!st.Exited() && st.UserTime()+st.SystemTime() >= lim.CPU):
 		return &Error{Kind: ErrCPULimit, Detail: fmt.Sprintf("(%v of processor time)", lim.CPU)}
@@ -499,6 +499,17 @@ func (s *Session) explain() error {
 		detail += ": " + line
 	}
 	return &Error{Kind: ErrCrashed, Detail: "(" + detail + ")"}
+}
+
+// runtimeOutOfMemory says whether the Go runtime reported that it could
+// not get memory (the address-space limit refused a mapping).
+func runtimeOutOfMemory(stderr string) bool {
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "fatal error: out of memory") || strings.HasPrefix(line, "runtime: out of memory") {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {
