@@ -207,6 +207,13 @@ func (c *child) hostFunc(name string) func(goja.FunctionCall) goja.Value {
 		}
 		m.ID = c.nextCall.Add(1)
 		c.clock.pause()
+		select {
+		case <-c.clock.stopped:
+			// Already interrupted: do not make the host do work whose
+			// answer nobody will read.
+			return goja.Undefined()
+		default:
+		}
 		c.send(m)
 		var r message
 		select {

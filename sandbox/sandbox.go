@@ -191,6 +191,7 @@ type Session struct {
 	stdin *os.File
 
 	msgs       chan message  // from the child's stdout; closed at its end
+	readDone   chan struct{} // closed when the stdout reader has returned
 	exited     chan struct{} // closed once the child has been reaped
 	stderr     headBuffer
 	stderrDone chan struct{}
@@ -258,7 +259,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s := &Session{
 		cfg: cfg, cmd: cmd, stdin: inW,
-		msgs: make(chan message), exited: make(chan struct{}), stderrDone: make(chan struct{}),
+		msgs: make(chan message), readDone: make(chan struct{}), exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		stderr: headBuffer{limit: 16 << 10},
 	}
 	go s.readStdout(outR)
@@ -316,6 +317,7 @@ func (s *Session) Pid() int { return s.cmd.Process.Pid }
 
 // readStdout turns the child's stdout into messages until it ends.
 func (s *Session) readStdout(r *os.File) {
+	defer close(s.readDone)
 	defer close(s.msgs)
 	defer r.Close()
 	dec := json.NewDecoder(r)
@@ -471,6 +473,7 @@ func (s *Session) died() error {
 		<-s.exited
 	}
 	<-s.stderrDone
+	<-s.readDone
 	s.stdin.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -251,3 +252,27 @@ func TestGlobalsMustBeJSON(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// TestNoGoroutineLeft: a session's goroutines in the parent end with its
+// child, whether it was closed or killed.
+func TestNoGoroutineLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s, err := Start(t.Context(), Config{Limits: Limits{Grace: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(t.Context(), `/^(a+)+\1$/.test("a".repeat(40) + "b")`, RunOptions{Timeout: 50 * time.Millisecond}); !errors.Is(err, ErrTimeLimit) {
+		t.Fatalf("err = %v", err)
+	}
+	s.Close()
+	s2, err := Start(t.Context(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s2, `1`)
+	s2.Close()
+	if after := runtime.NumGoroutine(); after != before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
