@@ -18,7 +18,7 @@ import (
 // recorded since).
 func TestRLMBlockOutOfMemory(t *testing.T) {
 	e, _ := newSamplingEnv(t, gateway.Options{Sampling: gateway.SamplingOptions{RLM: rlm.Options{
-		BlockTimeout: time.Minute,
+		BlockTimeout: time.Hour, // the memory limit, not the clock, must end the block
 		Sandbox:      sandbox.Limits{Memory: 64 << 20},
 	}}})
 	m := &model{root: []string{

@@ -330,11 +330,13 @@ func TestCancel(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	res, err := Run(ctx, s.sample, "q", sessionJSON, Options{BlockTimeout: time.Minute})
+	res, err := Run(ctx, s.sample, "q", sessionJSON, Options{BlockTimeout: time.Hour})
 	if !errors.Is(err, context.Canceled) || res.Status != ledger.RLMFailed {
 		t.Fatalf("err %v, status %s", err, res.Status)
 	}
-	if time.Since(start) > 5*time.Second {
+	// Not a measure of speed: without the cancel the block would run for
+	// its hour.
+	if time.Since(start) > 10*time.Minute {
 		t.Errorf("cancel took %v", time.Since(start))
 	}
 	if len(s.seen) != 1 {
@@ -366,7 +368,9 @@ func TestStuckBuiltinIsKilled(t *testing.T) {
 		repl("var before = 1") + repl(`/^(a+)+\1$/.test("a".repeat(40) + "b")`) + repl("print('never')"),
 		repl("FINAL(typeof before)"),
 	}}
-	res, err := run(t, s, Options{BlockTimeout: 100 * time.Millisecond, Sandbox: sandbox.Limits{Grace: 100 * time.Millisecond}})
+	// The first block must finish within its time and grace even on a
+	// loaded machine; the regular expression never does.
+	res, err := run(t, s, Options{BlockTimeout: 500 * time.Millisecond, Sandbox: sandbox.Limits{Grace: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +394,7 @@ func TestEndlessAllocation(t *testing.T) {
 		repl("const a = []; while (true) a.push(new Array(100000).fill(a.length))"),
 		repl("FINAL(context.thoughts.length)"),
 	}}
-	res, err := run(t, s, Options{BlockTimeout: time.Minute, Sandbox: sandbox.Limits{Memory: 64 << 20}})
+	res, err := run(t, s, Options{BlockTimeout: time.Hour, Sandbox: sandbox.Limits{Memory: 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
