@@ -132,7 +132,9 @@ func TestCatastrophicRegex(t *testing.T) {
 // TestInfiniteLoop: an ordinary loop is interrupted inside the child at
 // its timeout; the session and its state survive.
 func TestInfiniteLoop(t *testing.T) {
-	s := start(t, Config{})
+	// A long grace: it is the child's own interrupt that is tested here,
+	// not the parent's kill.
+	s := start(t, Config{Limits: Limits{Grace: time.Minute}})
 	mustRun(t, s, `var before = 41`)
 	r, err := s.Run(t.Context(), `while (true) {}`, RunOptions{Timeout: 100 * time.Millisecond})
 	if err != nil {
@@ -168,7 +170,7 @@ func TestCrash(t *testing.T) {
 // waiting on a host function; the session survives.
 func TestCancelDuringHostCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	s := start(t, Config{HostFuncs: map[string]HostFunc{
+	s := start(t, Config{Limits: Limits{Grace: time.Minute}, HostFuncs: map[string]HostFunc{
 		"wait": func(ctx context.Context, _ HostArg) (any, error) {
 			cancel()
 			<-ctx.Done()
