@@ -13,8 +13,9 @@
 // a turn runs in one goja runtime whose globals persist for the whole run,
 // with a time limit per block, a cap on what a block may print, and nothing
 // beyond ECMAScript itself: no require, filesystem, network, timers or
-// process. What each block printed goes back to the root model as the next
-// user message.
+// process. The runtime lives in a child process (package sandbox) under
+// memory and CPU limits, so a block cannot harm the server. What each
+// block printed goes back to the root model as the next user message.
 package rlm
 
 import (
@@ -28,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sandbox"
 )
 
 // Role is who wrote a message of a conversation with a model.
@@ -101,6 +103,10 @@ type Options struct {
 	// OnStep, if set, is called with every step as it completes (the
 	// gateway logs sub-queries with it). It runs on the run's goroutine.
 	OnStep func(ledger.RLMStep)
+	// Sandbox bounds the REPL's process (zero values: the sandbox
+	// package's defaults, but a CPU limit of twice BlockTimeout per
+	// iteration, so that raising those raises it too).
+	Sandbox sandbox.Limits
 }
 
 // WithDefaults returns o with every zero limit set to its default.
@@ -118,6 +124,9 @@ func (o Options) WithDefaults() Options {
 	set(&o.MaxText, DefaultMaxText)
 	if o.BlockTimeout <= 0 {
 		o.BlockTimeout = DefaultBlockTimeout
+	}
+	if o.Sandbox.CPU <= 0 {
+		o.Sandbox.CPU = 2 * o.BlockTimeout * time.Duration(o.MaxIterations)
 	}
 	return o
 }
@@ -145,17 +154,18 @@ func (e *RootError) Unwrap() error { return e.Err }
 //   - with Status final when the root gives FINAL(value) or FINAL_VAR(name);
 //   - with Status iteration_limit after MaxIterations turns without one;
 //   - with Status failed and an error when the root model cannot be
-//     sampled (*RootError), or a block could not be stopped;
+//     sampled (*RootError);
 //   - with ctx's error when ctx is done (the client cancelled): the block
 //     running is interrupted and no further model call is made.
 func Run(ctx context.Context, sample Sampler, query, contextJSON string, opts Options) (*ledger.RLMResult, error) {
 	opts = opts.WithDefaults()
 	r := &runner{ctx: ctx, sample: sample, opts: opts, res: &ledger.RLMResult{Query: query, Transcript: []ledger.RLMStep{}}}
-	sb, err := newSandbox(contextJSON, opts, r.subQuery)
+	sb, err := newREPL(contextJSON, opts, r.subQuery)
 	if err != nil {
 		return r.fail(fmt.Errorf("starting the REPL: %w", err))
 	}
 	r.sb = sb
+	defer sb.close()
 	res, err := r.loop(query, contextJSON)
 	r.mu.Lock()
 	r.closed = true
@@ -167,14 +177,12 @@ type runner struct {
 	ctx       context.Context
 	sample    Sampler
 	opts      Options
-	sb        *sandbox
+	sb        *replEnv
 	res       *ledger.RLMResult
 	iteration int
 
-	// mu guards res's transcript and sub-query count, and closed, against
-	// a block that was abandoned while waiting on a sub-query and comes
-	// back after Run returned: it must not change a result the caller
-	// already holds.
+	// mu guards res's transcript and sub-query count, and closed: a
+	// sub-query must not change a result the caller already holds.
 	mu     sync.Mutex
 	closed bool
 }
@@ -222,7 +230,7 @@ func (r *runner) turn(text string) (feedback string, done bool, err error) {
 	for i, code := range blocks {
 		r.sb.final, r.sb.finalVar = nil, ""
 		start := time.Now()
-		out := r.sb.run(r.ctx, code)
+		out := r.sb.run(r.ctx, code, true, 0)
 		st := ledger.RLMStep{Kind: ledger.RLMStepRepl, Code: code, Output: out.output, DurationMS: since(start)}
 		if out.err != nil {
 			st.Error = out.err.Error()
@@ -230,9 +238,6 @@ func (r *runner) turn(text string) (feedback string, done bool, err error) {
 		r.step(st)
 		if err := r.ctx.Err(); err != nil {
 			return "", false, err
-		}
-		if errors.Is(out.err, errAbandoned) {
-			return "", false, out.err
 		}
 		fmt.Fprintf(&fb, "[block %d of %d]\n", i+1, len(blocks))
 		if out.output != "" {
@@ -246,13 +251,20 @@ func (r *runner) turn(text string) (feedback string, done bool, err error) {
 		if out.err != nil {
 			fmt.Fprintf(&fb, "Error: %v\n", out.err)
 		}
+		if out.lost {
+			// The later blocks were written for the state just lost.
+			if i+1 < len(blocks) {
+				fmt.Fprintf(&fb, "The %d later block(s) of this reply were not run.\n", len(blocks)-i-1)
+			}
+			break
+		}
 		// FINAL or FINAL_VAR called in code ends the turn: later blocks
 		// were written before this one's result was known.
 		if r.sb.final != nil {
 			return "", r.answer(*r.sb.final), nil
 		}
 		if r.sb.finalVar != "" {
-			v, err := r.sb.lookup(r.sb.finalVar)
+			v, err := r.sb.lookup(r.ctx, r.sb.finalVar)
 			if err == nil {
 				return "", r.answer(v), nil
 			}
@@ -263,7 +275,7 @@ func (r *runner) turn(text string) (feedback string, done bool, err error) {
 	// An answer written as text, on a line of its own, after the blocks
 	// ran (so that FINAL_VAR can name what they computed).
 	if name, ok := finalVarIn(text); ok {
-		v, err := r.sb.lookup(name)
+		v, err := r.sb.lookup(r.ctx, name)
 		if err == nil {
 			return "", r.answer(v), nil
 		}
