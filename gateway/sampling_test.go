@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +18,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gateway/rlm"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sandbox"
 )
 
 // model is a scripted model behind the test client's sampling handler. It
@@ -428,7 +430,9 @@ func TestRLMRunsOutOfIterations(t *testing.T) {
 // TestRLMBlockLoopsForever: the block is interrupted at its limit (200ms
 // here; 5s by default, see rlm.TestDefaults) and the run goes on.
 func TestRLMBlockLoopsForever(t *testing.T) {
-	e, _ := newSamplingEnv(t, gateway.Options{Sampling: gateway.SamplingOptions{RLM: rlm.Options{BlockTimeout: 200_000_000}}})
+	// A long grace: the sandbox's own interrupt is tested, not its kill,
+	// which a loaded machine could reach first with the default second.
+	e, _ := newSamplingEnv(t, gateway.Options{Sampling: gateway.SamplingOptions{RLM: rlm.Options{BlockTimeout: 200_000_000, Sandbox: sandbox.Limits{Grace: time.Minute}}}})
 	m := &model{root: []string{
 		repl("var spins = 0; while (true) { spins++ }"),
 		"It was stopped.\n" + repl("FINAL(spins > 0)"),
