@@ -261,8 +261,12 @@ func (b *fsBackend) syncLocked() error {
 			}
 		}
 		if rec == nil {
-			// We hold the lock, so nobody is writing: this tail is a write
-			// that died before its fsync.
+			// We hold the lock, so nobody is writing: this is a write that
+			// died before its fsync — unless intact records follow, which
+			// makes it damage (checkTornTail): then nothing is cut.
+			if err := b.checkTornTail(b.logOff, size); err != nil {
+				return err
+			}
 			if err := b.log.Truncate(b.logOff); err != nil {
 				return err
 			}

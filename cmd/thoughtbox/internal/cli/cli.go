@@ -262,6 +262,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err := checkProjectExists(cfg, kctx.Command()); err != nil {
 		return report(env.Stderr, cfg, err)
 	}
+	if strings.HasPrefix(kctx.Command(), "verify") && cl.Verify.Repair {
+		if err := repairLog(env, cfg); err != nil {
+			return report(env.Stderr, cfg, err)
+		}
+	}
 	store, err := cfg.OpenStore()
 	if err != nil {
 		return report(env.Stderr, cfg, err)

@@ -2,15 +2,49 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 type verifyCmd struct {
-	ID string `arg:"" optional:"" name:"id" help:"Session id or unique prefix; all sessions if omitted."`
+	ID     string `arg:"" optional:"" name:"id" help:"Session id or unique prefix; all sessions if omitted."`
+	Repair bool   `help:"First salvage a damaged write-ahead log: keep every record that checks out (the damaged log is copied aside), then verify."`
+}
+
+// repairLog runs before the ledger is opened (a damaged log stops the
+// opening): it salvages the log and says what it kept and what it could
+// not.
+func repairLog(env Env, cfg *config.Config) error {
+	if cfg.Storage != config.StorageFS {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(cfg.RepoPath(), "thoughtbox", "log")); err != nil {
+		fmt.Fprintf(env.Stderr, "repair: %s has no write-ahead log; nothing to repair\n", cfg.RepoPath())
+		return nil
+	}
+	rep, err := gitstore.RepairLog(cfg.RepoPath())
+	if err != nil {
+		return fmt.Errorf("repair the write-ahead log: %w", err)
+	}
+	if rep.Saved == "" {
+		fmt.Fprintf(env.Stderr, "repair: the write-ahead log has no damage (%d records)\n", rep.Kept)
+		return nil
+	}
+	fmt.Fprintf(env.Stderr, "repair: the write-ahead log was damaged; the original is kept as %s\n", rep.Saved)
+	fmt.Fprintf(env.Stderr, "repair: kept %d records that check out\n", rep.Kept)
+	for _, r := range rep.Lost {
+		fmt.Fprintf(env.Stderr, "repair: lost bytes %d to %d (no intact record there)\n", r[0], r[1])
+	}
+	if rep.Dropped > 0 {
+		fmt.Fprintf(env.Stderr, "repair: left out %d intact records that built on a lost one, on %s\n", rep.Dropped, strings.Join(rep.DroppedRefs, ", "))
+	}
+	return nil
 }
 
 // verifyOutput is the JSON form of one session's check.

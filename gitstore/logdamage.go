@@ -1,0 +1,203 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrLogDamaged is returned when the write-ahead log holds a record that
+// fails its checksum with intact records after it. A torn tail (a write
+// cut by a crash before its fsync, never acknowledged) is cut off; damage
+// in the middle is not a torn write, and the records after it were
+// acknowledged, so nothing is cut, replayed or published until
+// RepairLog (thoughtbox verify --repair) has salvaged what checks out.
+var ErrLogDamaged = errors.New("write-ahead log is damaged")
+
+// LogDamageError says where: the record at Offset fails its checksum or
+// does not decode, and an intact record starts at Next.
+type LogDamageError struct {
+	Path         string
+	Offset, Next int64
+}
+
+func (e *LogDamageError) Error() string {
+	return fmt.Sprintf("%s is damaged at byte %d: that record fails its checksum, yet an intact record follows at byte %d; nothing was changed — run 'thoughtbox verify --repair' to keep every record that checks out",
+		e.Path, e.Offset, e.Next)
+}
+
+func (e *LogDamageError) Unwrap() error { return ErrLogDamaged }
+
+// nextIntactRecord finds the first offset after from (relative to data's
+// start) where a whole record with a valid checksum begins, or -1. A record
+// is never empty, and the log's zero-filled tail is not a record.
+func nextIntactRecord(data []byte, from int) int {
+	for off := from; off+8 <= len(data); off++ {
+		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
+		if n == 0 || off+8+n > len(data) {
+			continue
+		}
+		if _, _, err := decodeRecord(data[off : off+8+n]); err == nil {
+			return off
+		}
+	}
+	return -1
+}
+
+// checkTornTail decides what a record that does not read at off is: a
+// torn tail (nil: the caller may cut it) or damage (a *LogDamageError).
+// The caller holds the log's lock.
+func (b *fsBackend) checkTornTail(off, size int64) error {
+	if size-off > 1<<30 {
+		return fmt.Errorf("%s: %d bytes after an unreadable record at byte %d", b.logPath, size-off, off)
+	}
+	rest := make([]byte, size-off)
+	if _, err := b.log.ReadAt(rest, off); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if next := nextIntactRecord(rest, 1); next >= 0 {
+		return &LogDamageError{Path: b.logPath, Offset: off, Next: off + int64(next)}
+	}
+	return nil
+}
+
+// LogRepair reports what RepairLog did.
+type LogRepair struct {
+	// Kept counts the records salvaged; Dropped the intact records left
+	// out because a ref move in them no longer follows (its chain lost a
+	// record to the damage).
+	Kept, Dropped int
+	// Lost lists the damaged byte ranges [start, end) that held no intact
+	// record.
+	Lost [][2]int64
+	// Saved is where the damaged log was copied before the repair.
+	Saved string
+	// DroppedRefs names the refs whose moves were left out.
+	DroppedRefs []string
+}
+
+// RepairLog salvages a damaged write-ahead log of the repository at gitDir:
+// every record that checks out is kept, in order, except those whose ref
+// moves no longer follow from the refs before them (they built on a record
+// the damage took); the original is copied aside first. It takes the log's
+// lock, so no writer of this repository runs meanwhile. A log without
+// damage is left as it is (Kept counts its records).
+func RepairLog(gitDir string) (*LogRepair, error) {
+	path := filepath.Join(gitDir, "thoughtbox", "log")
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return nil, err
+	}
+	defer unlockFile(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < len(walMagic) || string(data[:len(walMagic)]) != string(walMagic) {
+		return nil, fmt.Errorf("%s is not a Thoughtbox log", path)
+	}
+	rep := &LogRepair{}
+	// The refs as published, then as each kept record moves them.
+	refs := map[string]hash{}
+	current := func(name string) hash {
+		if h, ok := refs[name]; ok {
+			return h
+		}
+		h, err := readDiskRef(gitDir, name)
+		if err != nil {
+			return zeroHash
+		}
+		return h
+	}
+	out := append([]byte(nil), walMagic...)
+	damaged := false
+	dropped := map[string]bool{}
+	for off := len(walMagic); off+8 <= len(data); {
+		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
+		if n == 0 && nextIntactRecord(data, off) < 0 {
+			break // the zero-filled tail
+		}
+		var rec *batch
+		if n > 0 && off+8+n <= len(data) {
+			rec, _, _ = decodeRecord(data[off : off+8+n])
+		}
+		if rec == nil {
+			next := nextIntactRecord(data, off+1)
+			if next < 0 {
+				// A torn tail: never acknowledged, not damage.
+				if damaged {
+					rep.Lost = append(rep.Lost, [2]int64{int64(off), int64(len(data))})
+				}
+				break
+			}
+			damaged = true
+			rep.Lost = append(rep.Lost, [2]int64{int64(off), int64(next)})
+			off = next
+			continue
+		}
+		follows := true
+		for _, u := range rec.updates {
+			if current(u.name) != u.old {
+				follows = false
+			}
+		}
+		if follows {
+			for _, u := range rec.updates {
+				refs[u.name] = u.new
+			}
+			out = append(out, data[off:off+8+n]...)
+			rep.Kept++
+		} else {
+			rep.Dropped++
+			for _, u := range rec.updates {
+				if !dropped[u.name] {
+					dropped[u.name] = true
+					rep.DroppedRefs = append(rep.DroppedRefs, u.name)
+				}
+			}
+		}
+		off += 8 + n
+	}
+	if !damaged {
+		return rep, nil
+	}
+	rep.Saved = path + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	if err := writeAside(rep.Saved, data); err != nil {
+		return nil, fmt.Errorf("keep a copy of the damaged log: %w", err)
+	}
+	// The salvaged log replaces the damaged one (written aside, synced,
+	// renamed); the next open replays it into Git.
+	if err := writeAside(path+".repaired", out); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(path+".repaired", path); err != nil {
+		return nil, err
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// writeAside writes data to a new file at path and syncs it.
+func writeAside(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
