@@ -113,7 +113,7 @@ func readmeScript(path string) (string, int, error) {
 		case strings.HasPrefix(line, promptBlock):
 			flush()
 			c := strings.TrimPrefix(line, promptBlock)
-			if strings.HasPrefix(c, "thoughtbox ") {
+			if strings.HasPrefix(c, "thoughtbox ") && !isServer(c) {
 				cmd = c
 			}
 			inBlock = true
@@ -142,6 +142,10 @@ func runnable(block []string) bool {
 		l = strings.TrimSpace(l)
 		switch {
 		case l == "":
+		case isServer(l):
+			// A server runs until stopped: such a block shows how to
+			// start one, it is not a walk-through.
+			return false
 		case strings.HasPrefix(l, "thoughtbox ") || strings.HasPrefix(l, "git "):
 			seen = true
 		default:
@@ -172,4 +176,15 @@ func lineRegexp(line string) string {
 	re = strings.ReplaceAll(re, "~/", ".*/")
 	re = spacesRE.ReplaceAllString(re, " +")
 	return strings.ReplaceAll(re, "'", "''")
+}
+
+// isServer says whether a command line starts a server (serve,
+// observatory), which never ends on its own.
+func isServer(l string) bool {
+	for _, f := range strings.Fields(l) {
+		if f == "serve" || f == "observatory" {
+			return true
+		}
+	}
+	return false
 }
