@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -356,5 +357,50 @@ func TestServeAutoPush(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "auto-push") {
 		t.Errorf("server stderr mentions auto-push:\n%s", stderr.String())
+	}
+}
+
+// TestServeStdioMalformedInput pipes malformed lines between good requests
+// into the real binary: each bad line is answered with its JSON-RPC error,
+// every request before EOF is answered, and the server exits 0.
+func TestServeStdioMalformedInput(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`garbage`,
+		`{}`,
+		strings.Repeat("[", 1001) + strings.Repeat("]", 1001),
+		`{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\r\n") + "\r\n"
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir(), "DISABLE_THOUGHT_LOGGING=1")
+	cmd.Stdin = strings.NewReader(in)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve exited with %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), out)
+	}
+	want := []string{
+		`"id":1,"result":{`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: field jsonrpc`,
+		`"message":"parse error: the message nests deeper than 1000 levels"`,
+		`"message":"invalid request: field id: 18446744073709551615 cannot be echoed exactly`,
+		`"id":3,"result":{`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`,
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines out, want %d:\n%s", len(lines), len(want), out)
+	}
+	// Answers are written as each is ready, not in the order asked.
+	for _, w := range want {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, w) }) {
+			t.Errorf("no line contains %s:\n%s", w, out)
+		}
 	}
 }
