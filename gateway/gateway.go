@@ -26,6 +26,10 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // kept before it is closed and its state freed.
 const DefaultHTTPSessionTimeout = time.Hour
 
+// DefaultRootsTimeout is how long list_roots and bind_root wait for the
+// client to answer roots/list.
+const DefaultRootsTimeout = 10 * time.Second
+
 // Options configure a Gateway. The zero value works: no thought log, no
 // authentication, the MCP client as the author of its thoughts.
 type Options struct {
@@ -47,6 +51,15 @@ type Options struct {
 	// AuthToken, if set, is the bearer token HTTPHandler requires
 	// (THOUGHTBOX_AUTH_TOKEN).
 	AuthToken string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) HTTP
+	// requests may come from besides local ones (THOUGHTBOX_ALLOWED_ORIGINS).
+	AllowedOrigins []string
+	// HTTPReadTimeout bounds the reading of a request's body; 0 means
+	// DefaultHTTPReadTimeout, negative means none.
+	HTTPReadTimeout time.Duration
+	// RootsTimeout bounds the wait for the client's answer to roots/list
+	// (list_roots, bind_root); 0 means DefaultRootsTimeout.
+	RootsTimeout time.Duration
 	// HTTPSessionTimeout closes Streamable HTTP sessions idle for this
 	// long; 0 means DefaultHTTPSessionTimeout, negative means never.
 	HTTPSessionTimeout time.Duration
@@ -163,7 +176,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 }
 
 // HTTPHandler serves Streamable HTTP at /mcp, with one *mcp.Server per MCP
-// session and DNS-rebinding protection for loopback listeners. With
+// session, DNS-rebinding protection for loopback listeners (Host) and for
+// every listener (Origin: local or Options.AllowedOrigins, else 403), and
+// a deadline for reading each request's body. With
 // Options.AuthToken set, a request without "Authorization: Bearer <token>"
 // gets 401.
 func (g *Gateway) HTTPHandler() http.Handler {
@@ -188,7 +203,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		SessionTimeout: timeout,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.authorize(mcpHandler))
+	mux.Handle("/mcp", g.checkOrigin(g.authorize(g.readBody(mcpHandler))))
 	return mux
 }
 

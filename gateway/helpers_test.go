@@ -130,6 +130,9 @@ type clientOpts struct {
 	name, version string
 	roots         []*mcp.Root
 	noRoots       bool
+	// silentRoots: the client advertises roots but never answers
+	// roots/list.
+	silentRoots bool
 }
 
 func clientOptions(o clientOpts, changed chan struct{}) (*mcp.Implementation, *mcp.ClientOptions) {
@@ -169,6 +172,17 @@ func (e *env) connect(t *testing.T, o clientOpts) *client {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "roots/list" {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	if o.silentRoots {
+		cl.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" {
+					<-ctx.Done()
+					return nil, ctx.Err()
 				}
 				return next(ctx, method, req)
 			}

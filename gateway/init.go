@@ -365,8 +365,20 @@ func (c *call) clientRoots(ctx context.Context) ([]rootInfo, error) {
 	if c.session == nil {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "list_roots: %w", errNoRoots)
 	}
-	res, err := c.session.ListRoots(ctx, &mcp.ListRootsParams{})
+	timeout := c.g.opts.RootsTimeout
+	if timeout <= 0 {
+		timeout = DefaultRootsTimeout
+	}
+	// A client that advertised roots but never answers would otherwise
+	// hold the call, and the connection's lock, for ever.
+	askCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.session.ListRoots(askCtx, &mcp.ListRootsParams{})
 	if err != nil {
+		if askCtx.Err() != nil && ctx.Err() == nil {
+			e := ledger.Errorf(ledger.CodeInvalidOperation, "asking the client for its roots: no answer to roots/list within %s; answer roots/list, or pass bind_root a file:// URI from a client without the roots capability", timeout)
+			return nil, e
+		}
 		var je *jsonrpc.Error
 		if errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound {
 			e := ledger.Errorf(ledger.CodeInvalidOperation, "list_roots: %w (it did not advertise the roots capability); bind_root still accepts a file:// URI", errNoRoots)

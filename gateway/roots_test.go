@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,4 +88,19 @@ func TestOpenProject(t *testing.T) {
 	if b := c2.ok("bind_root", map[string]any{"rootUri": "file:///src/other"}); b["project"] != "other" || !contains(b["note"].(string), "Now in project") {
 		t.Errorf("bind_root = %v", b)
 	}
+}
+
+// TestRootsClientNeverAnswers checks that list_roots and bind_root give up
+// on a client that never answers roots/list, with an error saying so, and
+// that the connection still works afterwards.
+func TestRootsClientNeverAnswers(t *testing.T) {
+	e := newEnv(t, gateway.Options{RootsTimeout: 50 * time.Millisecond})
+	c := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/a"}}, silentRoots: true})
+	for op, args := range map[string]any{"list_roots": nil, "bind_root": map[string]any{"rootUri": "file:///src/a"}} {
+		body := c.fail(op, args, ledger.CodeInvalidOperation)
+		if !contains(body["message"].(string), "no answer to roots/list within 50ms") {
+			t.Errorf("%s: %v", op, body["message"])
+		}
+	}
+	c.ok("get_state", nil)
 }

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gitstore"
@@ -34,6 +36,22 @@ const (
 	EnvAuthToken       = "THOUGHTBOX_AUTH_TOKEN"
 	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
 	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
+	// EnvAllowedOrigins lists, comma-separated, the browser origins HTTP
+	// requests may come from besides local ones.
+	EnvAllowedOrigins = "THOUGHTBOX_ALLOWED_ORIGINS"
+	// EnvHTTPReadTimeout bounds reading one request body (a Go duration).
+	EnvHTTPReadTimeout = "THOUGHTBOX_HTTP_READ_TIMEOUT"
+	// EnvHTTPIdleTimeout closes a keep-alive connection idle this long.
+	EnvHTTPIdleTimeout = "THOUGHTBOX_HTTP_IDLE_TIMEOUT"
+	// EnvHTTPMaxConns caps the open HTTP connections; more wait to be
+	// accepted.
+	EnvHTTPMaxConns = "THOUGHTBOX_HTTP_MAX_CONNS"
+	// EnvRootsTimeout bounds the wait for a client's answer to roots/list.
+	EnvRootsTimeout = "THOUGHTBOX_ROOTS_TIMEOUT"
+	// EnvMaxOpenProjects caps the projects kept open besides the
+	// server's own; EnvProjectIdle closes one unused this long.
+	EnvMaxOpenProjects = "THOUGHTBOX_MAX_OPEN_PROJECTS"
+	EnvProjectIdle     = "THOUGHTBOX_PROJECT_IDLE_TIMEOUT"
 	// EnvCPUProfile, when set, names a file for a CPU profile of the
 	// server (a debugging aid: go tool pprof reads it).
 	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
@@ -77,6 +95,10 @@ func (c *serveCmd) Run(a *app) error {
 		}
 		return &config.SettingError{Name: name, Value: transport, Reason: "expected stdio or http"}
 	}
+	lim, err := readLimits(a.cfg)
+	if err != nil {
+		return err
+	}
 	var thoughtLog = a.env.Stderr
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
@@ -94,6 +116,10 @@ func (c *serveCmd) Run(a *app) error {
 		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
 		ExportDir:   filepath.Join(a.cfg.DataDir, "exports"),
 		Events:      a.events,
+
+		AllowedOrigins:  lim.origins,
+		HTTPReadTimeout: lim.readTimeout,
+		RootsTimeout:    lim.rootsTimeout,
 	})
 	// Searching reads every session once; start it now, not on the first
 	// search. It stops (and is waited for) before the store is closed.
@@ -133,8 +159,13 @@ func (c *serveCmd) Run(a *app) error {
 	// holding Shutdown until the client goes away.
 	base, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second,
+	// No ReadTimeout or WriteTimeout: they are per connection and would
+	// cut off event streams; the gateway sets a deadline per request body.
+	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: lim.idle,
 		BaseContext: func(net.Listener) context.Context { return base }}
+	// Past the cap, connections wait in the listen queue instead of each
+	// taking a descriptor and a goroutine.
+	ln = netutil.LimitListener(ln, lim.maxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
