@@ -66,7 +66,13 @@ type Options struct {
 	// OpenProject, if set, lets navigate {project} and bind_root move a
 	// connection to another project's ledger. Without it those calls only
 	// record the project, and every session stays in the configured one.
-	OpenProject func(ctx context.Context, project string) (*ledger.Ledger, error)
+	// It returns the project's ledger held open until release is called:
+	// the server may close a project no call holds (see the cli's
+	// projectLedgers), so a connection holds its project for each call,
+	// not between calls. Without create, a project that does not exist
+	// yet is an error (ErrNoProject), so that a client cannot make the
+	// server create repositories by naming them.
+	OpenProject func(ctx context.Context, project string, create bool) (l *ledger.Ledger, release func(), err error)
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

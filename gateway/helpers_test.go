@@ -385,3 +385,12 @@ func textOf(res *mcp.CallToolResult) string {
 	}
 	return tc.Text
 }
+
+// ignoreCreate adapts a fixed set of projects to Options.OpenProject: the
+// projects exist already, so create makes no difference.
+func ignoreCreate(open func(context.Context, string) (*ledger.Ledger, error)) func(context.Context, string, bool) (*ledger.Ledger, func(), error) {
+	return func(ctx context.Context, name string, _ bool) (*ledger.Ledger, func(), error) {
+		l, err := open(ctx, name)
+		return l, func() {}, err
+	}
+}

@@ -258,9 +258,11 @@ func listSessions(ctx context.Context, c *call, p *listSessionsParams) (any, err
 
 type navigateParams struct {
 	Project string `json:"project"`
-	Task    string `json:"task"`
-	Aspect  string `json:"aspect"`
-	Domain  string `json:"domain"`
+	// Create asks for the project to be created if it does not exist.
+	Create bool   `json:"create"`
+	Task   string `json:"task"`
+	Aspect string `json:"aspect"`
+	Domain string `json:"domain"`
 }
 
 func (p *navigateParams) check() error {
@@ -287,7 +289,7 @@ type navigateReply struct {
 func navigate(ctx context.Context, c *call, p *navigateParams) (any, error) {
 	r := &navigateReply{}
 	if p.Project != "" {
-		note, err := c.enterProject(ctx, p.Project, "project")
+		note, err := c.enterProject(ctx, p.Project, "project", p.Create)
 		if err != nil {
 			return nil, err
 		}
@@ -313,7 +315,7 @@ func navigate(ctx context.Context, c *call, p *navigateParams) (any, error) {
 // enterProject moves the connection to a project's ledger when the server
 // can (Options.OpenProject); otherwise it returns a note saying where
 // sessions are stored.
-func (c *call) enterProject(ctx context.Context, project, field string) (string, error) {
+func (c *call) enterProject(ctx context.Context, project, field string, create bool) (string, error) {
 	open := c.g.opts.OpenProject
 	if open == nil {
 		if project == c.project {
@@ -324,9 +326,12 @@ func (c *call) enterProject(ctx context.Context, project, field string) (string,
 	if project == c.project {
 		return "", nil
 	}
-	l, err := open(ctx, project)
+	l, err := c.openProject(ctx, project, create)
 	if err != nil {
 		e := ledger.InvalidField(field, "cannot open project %q: %v", project, err)
+		if errors.Is(err, ErrNoProject) {
+			e = ledger.InvalidField(field, "%v; pass create: true to start it", err)
+		}
 		e.Err = err
 		return "", e
 	}
@@ -399,6 +404,8 @@ func (c *call) clientRoots(ctx context.Context) ([]rootInfo, error) {
 type bindRootParams struct {
 	RootURI string `json:"rootUri"`
 	Project string `json:"project"`
+	// Create asks for the project to be created if it does not exist.
+	Create bool `json:"create"`
 }
 
 func (p *bindRootParams) check() error {
@@ -440,7 +447,7 @@ func bindRoot(ctx context.Context, c *call, p *bindRootParams) (any, error) {
 	if project == "" {
 		project = projectName(p.RootURI)
 	}
-	note, err := c.enterProject(ctx, project, "project")
+	note, err := c.enterProject(ctx, project, "project", p.Create)
 	if err != nil {
 		return nil, err
 	}

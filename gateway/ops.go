@@ -202,6 +202,8 @@ type call struct {
 	*conn
 	session *mcp.ServerSession
 	args    json.RawMessage
+	// holds release the projects this call opened (see Gateway.project).
+	holds []func()
 }
 
 // typed adapts a handler with typed parameters: the arguments are decoded
@@ -255,7 +257,12 @@ func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operatio
 	if c.stage < op.minStage {
 		return errorResult(stageError(op, c.stage))
 	}
-	reply, err := op.handler(ctx, &call{conn: c, session: ss, args: args})
+	cl := &call{conn: c, session: ss, args: args}
+	defer cl.releaseAll()
+	if err := cl.holdCurrent(ctx); err != nil {
+		return errorResult(err)
+	}
+	reply, err := op.handler(ctx, cl)
 	if err != nil {
 		return errorResult(err)
 	}

@@ -103,8 +103,13 @@ func (c *serveCmd) Run(a *app) error {
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
+	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, max: lim.maxProjects, idle: lim.projectIdle,
+		now: time.Now, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
 	defer projects.close()
+	sweepCtx, stopSweep := context.WithCancel(a.ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); projects.sweep(sweepCtx) }()
+	defer func() { stopSweep(); <-swept }()
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
 		Project:     a.cfg.Project,
@@ -241,30 +246,70 @@ func softMemoryLimit(ctx context.Context) {
 }
 
 // projectLedgers opens the ledgers of other projects on demand, for
-// navigate and bind_root, and closes them when the server stops.
+// navigate and bind_root, and closes them again: each open project holds
+// descriptors and memory, so one client naming project after project must
+// not be able to pile them up. At most max are open besides the server's
+// own; one that no call holds is closed when it has been unused for idle,
+// or when room is needed for another (the least recently used first). A
+// project a call holds is never closed under it. With memory storage a
+// closed project would lose its sessions, so none is closed before the
+// server stops.
 type projectLedgers struct {
 	cfg    *config.Config
 	events ledger.EventSink // without auto-push: each project gets its own
 	log    io.Writer
-	mu     sync.Mutex
-	open   map[string]*projectLedger
+	max    int
+	idle   time.Duration
+	now    func() time.Time
+
+	mu   sync.Mutex
+	open map[string]*projectLedger
 }
 
 type projectLedger struct {
-	l      *ledger.Ledger
-	store  *gitstore.Store // nil for the server's own project (Main closes it)
-	pusher *autoPusher     // this project's, when THOUGHTBOX_AUTO_PUSH is set
+	l        *ledger.Ledger
+	store    *gitstore.Store // nil for the server's own project (Main closes it)
+	pusher   *autoPusher     // this project's, when THOUGHTBOX_AUTO_PUSH is set
+	users    int             // calls holding it
+	lastUsed time.Time
 }
 
-func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledger, error) {
+func (p *projectLedgers) ledger(_ context.Context, project string, create bool) (*ledger.Ledger, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if pl, ok := p.open[project]; ok {
-		return pl.l, nil
+	pl, ok := p.open[project]
+	if !ok {
+		var err error
+		if pl, err = p.openLocked(project, create); err != nil {
+			return nil, nil, err
+		}
 	}
+	pl.users++
+	var once sync.Once
+	return pl.l, func() {
+		once.Do(func() {
+			p.mu.Lock()
+			pl.users--
+			pl.lastUsed = p.now()
+			p.mu.Unlock()
+		})
+	}, nil
+}
+
+func (p *projectLedgers) openLocked(project string, create bool) (*projectLedger, error) {
 	cfg, err := p.cfg.ForProject(project)
 	if err != nil {
 		return nil, err
+	}
+	if !create && !cfg.Exists() {
+		names, _ := p.cfg.Projects()
+		if len(names) == 0 {
+			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, project)
+		}
+		return nil, fmt.Errorf("%w %q; existing projects: %s", gateway.ErrNoProject, project, strings.Join(names, ", "))
+	}
+	if p.count() >= p.max && !p.evictLocked() {
+		return nil, fmt.Errorf("%d projects are open and in use, the most this server keeps (%s); try again when a call ends", p.max, EnvMaxOpenProjects)
 	}
 	store, err := cfg.OpenStore()
 	if err != nil {
@@ -275,18 +320,89 @@ func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledg
 		store.Close()
 		return nil, err
 	}
-	l := ledger.New(store, ledger.Options{Events: sink})
-	p.open[project] = &projectLedger{l: l, store: store, pusher: pusher}
-	return l, nil
+	pl := &projectLedger{l: ledger.New(store, ledger.Options{Events: sink}), store: store, pusher: pusher, lastUsed: p.now()}
+	p.open[project] = pl
+	return pl, nil
+}
+
+// count is the number of projects open besides the server's own.
+func (p *projectLedgers) count() int {
+	n := 0
+	for _, pl := range p.open {
+		if pl.store != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// evictLocked closes the least recently used project no call holds, and
+// reports whether there was one.
+func (p *projectLedgers) evictLocked() bool {
+	if p.cfg.Storage == config.StorageMemory {
+		return false
+	}
+	var victim string
+	for name, pl := range p.open {
+		if pl.store == nil || pl.users > 0 {
+			continue
+		}
+		if victim == "" || pl.lastUsed.Before(p.open[victim].lastUsed) {
+			victim = name
+		}
+	}
+	if victim == "" {
+		return false
+	}
+	p.closeLocked(victim)
+	return true
+}
+
+func (p *projectLedgers) closeLocked(name string) {
+	pl := p.open[name]
+	delete(p.open, name)
+	pl.pusher.close()
+	if err := pl.store.Close(); err != nil {
+		fmt.Fprintf(p.log, "thoughtbox: closing project %s: %v\n", name, err)
+	}
+}
+
+// closeIdle closes the projects no call holds that were last used before
+// idle ago.
+func (p *projectLedgers) closeIdle() {
+	if p.cfg.Storage == config.StorageMemory {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cutoff := p.now().Add(-p.idle)
+	for name, pl := range p.open {
+		if pl.store != nil && pl.users == 0 && pl.lastUsed.Before(cutoff) {
+			p.closeLocked(name)
+		}
+	}
+}
+
+// sweep closes idle projects until ctx is done.
+func (p *projectLedgers) sweep(ctx context.Context) {
+	t := time.NewTicker(max(p.idle/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.closeIdle()
+		}
+	}
 }
 
 func (p *projectLedgers) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, pl := range p.open {
-		pl.pusher.close()
+	for name, pl := range p.open {
 		if pl.store != nil {
-			pl.store.Close()
+			p.closeLocked(name)
 		}
 	}
 }
