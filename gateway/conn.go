@@ -19,6 +19,9 @@ type conn struct {
 	server *mcp.Server
 
 	// mu serialises the connection's calls and guards the fields below.
+	// grant is what the connection's bearer token allows; nil: anything.
+	grant *Grant
+
 	mu    sync.Mutex
 	stage Stage
 	// ledger is the project's ledger (see Options.OpenProject).
@@ -60,7 +63,12 @@ func (c *call) author() ledger.Author {
 	if c.g.opts.AgentName != "" {
 		a.Name = c.g.opts.AgentName
 	}
-	if id := c.g.opts.AgentID; id != "" {
+	id := c.g.opts.AgentID
+	if c.grant != nil {
+		// The token says who this is; the client cannot choose.
+		a.Name, id = c.grant.Identity, c.grant.Identity
+	}
+	if id != "" {
 		a.Email = id
 		if !strings.Contains(id, "@") {
 			a.Email = id + "@agents.thoughtbox.invalid"
@@ -105,6 +113,12 @@ var ErrNoProject = errors.New("no such project")
 // openProject opens a project for the rest of the call: the server's own
 // needs nothing, another goes through Options.OpenProject.
 func (c *call) openProject(ctx context.Context, project string, create bool) (*ledger.Ledger, error) {
+	if !c.grant.CanRead(project) {
+		return nil, scopeError(c.grant, "read", project)
+	}
+	if create && !c.grant.CanWrite(project) {
+		return nil, scopeError(c.grant, "create", project)
+	}
 	if project == c.g.opts.Project || c.g.opts.OpenProject == nil {
 		return c.g.ledger, nil
 	}

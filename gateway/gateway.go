@@ -2,12 +2,10 @@ package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -51,6 +49,10 @@ type Options struct {
 	// AuthToken, if set, is the bearer token HTTPHandler requires
 	// (THOUGHTBOX_AUTH_TOKEN).
 	AuthToken string
+	// Tokens, if set, are the bearer tokens HTTPHandler accepts (besides
+	// AuthToken), each with its identity and projects
+	// (THOUGHTBOX_AUTH_TOKENS_FILE).
+	Tokens *Tokens
 	// AllowedOrigins are the browser origins (scheme://host[:port]) HTTP
 	// requests may come from besides local ones (THOUGHTBOX_ALLOWED_ORIGINS).
 	AllowedOrigins []string
@@ -120,8 +122,12 @@ func New(l *ledger.Ledger, opts Options) *Gateway {
 // NewServer returns a new *mcp.Server with its own connection state (stage
 // 0, no session). Serve exactly one MCP session with it: the stage machine
 // and the tools it discloses belong to the server.
-func (g *Gateway) NewServer() *mcp.Server {
-	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, toolDesc: map[string]string{}, hidden: map[string]bool{}}
+func (g *Gateway) NewServer() *mcp.Server { return g.newServer(nil) }
+
+// newServer is NewServer for a connection whose token has grant (nil: no
+// limits).
+func (g *Gateway) newServer(grant *Grant) *mcp.Server {
+	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, grant: grant, toolDesc: map[string]string{}, hidden: map[string]bool{}}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "thoughtbox", Title: "Thoughtbox", Version: g.version()}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    g.opts.Logger,
@@ -203,7 +209,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			return probe
 		}
-		return g.NewServer()
+		return g.newServer(grantOf(r))
 	}, &mcp.StreamableHTTPOptions{
 		Logger:         g.opts.Logger,
 		SessionTimeout: timeout,
@@ -211,24 +217,6 @@ func (g *Gateway) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.checkOrigin(g.authorize(g.readBody(mcpHandler))))
 	return mux
-}
-
-// authorize requires the bearer token, if one is configured.
-func (g *Gateway) authorize(next http.Handler) http.Handler {
-	if g.opts.AuthToken == "" {
-		return next
-	}
-	want := []byte(g.opts.AuthToken)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") ||
-			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="thoughtbox"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN>", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // instructions are sent to the client in initialize.

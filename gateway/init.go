@@ -327,6 +327,9 @@ func (c *call) enterProject(ctx context.Context, project, field string, create b
 		return "", nil
 	}
 	l, err := c.openProject(ctx, project, create)
+	if ledger.CodeOf(err) == CodePermissionDenied {
+		return "", err
+	}
 	if err != nil {
 		e := ledger.InvalidField(field, "cannot open project %q: %v", project, err)
 		if errors.Is(err, ErrNoProject) {

@@ -259,6 +259,9 @@ func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operatio
 	}
 	cl := &call{conn: c, session: ss, args: args}
 	defer cl.releaseAll()
+	if err := cl.checkScope(op.name); err != nil {
+		return errorResult(err)
+	}
 	if err := cl.holdCurrent(ctx); err != nil {
 		return errorResult(err)
 	}

@@ -30,10 +30,13 @@ var Version = "0.1.0"
 
 // Environment variables of the MCP server (seed 000).
 const (
-	EnvTransport       = "THOUGHTBOX_TRANSPORT"
-	EnvHost            = "HOST"
-	EnvPort            = "PORT"
-	EnvAuthToken       = "THOUGHTBOX_AUTH_TOKEN"
+	EnvTransport = "THOUGHTBOX_TRANSPORT"
+	EnvHost      = "HOST"
+	EnvPort      = "PORT"
+	EnvAuthToken = "THOUGHTBOX_AUTH_TOKEN"
+	// EnvAuthTokensFile names a file of bearer tokens, each with the agent
+	// identity it stands for and the projects it may read or write.
+	EnvAuthTokensFile  = "THOUGHTBOX_AUTH_TOKENS_FILE"
 	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
 	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
 	// EnvAllowedOrigins lists, comma-separated, the browser origins HTTP
@@ -99,6 +102,18 @@ func (c *serveCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	var tokens *gateway.Tokens
+	if path := a.cfg.Getenv(EnvAuthTokensFile); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return &config.SettingError{Name: EnvAuthTokensFile, Value: path, Reason: err.Error()}
+		}
+		tokens, err = gateway.ParseTokens(f, path)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvAuthTokensFile, err)
+		}
+	}
 	var thoughtLog = a.env.Stderr
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
@@ -117,6 +132,7 @@ func (c *serveCmd) Run(a *app) error {
 		AgentID:     a.cfg.Getenv(EnvAgentID),
 		ThoughtLog:  thoughtLog,
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
+		Tokens:      tokens,
 		OpenProject: projects.ledger,
 		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
 		ExportDir:   filepath.Join(a.cfg.DataDir, "exports"),
@@ -153,7 +169,7 @@ func (c *serveCmd) Run(a *app) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, portText), err)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" {
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: listening on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read and write the ledger\n", host)
 	}
 	// The address goes to stderr (stdout stays for data), with the port
