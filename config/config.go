@@ -20,6 +20,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -399,4 +400,30 @@ func Projects(dataDir string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Exists reports whether the project's repository is on disk already.
+// With memory storage nothing is, so it is always false.
+func (c *Config) Exists() bool {
+	if c.Storage == StorageMemory {
+		return false
+	}
+	fi, err := os.Stat(c.RepoPath())
+	return err == nil && fi.IsDir()
+}
+
+// Projects names the projects whose repositories are in the data
+// directory, sorted.
+func (c *Config) Projects() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(c.DataDir, "projects"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".git"); ok && e.IsDir() && ValidateProject(name) == nil {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }

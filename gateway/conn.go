@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,9 @@ type conn struct {
 	server *mcp.Server
 
 	// mu serialises the connection's calls and guards the fields below.
+	// grant is what the connection's bearer token allows; nil: anything.
+	grant *Grant
+
 	mu    sync.Mutex
 	stage Stage
 	// ledger is the project's ledger (see Options.OpenProject).
@@ -62,7 +66,12 @@ func (c *call) author() ledger.Author {
 	if c.g.opts.AgentName != "" {
 		a.Name = c.g.opts.AgentName
 	}
-	if id := c.g.opts.AgentID; id != "" {
+	id := c.g.opts.AgentID
+	if c.grant != nil {
+		// The token says who this is; the client cannot choose.
+		a.Name, id = c.grant.Identity, c.grant.Identity
+	}
+	if id != "" {
 		a.Email = id
 		if !strings.Contains(id, "@") {
 			a.Email = id + "@agents.thoughtbox.invalid"
@@ -93,11 +102,58 @@ func (c *conn) setSession(id string) {
 // switchLedger moves the connection to another project's ledger; the
 // active session belonged to the old one, so it is dropped.
 func (c *conn) switchLedger(l *ledger.Ledger, project string) {
-	if l != c.ledger {
-		c.ledger = l
+	if project != c.project {
 		c.setSession("")
 	}
+	c.ledger = l
 	c.project = project
+}
+
+// ErrNoProject is returned by Options.OpenProject when asked, without
+// create, for a project that does not exist.
+var ErrNoProject = errors.New("no such project")
+
+// openProject opens a project for the rest of the call: the server's own
+// needs nothing, another goes through Options.OpenProject.
+func (c *call) openProject(ctx context.Context, project string, create bool) (*ledger.Ledger, error) {
+	if !c.grant.CanRead(project) {
+		return nil, scopeError(c.grant, "read", project)
+	}
+	if create && !c.grant.CanWrite(project) {
+		return nil, scopeError(c.grant, "create", project)
+	}
+	if project == c.g.opts.Project || c.g.opts.OpenProject == nil {
+		return c.g.ledger, nil
+	}
+	l, release, err := c.g.opts.OpenProject(ctx, project, create)
+	if err != nil {
+		return nil, err
+	}
+	c.holds = append(c.holds, release)
+	return l, nil
+}
+
+// holdCurrent opens the connection's project for the call: between calls
+// it may have been closed as idle, and is then opened again.
+func (c *call) holdCurrent(ctx context.Context) error {
+	if c.project == c.g.opts.Project || c.g.opts.OpenProject == nil {
+		return nil
+	}
+	l, err := c.openProject(ctx, c.project, false)
+	if err != nil {
+		e := ledger.Errorf(ledger.CodeStorage, "reopening project %q: %v", c.project, err)
+		e.Err = err
+		return e
+	}
+	c.ledger = l
+	return nil
+}
+
+func (c *call) releaseAll() {
+	for _, r := range c.holds {
+		r()
+	}
+	c.holds = nil
 }
 
 func (c *conn) publish(t ledger.EventType, data map[string]any) {

@@ -2,12 +2,10 @@ package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +23,10 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // DefaultHTTPSessionTimeout is how long an idle Streamable HTTP session is
 // kept before it is closed and its state freed.
 const DefaultHTTPSessionTimeout = time.Hour
+
+// DefaultRootsTimeout is how long list_roots and bind_root wait for the
+// client to answer roots/list.
+const DefaultRootsTimeout = 10 * time.Second
 
 // Options configure a Gateway. The zero value works: no thought log, no
 // authentication, the MCP client as the author of its thoughts.
@@ -47,13 +49,32 @@ type Options struct {
 	// AuthToken, if set, is the bearer token HTTPHandler requires
 	// (THOUGHTBOX_AUTH_TOKEN).
 	AuthToken string
+	// Tokens, if set, are the bearer tokens HTTPHandler accepts (besides
+	// AuthToken), each with its identity and projects
+	// (THOUGHTBOX_AUTH_TOKENS_FILE).
+	Tokens *Tokens
+	// AllowedOrigins are the browser origins (scheme://host[:port]) HTTP
+	// requests may come from besides local ones (THOUGHTBOX_ALLOWED_ORIGINS).
+	AllowedOrigins []string
+	// HTTPReadTimeout bounds the reading of a request's body; 0 means
+	// DefaultHTTPReadTimeout, negative means none.
+	HTTPReadTimeout time.Duration
+	// RootsTimeout bounds the wait for the client's answer to roots/list
+	// (list_roots, bind_root); 0 means DefaultRootsTimeout.
+	RootsTimeout time.Duration
 	// HTTPSessionTimeout closes Streamable HTTP sessions idle for this
 	// long; 0 means DefaultHTTPSessionTimeout, negative means never.
 	HTTPSessionTimeout time.Duration
 	// OpenProject, if set, lets navigate {project} and bind_root move a
 	// connection to another project's ledger. Without it those calls only
 	// record the project, and every session stays in the configured one.
-	OpenProject func(ctx context.Context, project string) (*ledger.Ledger, error)
+	// It returns the project's ledger held open until release is called:
+	// the server may close a project no call holds (see the cli's
+	// projectLedgers), so a connection holds its project for each call,
+	// not between calls. Without create, a project that does not exist
+	// yet is an error (ErrNoProject), so that a client cannot make the
+	// server create repositories by naming them.
+	OpenProject func(ctx context.Context, project string, create bool) (l *ledger.Ledger, release func(), err error)
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink
@@ -105,8 +126,12 @@ func New(l *ledger.Ledger, opts Options) *Gateway {
 // NewServer returns a new *mcp.Server with its own connection state (stage
 // 0, no session). Serve exactly one MCP session with it: the stage machine
 // and the tools it discloses belong to the server.
-func (g *Gateway) NewServer() *mcp.Server {
-	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, toolDesc: map[string]string{}, hidden: map[string]bool{}}
+func (g *Gateway) NewServer() *mcp.Server { return g.newServer(nil) }
+
+// newServer is NewServer for a connection whose token has grant (nil: no
+// limits).
+func (g *Gateway) newServer(grant *Grant) *mcp.Server {
+	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, grant: grant, toolDesc: map[string]string{}, hidden: map[string]bool{}}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "thoughtbox", Title: "Thoughtbox", Version: g.version()}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    g.opts.Logger,
@@ -167,7 +192,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 }
 
 // HTTPHandler serves Streamable HTTP at /mcp, with one *mcp.Server per MCP
-// session and DNS-rebinding protection for loopback listeners. With
+// session, DNS-rebinding protection for loopback listeners (Host) and for
+// every listener (Origin: local or Options.AllowedOrigins, else 403), and
+// a deadline for reading each request's body. With
 // Options.AuthToken set, a request without "Authorization: Bearer <token>"
 // gets 401.
 func (g *Gateway) HTTPHandler() http.Handler {
@@ -186,32 +213,14 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			return probe
 		}
-		return g.NewServer()
+		return g.newServer(grantOf(r))
 	}, &mcp.StreamableHTTPOptions{
 		Logger:         g.opts.Logger,
 		SessionTimeout: timeout,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.authorize(mcpHandler))
+	mux.Handle("/mcp", g.checkOrigin(g.authorize(g.readBody(mcpHandler))))
 	return mux
-}
-
-// authorize requires the bearer token, if one is configured.
-func (g *Gateway) authorize(next http.Handler) http.Handler {
-	if g.opts.AuthToken == "" {
-		return next
-	}
-	want := []byte(g.opts.AuthToken)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") ||
-			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="thoughtbox"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN>", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // instructions are sent to the client in initialize.

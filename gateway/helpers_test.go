@@ -130,6 +130,9 @@ type clientOpts struct {
 	name, version string
 	roots         []*mcp.Root
 	noRoots       bool
+	// silentRoots: the client advertises roots but never answers
+	// roots/list.
+	silentRoots bool
 }
 
 func clientOptions(o clientOpts, changed chan struct{}) (*mcp.Implementation, *mcp.ClientOptions) {
@@ -169,6 +172,17 @@ func (e *env) connect(t *testing.T, o clientOpts) *client {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "roots/list" {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	if o.silentRoots {
+		cl.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" {
+					<-ctx.Done()
+					return nil, ctx.Err()
 				}
 				return next(ctx, method, req)
 			}
@@ -370,4 +384,13 @@ func textOf(res *mcp.CallToolResult) string {
 		return ""
 	}
 	return tc.Text
+}
+
+// ignoreCreate adapts a fixed set of projects to Options.OpenProject: the
+// projects exist already, so create makes no difference.
+func ignoreCreate(open func(context.Context, string) (*ledger.Ledger, error)) func(context.Context, string, bool) (*ledger.Ledger, func(), error) {
+	return func(ctx context.Context, name string, _ bool) (*ledger.Ledger, func(), error) {
+		l, err := open(ctx, name)
+		return l, func() {}, err
+	}
 }

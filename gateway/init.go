@@ -259,9 +259,11 @@ func listSessions(ctx context.Context, c *call, p *listSessionsParams) (any, err
 
 type navigateParams struct {
 	Project string `json:"project"`
-	Task    string `json:"task"`
-	Aspect  string `json:"aspect"`
-	Domain  string `json:"domain"`
+	// Create asks for the project to be created if it does not exist.
+	Create bool   `json:"create"`
+	Task   string `json:"task"`
+	Aspect string `json:"aspect"`
+	Domain string `json:"domain"`
 }
 
 func (p *navigateParams) check() error {
@@ -288,7 +290,7 @@ type navigateReply struct {
 func navigate(ctx context.Context, c *call, p *navigateParams) (any, error) {
 	r := &navigateReply{}
 	if p.Project != "" {
-		note, err := c.enterProject(ctx, p.Project, "project")
+		note, err := c.enterProject(ctx, p.Project, "project", p.Create)
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +316,7 @@ func navigate(ctx context.Context, c *call, p *navigateParams) (any, error) {
 // enterProject moves the connection to a project's ledger when the server
 // can (Options.OpenProject); otherwise it returns a note saying where
 // sessions are stored.
-func (c *call) enterProject(ctx context.Context, project, field string) (string, error) {
+func (c *call) enterProject(ctx context.Context, project, field string, create bool) (string, error) {
 	open := c.g.opts.OpenProject
 	if open == nil {
 		if project == c.project {
@@ -325,9 +327,15 @@ func (c *call) enterProject(ctx context.Context, project, field string) (string,
 	if project == c.project {
 		return "", nil
 	}
-	l, err := open(ctx, project)
+	l, err := c.openProject(ctx, project, create)
+	if ledger.CodeOf(err) == CodePermissionDenied {
+		return "", err
+	}
 	if err != nil {
 		e := ledger.InvalidField(field, "cannot open project %q: %v", project, err)
+		if errors.Is(err, ErrNoProject) {
+			e = ledger.InvalidField(field, "%v; pass create: true to start it", err)
+		}
 		e.Err = err
 		return "", e
 	}
@@ -366,8 +374,20 @@ func (c *call) clientRoots(ctx context.Context) ([]rootInfo, error) {
 	if c.session == nil {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "list_roots: %w", errNoRoots)
 	}
-	res, err := c.session.ListRoots(ctx, &mcp.ListRootsParams{})
+	timeout := c.g.opts.RootsTimeout
+	if timeout <= 0 {
+		timeout = DefaultRootsTimeout
+	}
+	// A client that advertised roots but never answers would otherwise
+	// hold the call, and the connection's lock, for ever.
+	askCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.session.ListRoots(askCtx, &mcp.ListRootsParams{})
 	if err != nil {
+		if askCtx.Err() != nil && ctx.Err() == nil {
+			e := ledger.Errorf(ledger.CodeInvalidOperation, "asking the client for its roots: no answer to roots/list within %s; answer roots/list, or pass bind_root a file:// URI from a client without the roots capability", timeout)
+			return nil, e
+		}
 		var je *jsonrpc.Error
 		if errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound {
 			e := ledger.Errorf(ledger.CodeInvalidOperation, "list_roots: %w (it did not advertise the roots capability); bind_root still accepts a file:// URI", errNoRoots)
@@ -388,6 +408,8 @@ func (c *call) clientRoots(ctx context.Context) ([]rootInfo, error) {
 type bindRootParams struct {
 	RootURI string `json:"rootUri"`
 	Project string `json:"project"`
+	// Create asks for the project to be created if it does not exist.
+	Create bool `json:"create"`
 }
 
 func (p *bindRootParams) check() error {
@@ -429,7 +451,7 @@ func bindRoot(ctx context.Context, c *call, p *bindRootParams) (any, error) {
 	if project == "" {
 		project = projectName(p.RootURI)
 	}
-	note, err := c.enterProject(ctx, project, "project")
+	note, err := c.enterProject(ctx, project, "project", p.Create)
 	if err != nil {
 		return nil, err
 	}

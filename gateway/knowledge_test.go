@@ -265,12 +265,12 @@ func TestKnowledgeNotConfigured(t *testing.T) {
 // another project, the server's knowledge zone is not silently used for it.
 func TestKnowledgeStaysInItsProject(t *testing.T) {
 	other := ledger.New(newStore(t), ledger.Options{})
-	e, _ := newKnowledgeEnv(t, gateway.Options{OpenProject: func(_ context.Context, name string) (*ledger.Ledger, error) {
+	e, _ := newKnowledgeEnv(t, gateway.Options{OpenProject: ignoreCreate(func(_ context.Context, name string) (*ledger.Ledger, error) {
 		if name != "other" {
 			return nil, errors.New("no such project")
 		}
 		return other, nil
-	}})
+	})})
 	c := e.connect(t, clientOpts{})
 	c.ok("start_new", nil)
 	c.kn("list", nil)

@@ -205,6 +205,8 @@ type call struct {
 	*conn
 	session *mcp.ServerSession
 	args    json.RawMessage
+	// holds release the projects this call opened (see Gateway.project).
+	holds []func()
 }
 
 // typed adapts a handler with typed parameters: the arguments are decoded
@@ -375,7 +377,15 @@ func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operatio
 			return errorResult(err)
 		}
 	}
-	reply, err := op.handler(ctx, &call{conn: c, session: ss, args: args})
+	cl := &call{conn: c, session: ss, args: args}
+	defer cl.releaseAll()
+	if err := cl.checkScope(op.name); err != nil {
+		return errorResult(err)
+	}
+	if err := cl.holdCurrent(ctx); err != nil {
+		return errorResult(err)
+	}
+	reply, err := op.handler(ctx, cl)
 	if err != nil {
 		return errorResult(err)
 	}

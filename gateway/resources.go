@@ -152,8 +152,14 @@ func readModel(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResour
 // graphOf loads the session a thought resource names.
 func (c *conn) graphOf(ctx context.Context, uri, id string) (*ledger.Graph, error) {
 	c.mu.Lock()
+	cl := &call{conn: c}
+	err := cl.holdCurrent(ctx)
 	l := c.ledger
 	c.mu.Unlock()
+	defer cl.releaseAll()
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
 	full, err := l.Resolve(ctx, id)
 	if err != nil {
 		return nil, resourceError(uri, err)

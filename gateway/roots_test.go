@@ -3,7 +3,10 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -59,12 +62,12 @@ func TestRootsUnsupported(t *testing.T) {
 
 func TestOpenProject(t *testing.T) {
 	other := ledger.New(newStore(t), ledger.Options{})
-	e := newEnv(t, gateway.Options{OpenProject: func(_ context.Context, name string) (*ledger.Ledger, error) {
+	e := newEnv(t, gateway.Options{OpenProject: ignoreCreate(func(_ context.Context, name string) (*ledger.Ledger, error) {
 		if name != "other" {
 			return nil, errors.New("no such project")
 		}
 		return other, nil
-	}})
+	})})
 	c := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/other"}}})
 	c.ready("in default")
 	nav := c.ok("navigate", map[string]any{"project": "other"})
@@ -86,5 +89,61 @@ func TestOpenProject(t *testing.T) {
 	c2 := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/other"}}})
 	if b := c2.ok("bind_root", map[string]any{"rootUri": "file:///src/other"}); b["project"] != "other" || !contains(b["note"].(string), "Now in project") {
 		t.Errorf("bind_root = %v", b)
+	}
+}
+
+// TestRootsClientNeverAnswers checks that list_roots and bind_root give up
+// on a client that never answers roots/list, with an error saying so, and
+// that the connection still works afterwards.
+func TestRootsClientNeverAnswers(t *testing.T) {
+	e := newEnv(t, gateway.Options{RootsTimeout: 50 * time.Millisecond})
+	c := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/a"}}, silentRoots: true})
+	for op, args := range map[string]any{"list_roots": nil, "bind_root": map[string]any{"rootUri": "file:///src/a"}} {
+		body := c.fail(op, args, ledger.CodeInvalidOperation)
+		if !contains(body["message"].(string), "no answer to roots/list within 50ms") {
+			t.Errorf("%s: %v", op, body["message"])
+		}
+	}
+	c.ok("get_state", nil)
+}
+
+// TestNavigateCreatesOnlyWhenAsked checks that navigate to a project that
+// does not exist is refused, naming create, unless create is true; and
+// that every project a call opens is released when the call ends.
+func TestNavigateCreatesOnlyWhenAsked(t *testing.T) {
+	var mu sync.Mutex
+	projects := map[string]*ledger.Ledger{}
+	held := 0
+	e := newEnv(t, gateway.Options{OpenProject: func(_ context.Context, name string, create bool) (*ledger.Ledger, func(), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		l, ok := projects[name]
+		if !ok && !create {
+			return nil, nil, fmt.Errorf("%w %q", gateway.ErrNoProject, name)
+		}
+		if !ok {
+			l = ledger.New(newStore(t), ledger.Options{})
+			projects[name] = l
+		}
+		held++
+		return l, func() { mu.Lock(); held--; mu.Unlock() }, nil
+	}})
+	c := e.connect(t, clientOpts{})
+	body := c.fail("navigate", map[string]any{"project": "typo"}, ledger.CodeInvalidPayload)
+	if !contains(body["message"].(string), `no such project "typo"; pass create: true`) {
+		t.Errorf("navigate to a missing project: %v", body["message"])
+	}
+	if len(projects) != 0 {
+		t.Fatalf("navigate without create made %v", projects)
+	}
+	if nav := c.ok("navigate", map[string]any{"project": "fresh", "create": true}); nav["project"] != "fresh" {
+		t.Errorf("navigate with create = %v", nav)
+	}
+	c.ok("start_new", map[string]any{"sessionTitle": "in fresh"})
+	c.fail("bind_root", map[string]any{"rootUri": "file:///x/other"}, ledger.CodeInvalidPayload)
+	mu.Lock()
+	defer mu.Unlock()
+	if held != 0 || len(projects) != 1 {
+		t.Errorf("after the calls: %d projects held, %d made; want 0 and 1", held, len(projects))
 	}
 }

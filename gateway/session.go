@@ -169,12 +169,11 @@ type sessionListReply struct {
 func sessionList(ctx context.Context, c *call, p *sessionListParams) (any, error) {
 	l, project := c.ledger, c.project
 	if p.Project != "" && p.Project != c.project {
-		open := c.g.opts.OpenProject
-		if open == nil {
+		if c.g.opts.OpenProject == nil {
 			return nil, ledger.InvalidField("project", "this server keeps every session in project %q; got %q", c.project, p.Project)
 		}
 		var err error
-		if l, err = open(ctx, p.Project); err != nil {
+		if l, err = c.openProject(ctx, p.Project, false); err != nil {
 			e := ledger.InvalidField("project", "cannot open project %q: %v", p.Project, err)
 			e.Err = err
 			return nil, e

@@ -128,12 +128,12 @@ func TestSessionListOtherProject(t *testing.T) {
 	if _, err := other.StartSession(t.Context(), ledger.CreateSessionParams{Title: "elsewhere"}, ledger.Author{}); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, gateway.Options{OpenProject: func(_ context.Context, p string) (*ledger.Ledger, error) {
+	e := newEnv(t, gateway.Options{OpenProject: ignoreCreate(func(_ context.Context, p string) (*ledger.Ledger, error) {
 		if p != "other" {
 			return nil, fmt.Errorf("no project %s", p)
 		}
 		return other, nil
-	}})
+	})})
 	c := e.connect(t, clientOpts{})
 	c.ok("start_new", map[string]any{"sessionTitle": "here"})
 	r := c.sess("list", map[string]any{"project": "other"})

@@ -44,6 +44,8 @@ func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 		batches:  map[jsonrpc.ID]*inBatch{},
+		open:     map[jsonrpc.ID]int{},
+		answered: make(chan struct{}, 1),
 	}
 	// Reads run on their own goroutine so that Close unblocks Read: a read
 	// of stdin cannot be interrupted.
@@ -52,8 +54,9 @@ func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 type readResult struct {
-	frame []byte
-	err   error
+	frame    []byte
+	tooLarge bool // a line longer than maxFrame was skipped
+	err      error
 }
 
 type stdioConn struct {
@@ -68,28 +71,37 @@ type stdioConn struct {
 	initID  jsonrpc.ID // the initialize request's, to learn the version
 	version string     // negotiated protocol version, once known
 	batches map[jsonrpc.ID]*inBatch
+	// open counts the calls handed to the server and not answered yet, by
+	// id: at the end of input Read waits for them, so that requests piped
+	// in before EOF are all answered. answered is signalled when one is.
+	open     map[jsonrpc.ID]int
+	answered chan struct{}
+	// inputDone is set once the input has ended: a request to the client
+	// (roots/list, sampling) can no longer be answered and fails at once.
+	inputDone bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
 }
 
 // inBatch collects the responses to a batch's requests, which are sent
-// together once all are in.
+// together once all are in. Slots of elements refused while decoding
+// hold their error from the start.
 type inBatch struct {
 	pending   int
 	index     map[jsonrpc.ID]int
-	responses []*jsonrpc.Response
+	responses []stdjson.RawMessage
 }
 
 func (c *stdioConn) SessionID() string { return "" }
 
 func (c *stdioConn) readLoop(r *bufio.Reader) {
 	for {
-		frame, err := readFrame(r)
-		if err == nil && frame == nil {
+		frame, tooLarge, err := readFrame(r)
+		if err == nil && frame == nil && !tooLarge {
 			continue // a blank line
 		}
-		res := readResult{frame: frame, err: err}
+		res := readResult{frame: frame, tooLarge: tooLarge, err: err}
 		select {
 		case c.incoming <- res:
 		case <-c.closed:
@@ -101,54 +113,52 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 	}
 }
 
-// readFrame reads one message: a line, or several if a value continues on
-// the next line (the spec forbids it, but the SDK's reader accepts it). It
-// returns nil for a blank line; the slice returned is the caller's.
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	var frame []byte
+// readFrame reads one message, which is one line (MCP forbids newlines
+// inside a message, and joining lines would let one truncated message
+// swallow the ones after it). It returns nil for a blank line, and
+// tooLarge after skipping the rest of a line longer than maxFrame, so
+// that the next line is read as usual. The slice returned is the caller's.
+func readFrame(r *bufio.Reader) (frame []byte, tooLarge bool, err error) {
 	for {
 		line, err := r.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) {
-			frame = append(frame, line...)
-			if len(frame) > maxFrame {
-				return nil, errFrameTooLarge
+		if !tooLarge {
+			if len(frame)+len(line) > maxFrame {
+				tooLarge, frame = true, nil
+			} else {
+				frame = append(frame, line...)
 			}
-			line, err = r.ReadSlice('\n')
 		}
-		frame = append(frame, line...)
-		if len(frame) > maxFrame {
-			return nil, errFrameTooLarge
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(frame)) > 0 {
-				return frame, nil // the last message, without its newline
+			if errors.Is(err, io.EOF) {
+				// The last line, without its newline; the next call
+				// returns io.EOF.
+				if tooLarge {
+					return nil, true, nil
+				}
+				if len(bytes.TrimSpace(frame)) > 0 {
+					return frame, false, nil
+				}
 			}
-			return nil, err
+			return nil, false, err
 		}
-		switch complete(frame) {
-		case frameBlank:
-			return nil, nil
-		case frameComplete, frameTooDeep:
-			return frame, nil
+		if tooLarge {
+			return nil, true, nil
 		}
+		if len(bytes.TrimSpace(frame)) == 0 {
+			return nil, false, nil
+		}
+		return frame, false, nil
 	}
 }
 
-var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the maximum line length")
-
-var errTooDeep = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDepth)
-
-const (
-	frameBlank = iota
-	frameOpen
-	frameComplete
-	frameTooDeep
-)
-
-// complete reports whether p holds a whole JSON value (its brackets closed
-// outside strings), nothing, or a value nested too deep.
-func complete(p []byte) int {
-	depth, started := 0, false
+// tooDeep reports whether p nests arrays and objects deeper than maxDepth
+// (outside strings). It is checked before decoding, so that a hostile
+// message cannot make the decoder recurse without bound.
+func tooDeep(p []byte) bool {
+	depth := 0
 	inString, escaped := false, false
 	for _, b := range p {
 		if inString {
@@ -163,36 +173,27 @@ func complete(p []byte) int {
 			continue
 		}
 		switch b {
-		case ' ', '\t', '\r', '\n':
-			continue
 		case '"':
 			inString = true
 		case '{', '[':
-			depth++
-			if depth > maxDepth {
-				return frameTooDeep
+			if depth++; depth > maxDepth {
+				return true
 			}
 		case '}', ']':
 			if depth > 0 {
 				depth--
 			}
 		}
-		started = true
 	}
-	switch {
-	case !started:
-		return frameBlank
-	case depth > 0 || inString:
-		return frameOpen
-	}
-	return frameComplete
+	return false
 }
 
 // wireMessage is a JSON-RPC message as it arrives. Method is raw so that a
-// present but empty method is told from an absent one.
+// present but empty method is told from an absent one; ID is raw so that
+// it can be checked and echoed exactly.
 type wireMessage struct {
 	VersionTag string             `json:"jsonrpc"`
-	ID         any                `json:"id,omitempty"`
+	ID         stdjson.RawMessage `json:"id,omitempty"`
 	Method     stdjson.RawMessage `json:"method"`
 	Params     stdjson.RawMessage `json:"params,omitempty"`
 	Result     stdjson.RawMessage `json:"result,omitempty"`
@@ -210,82 +211,120 @@ func parseStrict(data []byte, v any) error {
 	return nil
 }
 
-func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, bool, error) {
-	if complete(frame) == frameTooDeep {
-		return nil, false, errTooDeep
+// decodeFrame decodes one line: a message or a batch. What cannot be
+// taken is answered here (as JSON-RPC asks: -32700 for text that is not
+// JSON, -32600 for JSON that is not a valid request, each element of a
+// batch on its own) and never ends the connection.
+func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
+	if tooDeep(frame) {
+		return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
 	}
 	trimmed := bytes.TrimSpace(frame)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var raws []stdjson.RawMessage
-		if err := parseStrict(trimmed, &raws); err != nil {
-			return nil, true, fmt.Errorf("unmarshaling jsonrpc batch: %w", err)
-		}
-		if len(raws) == 0 {
-			return nil, true, errors.New("empty batch")
-		}
-		c.mu.Lock()
-		version := c.version
-		c.mu.Unlock()
-		if version >= batchesUntil {
-			return nil, true, fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchesUntil, version)
-		}
-		msgs := make([]jsonrpc.Message, 0, len(raws))
-		b := &inBatch{index: map[jsonrpc.ID]int{}}
-		for _, raw := range raws {
-			m, err := c.decodeMessage(raw)
-			if err != nil {
-				return nil, true, err
-			}
-			msgs = append(msgs, m)
-			if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
-				if _, dup := b.index[req.ID]; dup {
-					return nil, true, fmt.Errorf("duplicate message ID %v", req.ID.Raw())
-				}
-				b.index[req.ID] = len(b.responses)
-				b.responses = append(b.responses, nil)
-			}
-		}
-		if b.pending = len(b.responses); b.pending > 0 {
-			c.mu.Lock()
-			for id := range b.index {
-				if _, seen := c.batches[id]; seen {
-					c.mu.Unlock()
-					return nil, true, fmt.Errorf("%w: batch contains previously seen request %v", jsonrpc2InvalidRequest, id.Raw())
-				}
-			}
-			for id := range b.index {
-				c.batches[id] = b
-			}
-			c.mu.Unlock()
-		}
-		return msgs, true, nil
+		return c.decodeBatch(trimmed)
 	}
-	m, err := c.decodeMessage(trimmed)
-	if err != nil {
-		return nil, false, err
+	m, rerr := c.decodeMessage(trimmed)
+	if rerr != nil {
+		return nil, c.writeLine(rerr.encode())
 	}
-	return []jsonrpc.Message{m}, false, nil
+	if err := c.admit(m); err != nil {
+		return nil, c.writeLine(err.encode())
+	}
+	return []jsonrpc.Message{m}, nil
 }
 
-var jsonrpc2InvalidRequest = errors.New("JSON RPC invalid request")
+func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
+	var raws []stdjson.RawMessage
+	if err := parseStrict(data, &raws); err != nil {
+		return nil, c.refuse(nil, jsonrpc.CodeParseError, "parse error: "+err.Error())
+	}
+	if len(raws) == 0 {
+		return nil, c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
+	}
+	c.mu.Lock()
+	version := c.version
+	c.mu.Unlock()
+	if version >= batchesUntil {
+		return nil, c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			"invalid request: JSON-RPC batches are not part of MCP %s and later (this connection uses %s); send one message per line", batchesUntil, version))
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	b := &inBatch{index: map[jsonrpc.ID]int{}}
+	for i, raw := range raws {
+		m, rerr := c.decodeMessage(raw)
+		if rerr == nil {
+			if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+				if _, dup := b.index[req.ID]; dup {
+					rerr = &wireError{id: rawID(req.ID), code: jsonrpc.CodeInvalidRequest,
+						message: fmt.Sprintf("invalid request: batch element %d repeats id %v", i, req.ID.Raw())}
+				} else if rerr = c.admit(m); rerr == nil {
+					b.index[req.ID] = len(b.responses)
+					b.responses = append(b.responses, nil)
+				}
+			}
+		}
+		if rerr != nil {
+			b.responses = append(b.responses, rerr.encode())
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	b.pending = len(b.index)
+	if b.pending == 0 {
+		if len(msgs) < len(raws) {
+			if err := c.writeBatch(b.responses); err != nil {
+				return nil, err
+			}
+		}
+		return msgs, nil
+	}
+	c.mu.Lock()
+	for id := range b.index {
+		c.batches[id] = b
+	}
+	c.mu.Unlock()
+	return msgs, nil
+}
 
-// decodeMessage decodes one message as jsonrpc.DecodeMessage does.
-func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, error) {
+// admit counts a call as open, refusing an id that is still open: its
+// answer could not be told from the other's.
+func (c *stdioConn) admit(m jsonrpc.Message) *wireError {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.ID.IsValid() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[req.ID] > 0 {
+		return &wireError{id: rawID(req.ID), code: jsonrpc.CodeInvalidRequest,
+			message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", req.ID.Raw())}
+	}
+	c.open[req.ID]++
+	return nil
+}
+
+// decodeMessage decodes one message as jsonrpc.DecodeMessage does, except
+// for ids (see decodeID).
+func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wireError) {
 	var w wireMessage
 	if err := parseStrict(data, &w); err != nil {
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		if !stdjson.Valid(data) {
+			return nil, &wireError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
+		}
+		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: expected a JSON-RPC message object: " + err.Error()}
+	}
+	id, err := decodeID(w.ID)
+	if err != nil {
+		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
 	}
 	if w.VersionTag != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.VersionTag, "2.0")
-	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, err
+		return nil, &wireError{id: idOrNull(w.ID, id), code: jsonrpc.CodeInvalidRequest,
+			message: fmt.Sprintf("invalid request: field jsonrpc must be %q, got %q", "2.0", w.VersionTag)}
 	}
 	if len(w.Method) > 0 {
 		var method string
 		if err := parseStrict(w.Method, &method); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, &wireError{id: idOrNull(w.ID, id), code: jsonrpc.CodeInvalidRequest, message: "invalid request: field method must be a string"}
 		}
 		if method == "initialize" && id.IsValid() {
 			c.mu.Lock()
@@ -295,7 +334,7 @@ func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, error) {
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
 	}
 	if !id.IsValid() {
-		return nil, fmt.Errorf("%w: a message with neither method nor id", jsonrpc2InvalidRequest)
+		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message needs a method (a request) or an id (a response)"}
 	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
@@ -304,35 +343,122 @@ func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, error) {
 	return resp, nil
 }
 
+// idOrNull is the raw id to echo in an error about a message whose id
+// was read: only an id that was valid is echoed.
+func idOrNull(raw stdjson.RawMessage, id jsonrpc.ID) stdjson.RawMessage {
+	if id.IsValid() {
+		return raw
+	}
+	return nil
+}
+
+// Read returns the next message. A line that is not a valid message is
+// answered with a JSON-RPC error and skipped; only the end of the input
+// (after every call read has been answered) or a read failure ends it.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
-	}
-	if len(c.queue) > 0 {
-		m := c.queue[0]
-		c.queue = c.queue[1:]
-		return m, nil
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-c.incoming:
-		if r.err != nil {
-			return nil, r.err
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		default:
 		}
-		// Decoded here, not by the reader, so that a batch is judged by
-		// the protocol version of the messages answered before it.
-		msgs, _, err := c.decodeFrame(r.frame)
-		if err != nil {
-			return nil, err
+		if len(c.queue) > 0 {
+			m := c.queue[0]
+			c.queue = c.queue[1:]
+			return m, nil
 		}
-		c.queue = msgs[1:]
-		return msgs[0], nil
-	case <-c.closed:
-		return nil, io.EOF
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case r := <-c.incoming:
+			if r.err != nil {
+				if errors.Is(r.err, io.EOF) {
+					c.drain(ctx)
+				}
+				return nil, r.err
+			}
+			if r.tooLarge {
+				if err := c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: message longer than %d bytes skipped", maxFrame)); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			// Decoded here, not by the reader, so that a batch is judged
+			// by the protocol version of the messages answered before it.
+			msgs, err := c.decodeFrame(r.frame)
+			if err != nil {
+				return nil, err // the refusal could not be written
+			}
+			if len(msgs) == 0 {
+				continue
+			}
+			c.queue = msgs[1:]
+			return msgs[0], nil
+		case <-c.closed:
+			return nil, io.EOF
+		}
 	}
+}
+
+// drain waits, at the end of the input, until every call read so far has
+// been answered (or the connection closes): the SDK cancels the calls in
+// flight when Read fails, which would drop requests piped in before EOF.
+func (c *stdioConn) drain(ctx context.Context) {
+	c.mu.Lock()
+	c.inputDone = true
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		n := len(c.open)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// errInputClosed is returned for a request to the client once its input
+// has ended: no answer can come.
+var errInputClosed = errors.New("the client closed its input; it cannot answer requests any more")
+
+// wireError is a JSON-RPC error response written by the transport itself,
+// for a message the server never sees. Its id is raw JSON (nil: null), so
+// that whatever id the client sent is echoed as sent.
+type wireError struct {
+	id      stdjson.RawMessage
+	code    int64
+	message string
+}
+
+func (e *wireError) encode() []byte {
+	id := e.id
+	if len(id) == 0 {
+		id = stdjson.RawMessage("null")
+	}
+	data, _ := stdjson.Marshal(struct {
+		VersionTag string             `json:"jsonrpc"`
+		ID         stdjson.RawMessage `json:"id"`
+		Error      struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{"2.0", id, struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{e.code, e.message}})
+	return data
+}
+
+// refuse answers a message the transport cannot take.
+func (c *stdioConn) refuse(id stdjson.RawMessage, code int64, message string) error {
+	return c.writeLine((&wireError{id: id, code: code, message: message}).encode())
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -341,51 +467,67 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return ctx.Err()
 	default:
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
 		c.mu.Lock()
-		if c.initID.IsValid() && resp.ID == c.initID && resp.Result != nil {
-			var r struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			}
-			if stdjson.Unmarshal(resp.Result, &r) == nil {
-				c.version = r.ProtocolVersion
-			}
-			c.initID = jsonrpc.ID{}
-		}
-		b := c.batches[resp.ID]
-		var all []*jsonrpc.Response
-		if b != nil {
-			delete(c.batches, resp.ID)
-			b.responses[b.index[resp.ID]] = resp
-			if b.pending--; b.pending == 0 {
-				all = b.responses
-			}
-		}
+		done := c.inputDone
 		c.mu.Unlock()
-		if b != nil {
-			if all == nil {
-				return nil // the batch is not complete yet
-			}
-			return c.writeBatch(all)
+		if req, _ := msg.(*jsonrpc.Request); done && req != nil && req.ID.IsValid() {
+			return errInputClosed
 		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return fmt.Errorf("marshaling message: %v", err)
+		}
+		return c.writeLine(data)
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	return c.writeLine(data)
+	c.mu.Lock()
+	if c.initID.IsValid() && resp.ID == c.initID && resp.Result != nil {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if stdjson.Unmarshal(resp.Result, &r) == nil {
+			c.version = r.ProtocolVersion
+		}
+		c.initID = jsonrpc.ID{}
+	}
+	b := c.batches[resp.ID]
+	var all []stdjson.RawMessage
+	if b != nil {
+		delete(c.batches, resp.ID)
+		b.responses[b.index[resp.ID]] = data
+		if b.pending--; b.pending == 0 {
+			all = b.responses
+		}
+	}
+	c.mu.Unlock()
+	if b == nil {
+		err = c.writeLine(data)
+	} else if all != nil {
+		err = c.writeBatch(all)
+	}
+	// Counted as answered only once written (or for a batch, queued), so
+	// that the end of the input waits for the reply to be out.
+	c.mu.Lock()
+	if n := c.open[resp.ID]; n > 1 {
+		c.open[resp.ID] = n - 1
+	} else {
+		delete(c.open, resp.ID)
+	}
+	c.mu.Unlock()
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
+	return err
 }
 
-func (c *stdioConn) writeBatch(all []*jsonrpc.Response) error {
-	raws := make([]stdjson.RawMessage, len(all))
-	for i, r := range all {
-		data, err := jsonrpc.EncodeMessage(r)
-		if err != nil {
-			return fmt.Errorf("encoding batch message: %w", err)
-		}
-		raws[i] = data
-	}
-	data, err := stdjson.Marshal(raws)
+func (c *stdioConn) writeBatch(all []stdjson.RawMessage) error {
+	data, err := stdjson.Marshal(all)
 	if err != nil {
 		return err
 	}

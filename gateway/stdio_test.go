@@ -2,24 +2,25 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestStdioFraming checks the stdio reader on what the SDK's accepts: one
-// message per line, blank lines, a value split over lines, batches before
-// 2025-06-18 (answered together) and none after, and errors that end the
-// connection.
+// message per line (CRLF too), blank lines, batches before 2025-06-18
+// (answered together) and none after.
 func TestStdioFraming(t *testing.T) {
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
 		``,
 		`  `,
-		`{"jsonrpc":"2.0","id":"a",`,
-		`  "method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"ping"}` + "\r",
 		`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
 		`{"jsonrpc":"2.0","id":4,"result":{"ok":true}}`,
 		`{"jsonrpc":"1.0","id":5,"method":"ping"}`,
@@ -48,8 +49,9 @@ func TestStdioFraming(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r, ok := read().(*jsonrpc.Request); !ok || r.Method != "ping" || r.ID.Raw() != "a" {
-		t.Fatalf("split message: %#v", r)
+		t.Fatalf("CRLF-terminated message: %#v", r)
 	}
+	conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, "a"), Result: []byte(`{}`)})
 	var ids []any
 	for range 3 {
 		if r, ok := read().(*jsonrpc.Request); ok {
@@ -61,19 +63,23 @@ func TestStdioFraming(t *testing.T) {
 	}
 	// Answers to a batch go out together, when the last one is in.
 	conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, float64(3)), Result: []byte(`{}`)})
-	if strings.Count(out.String(), "\n") != 1 {
+	if strings.Count(out.String(), "\n") != 2 {
 		t.Fatalf("a batch answer was sent before the batch was complete: %q", out.String())
 	}
 	conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, float64(2)), Result: []byte(`{}`)})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], `[{"jsonrpc":"2.0","id":2,`) || !strings.Contains(lines[1], `"id":3`) {
+	if len(lines) != 3 || !strings.HasPrefix(lines[2], `[{"jsonrpc":"2.0","id":2,`) || !strings.Contains(lines[2], `"id":3`) {
 		t.Fatalf("batch answer: %q", out.String())
 	}
 	if r, ok := read().(*jsonrpc.Response); !ok || r.ID.Raw() != int64(4) || string(r.Result) != `{"ok":true}` {
 		t.Fatalf("response: %#v", r)
 	}
-	if _, err := conn.Read(ctx); err == nil || !strings.Contains(err.Error(), "version tag") {
-		t.Fatalf("bad version: got %v", err)
+	// A bad version tag is answered, not fatal; the input then ends.
+	if _, err := conn.Read(ctx); err != io.EOF {
+		t.Fatalf("read at the end: got %v, want EOF", err)
+	}
+	if !strings.Contains(out.String(), `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"invalid request: field jsonrpc must be \"2.0\", got \"1.0\""}}`) {
+		t.Fatalf("bad version not answered: %q", out.String())
 	}
 	conn.Close()
 	if _, err := conn.Read(ctx); err == nil {
@@ -82,31 +88,148 @@ func TestStdioFraming(t *testing.T) {
 }
 
 func TestStdioRefusesBatchesAfter20250618(t *testing.T) {
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n" + `[{"jsonrpc":"2.0","id":2,"method":"ping"}]` + "\n"
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\n" + `[{"jsonrpc":"2.0","id":2,"method":"ping"}]` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n"
 	pr, pw := io.Pipe()
-	conn, _ := stdioTransport{in: pr, out: io.Discard}.Connect(t.Context())
+	var out syncBuilder
+	conn, _ := stdioTransport{in: pr, out: &out}.Connect(t.Context())
 	go pw.Write([]byte(in))
 	ctx := context.Background()
 	if _, err := conn.Read(ctx); err != nil {
 		t.Fatal(err)
 	}
 	conn.Write(ctx, &jsonrpc.Response{ID: mustID(t, float64(1)), Result: []byte(`{"protocolVersion":"2025-11-25"}`)})
-	if _, err := conn.Read(ctx); err == nil || !strings.Contains(err.Error(), "batching is not supported") {
-		t.Fatalf("got %v", err)
+	// The batch is answered with -32600 and the next line is read.
+	m, err := conn.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); err != nil || !ok || r.ID.Raw() != int64(3) {
+		t.Fatalf("after a refused batch: %#v, %v", m, err)
+	}
+	if got := out.String(); !strings.Contains(got, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: JSON-RPC batches are not part of MCP 2025-06-18`) {
+		t.Fatalf("batch answer: %q", got)
 	}
 }
 
-func TestStdioFrameLimits(t *testing.T) {
-	deep := `{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + "}\n"
-	conn, _ := stdioTransport{in: strings.NewReader(deep), out: io.Discard}.Connect(t.Context())
-	if _, err := conn.Read(context.Background()); err == nil || !strings.Contains(err.Error(), "nesting depth") {
-		t.Fatalf("too deep: got %v", err)
+// syncBuilder is a strings.Builder safe for a writer and a reader.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestStdioMalformedLines feeds the reader every kind of line that used to
+// end the server and checks each is answered with its JSON-RPC error, by
+// line, while the good messages between them still arrive.
+func TestStdioMalformedLines(t *testing.T) {
+	deep := `{"jsonrpc":"2.0","id":7,"method":"x","params":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + "}"
+	huge := `{"jsonrpc":"2.0","id":8,"method":"x","params":"` + strings.Repeat("a", maxFrame) + `"}`
+	lines := []struct{ in, answer string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, ""},
+		{`not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700`},
+		{`{}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700`},
+		{`[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: empty batch"}}`},
+		{`[1,{"jsonrpc":"2.0","id":3,"method":"ping"}]`, ""}, // answered with 3's reply below
+		{deep, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message nests deeper than 1000 levels"}}`},
+		{huge, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: message longer than 16777216 bytes skipped"}}`},
+		{`{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: field id: 18446744073709551615 cannot be echoed exactly`},
+		{`{"jsonrpc":"2.0","id":1e30,"method":"ping"}`, `"message":"invalid request: field id: 1e30 cannot be echoed exactly`},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, ""}, // id 1 was answered: it may be used again
+		{`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`, ""},
+		{`"just a string"`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600`},
 	}
-	conn, _ = stdioTransport{in: strings.NewReader(`{"jsonrpc":"2.0","id":1,"Method":"ping"}` + "\n"), out: io.Discard}.Connect(t.Context())
-	if m, err := conn.Read(context.Background()); err != nil {
-		t.Fatal(err)
-	} else if _, ok := m.(*jsonrpc.Response); !ok {
-		t.Fatalf(`"Method" was taken for "method" (%#v): field names must match exactly, as in the SDK`, m)
+	var in strings.Builder
+	for _, l := range lines {
+		in.WriteString(l.in + "\n")
+	}
+	var out syncBuilder
+	conn, _ := stdioTransport{in: strings.NewReader(in.String()), out: &out}.Connect(t.Context())
+	ctx := context.Background()
+	var got []any
+	done := make(chan error, 1)
+	go func() {
+		for {
+			m, err := conn.Read(ctx)
+			if err != nil {
+				done <- err
+				return
+			}
+			r := m.(*jsonrpc.Request)
+			got = append(got, r.ID.Raw())
+			conn.Write(ctx, &jsonrpc.Response{ID: r.ID, Result: []byte(`{}`)})
+		}
+	}()
+	if err := <-done; err != io.EOF {
+		t.Fatalf("read ended with %v, want EOF", err)
+	}
+	if want := []any{int64(1), int64(3), int64(1), int64(9007199254740991)}; !slices.Equal(got, want) {
+		t.Errorf("requests read: %v, want %v", got, want)
+	}
+	answers := out.String()
+	for _, l := range lines {
+		if l.answer != "" && !strings.Contains(answers, l.answer) {
+			t.Errorf("line %.60q: no answer containing %s in\n%s", l.in, l.answer, answers)
+		}
+	}
+	if !strings.Contains(answers, `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`) || !strings.Contains(answers, `{"jsonrpc":"2.0","id":3,"result":{}}]`) {
+		t.Errorf("mixed batch: want an error for element 0 and the reply to id 3 together:\n%s", answers)
+	}
+	if !strings.Contains(answers, `"id":9007199254740991,"result"`) {
+		t.Errorf("the largest exact id was not echoed as sent:\n%s", answers)
+	}
+}
+
+// TestStdioAnswersBeforeEOF checks that requests piped in before the end of
+// the input are all answered: EOF waits for the calls already read.
+func TestStdioAnswersBeforeEOF(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	var out syncBuilder
+	conn, _ := stdioTransport{in: strings.NewReader(in), out: &out}.Connect(t.Context())
+	ctx := context.Background()
+	var reqs []*jsonrpc.Request
+	for range 2 {
+		m, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, m.(*jsonrpc.Request))
+	}
+	eof := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(ctx)
+		eof <- err
+	}()
+	conn.Write(ctx, &jsonrpc.Response{ID: reqs[0].ID, Result: []byte(`{}`)})
+	select {
+	case err := <-eof:
+		t.Fatalf("Read returned %v with request 2 still unanswered", err)
+	default:
+	}
+	// A request to the client fails at once: it can no longer answer.
+	call, _ := jsonrpc.MakeID("srv-1")
+	if err := conn.Write(ctx, &jsonrpc.Request{ID: call, Method: "roots/list"}); !errors.Is(err, errInputClosed) {
+		// The reader may not have seen EOF yet; only after it must this fail.
+		t.Logf("request to the client before EOF was seen: %v", err)
+	}
+	conn.Write(ctx, &jsonrpc.Response{ID: reqs[1].ID, Result: []byte(`{}`)})
+	if err := <-eof; err != io.EOF {
+		t.Fatalf("Read after every answer: %v, want EOF", err)
+	}
+	if err := conn.Write(ctx, &jsonrpc.Request{ID: call, Method: "roots/list"}); !errors.Is(err, errInputClosed) {
+		t.Errorf("request to the client after EOF: %v, want errInputClosed", err)
+	}
+	if n := strings.Count(out.String(), `"result":{}`); n != 2 {
+		t.Errorf("%d answers, want 2:\n%s", n, out.String())
 	}
 }
 

@@ -2,7 +2,9 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -178,4 +180,84 @@ func TestServeStdio(t *testing.T) {
 		t.Fatal("ServeStdio did not return after the client closed its end")
 	}
 	waitFor(t, "the stdio connection to be freed", func() bool { return e.g.Connections() == 0 })
+}
+
+// TestHTTPOrigin checks the Origin rules: none, a local one or a configured
+// one passes; any other (including "null") gets 403.
+func TestHTTPOrigin(t *testing.T) {
+	e := newEnv(t, gateway.Options{AllowedOrigins: []string{"https://team.example"}})
+	srv := httptest.NewServer(e.g.HTTPHandler())
+	t.Cleanup(srv.Close)
+	for origin, want := range map[string]int{
+		"":                          http.StatusOK,
+		"http://localhost:3000":     http.StatusOK,
+		"http://127.0.0.1":          http.StatusOK,
+		"http://[::1]:8080":         http.StatusOK,
+		"https://team.example":      http.StatusOK,
+		"https://evil.example":      http.StatusForbidden,
+		"http://localhost.evil.com": http.StatusForbidden,
+		"null":                      http.StatusForbidden,
+		"file://":                   http.StatusForbidden,
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/mcp",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"o","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("Origin %q: status %d, want %d", origin, res.StatusCode, want)
+		}
+	}
+}
+
+// TestHTTPRefusesInexactIDs checks that an id the SDK would not echo as
+// sent is refused with -32600 naming it.
+func TestHTTPRefusesInexactIDs(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	srv := httptest.NewServer(e.g.HTTPHandler())
+	t.Cleanup(srv.Close)
+	for _, id := range []string{"18446744073709551615", "1e30", "9007199254740993", "1.5"} {
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"o","version":"1"}}}`
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), `"id":null,"error":{"code":-32600,"message":"invalid request: field id: `+id) {
+			t.Errorf("id %s: %d %s", id, res.StatusCode, got)
+		}
+	}
+}
+
+// TestHTTPSlowBody checks that a client sending its body too slowly is cut
+// off, while the server keeps serving others.
+func TestHTTPSlowBody(t *testing.T) {
+	e := newEnv(t, gateway.Options{HTTPReadTimeout: 100 * time.Millisecond})
+	srv := httptest.NewServer(e.g.HTTPHandler())
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{", srv.Listener.Addr())
+	// Never send the rest: the server must answer (400) or close, not wait.
+	reply, _ := io.ReadAll(conn)
+	if len(reply) > 0 && !strings.Contains(string(reply), " 400 ") {
+		t.Errorf("slow body answered with %q, want 400 or a closed connection", reply)
+	}
+	c := e.connectHTTP(t, srv.URL+"/mcp", nil)
+	c.ok("get_state", nil)
 }

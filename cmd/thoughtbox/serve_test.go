@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -383,5 +384,162 @@ func TestServeMemoryWritesNothing(t *testing.T) {
 	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
 		entries, _ := filepath.Glob(filepath.Join(data, "*", "*"))
 		t.Fatalf("memory storage wrote to the data directory: %v (%v)", err, entries)
+	}
+}
+
+// TestServeStdioMalformedInput pipes malformed lines between good requests
+// into the real binary: each bad line is answered with its JSON-RPC error,
+// every request before EOF is answered, and the server exits 0.
+func TestServeStdioMalformedInput(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`garbage`,
+		`{}`,
+		strings.Repeat("[", 1001) + strings.Repeat("]", 1001),
+		`{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\r\n") + "\r\n"
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir(), "DISABLE_THOUGHT_LOGGING=1")
+	cmd.Stdin = strings.NewReader(in)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve exited with %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), out)
+	}
+	want := []string{
+		`"id":1,"result":{`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: field jsonrpc`,
+		`"message":"parse error: the message nests deeper than 1000 levels"`,
+		`"message":"invalid request: field id: 18446744073709551615 cannot be echoed exactly`,
+		`"id":3,"result":{`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`,
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines out, want %d:\n%s", len(lines), len(want), out)
+	}
+	// Answers are written as each is ready, not in the order asked.
+	for _, w := range want {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, w) }) {
+			t.Errorf("no line contains %s:\n%s", w, out)
+		}
+	}
+}
+
+// TestServeHTTPTokens runs the server with a tokens file and two real MCP
+// clients over HTTP: each token's identity is the author in git log
+// whatever the client calls itself, a read-only token cannot write, and a
+// project outside a token's scope is refused.
+func TestServeHTTPTokens(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data := t.TempDir()
+	tokensFile := filepath.Join(t.TempDir(), "tokens")
+	const alice, bob = "alice-token-0123456789", "bob-token-0123456789ab"
+	os.WriteFile(tokensFile, []byte("# token identity scopes\n"+
+		alice+" alice@team.example write:alpha read:beta\n"+
+		bob+" bob read:alpha\n"), 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "PORT=0", "HOST=127.0.0.1",
+		"THOUGHTBOX_AUTH_TOKENS_FILE="+tokensFile, "DISABLE_THOUGHT_LOGGING=1")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	errPipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cancel()
+	addr := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-addr:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server never said where it listens")
+	}
+	connect := func(token, name string) *mcp.ClientSession {
+		t.Helper()
+		client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		if err != nil {
+			t.Fatalf("connect %s: %v", name, err)
+		}
+		return s
+	}
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "x"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearer{"not-a-token-at-all-xx"}}}, nil); err == nil {
+		t.Error("an unknown token connected")
+	}
+	denied := func(r gatewayResult, what string) {
+		t.Helper()
+		if !r.isError || !strings.Contains(r.text, `"PERMISSION_DENIED"`) {
+			t.Errorf("%s: want PERMISSION_DENIED, got %s", what, r.text)
+		}
+	}
+
+	a := connect(alice, "spoofed-name")
+	defer a.Close()
+	denied(callGateway(t, a, "list_sessions", nil), "alice reading the default project")
+	if r := callGateway(t, a, "navigate", map[string]any{"project": "alpha", "create": true}); r.isError {
+		t.Fatalf("alice navigate alpha: %s", r.text)
+	}
+	start := callGateway(t, a, "start_new", map[string]any{"sessionTitle": "alpha work"})
+	if start.isError {
+		t.Fatalf("start_new: %s", start.text)
+	}
+	callGateway(t, a, "cipher", nil)
+	th := callGateway(t, a, "thought", map[string]any{"thought": "written by alice", "nextThoughtNeeded": true})
+	if th.isError {
+		t.Fatalf("thought: %s", th.text)
+	}
+	var reply struct{ SessionID string }
+	json.Unmarshal([]byte(th.text), &reply)
+	denied(callGateway(t, a, "navigate", map[string]any{"project": "beta", "create": true}), "alice creating beta (read only)")
+	denied(callGateway(t, a, "navigate", map[string]any{"project": "gamma", "create": true}), "alice creating gamma (out of scope)")
+
+	b := connect(bob, "also-spoofed")
+	defer b.Close()
+	if r := callGateway(t, b, "navigate", map[string]any{"project": "alpha"}); r.isError {
+		t.Fatalf("bob navigate alpha: %s", r.text)
+	}
+	if r := callGateway(t, b, "list_sessions", nil); r.isError || !strings.Contains(r.text, "alpha work") {
+		t.Errorf("bob reading alpha: %s", r.text)
+	}
+	denied(callGateway(t, b, "start_new", map[string]any{"sessionTitle": "bob writes"}), "bob writing with a read-only token")
+	if r := callGateway(t, b, "get_state", nil); r.isError || !strings.Contains(r.text, `"author":"bob \u003cbob@agents.thoughtbox.invalid\u003e"`) {
+		t.Errorf("bob's author: %s", r.text)
+	}
+	a.Close()
+	b.Close()
+	cancel()
+	cmd.Wait()
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	out, err := exec.Command("git", "--git-dir", filepath.Join(data, "projects", "alpha.git"), "log", "--all", "--format=%an <%ae>|%s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "alice@team.example <alice@team.example>|Thought 1: written by alice") || strings.Contains(string(out), "spoofed") {
+		t.Errorf("git log of alpha:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "projects", "beta.git")); err == nil {
+		t.Error("beta was created by a token that may only read it")
 	}
 }

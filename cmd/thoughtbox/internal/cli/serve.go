@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gitstore"
@@ -28,12 +30,31 @@ var Version = "0.1.0"
 
 // Environment variables of the MCP server (seed 000).
 const (
-	EnvTransport       = "THOUGHTBOX_TRANSPORT"
-	EnvHost            = "HOST"
-	EnvPort            = "PORT"
-	EnvAuthToken       = "THOUGHTBOX_AUTH_TOKEN"
+	EnvTransport = "THOUGHTBOX_TRANSPORT"
+	EnvHost      = "HOST"
+	EnvPort      = "PORT"
+	EnvAuthToken = "THOUGHTBOX_AUTH_TOKEN"
+	// EnvAuthTokensFile names a file of bearer tokens, each with the agent
+	// identity it stands for and the projects it may read or write.
+	EnvAuthTokensFile  = "THOUGHTBOX_AUTH_TOKENS_FILE"
 	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
 	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
+	// EnvAllowedOrigins lists, comma-separated, the browser origins HTTP
+	// requests may come from besides local ones.
+	EnvAllowedOrigins = "THOUGHTBOX_ALLOWED_ORIGINS"
+	// EnvHTTPReadTimeout bounds reading one request body (a Go duration).
+	EnvHTTPReadTimeout = "THOUGHTBOX_HTTP_READ_TIMEOUT"
+	// EnvHTTPIdleTimeout closes a keep-alive connection idle this long.
+	EnvHTTPIdleTimeout = "THOUGHTBOX_HTTP_IDLE_TIMEOUT"
+	// EnvHTTPMaxConns caps the open HTTP connections; more wait to be
+	// accepted.
+	EnvHTTPMaxConns = "THOUGHTBOX_HTTP_MAX_CONNS"
+	// EnvRootsTimeout bounds the wait for a client's answer to roots/list.
+	EnvRootsTimeout = "THOUGHTBOX_ROOTS_TIMEOUT"
+	// EnvMaxOpenProjects caps the projects kept open besides the
+	// server's own; EnvProjectIdle closes one unused this long.
+	EnvMaxOpenProjects = "THOUGHTBOX_MAX_OPEN_PROJECTS"
+	EnvProjectIdle     = "THOUGHTBOX_PROJECT_IDLE_TIMEOUT"
 	// EnvCPUProfile, when set, names a file for a CPU profile of the
 	// server (a debugging aid: go tool pprof reads it).
 	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
@@ -77,17 +98,38 @@ func (c *serveCmd) Run(a *app) error {
 		}
 		return &config.SettingError{Name: name, Value: transport, Reason: "expected stdio or http"}
 	}
+	lim, err := readLimits(a.cfg)
+	if err != nil {
+		return err
+	}
+	var tokens *gateway.Tokens
+	if path := a.cfg.Getenv(EnvAuthTokensFile); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return &config.SettingError{Name: EnvAuthTokensFile, Value: path, Reason: err.Error()}
+		}
+		tokens, err = gateway.ParseTokens(f, path)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvAuthTokensFile, err)
+		}
+	}
 	var thoughtLog = a.env.Stderr
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
+	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, max: lim.maxProjects, idle: lim.projectIdle,
+		now: time.Now, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
 	defer projects.close()
 	// Memory storage writes nothing to the data directory: no exports.
 	exportDir := filepath.Join(a.cfg.DataDir, "exports")
 	if a.cfg.Storage == config.StorageMemory {
 		exportDir = ""
 	}
+	sweepCtx, stopSweep := context.WithCancel(a.ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); projects.sweep(sweepCtx) }()
+	defer func() { stopSweep(); <-swept }()
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
 		Project:     a.cfg.Project,
@@ -95,12 +137,16 @@ func (c *serveCmd) Run(a *app) error {
 		AgentID:     a.cfg.Getenv(EnvAgentID),
 		ThoughtLog:  thoughtLog,
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
+		Tokens:      tokens,
 		OpenProject: projects.ledger,
 		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
 		ExportDir:   exportDir,
 		Events:      a.events,
 
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
+		AllowedOrigins:      lim.origins,
+		HTTPReadTimeout:     lim.readTimeout,
+		RootsTimeout:        lim.rootsTimeout,
 	})
 	// Searching reads every session once; start it now, not on the first
 	// search. It stops (and is waited for) before the store is closed.
@@ -136,7 +182,7 @@ func (c *serveCmd) Run(a *app) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, portText), err)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" {
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: listening on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read and write the ledger\n", host)
 	}
 	// The address goes to stderr (stdout stays for data), with the port
@@ -147,8 +193,13 @@ func (c *serveCmd) Run(a *app) error {
 	// holding Shutdown until the client goes away.
 	base, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second,
+	// No ReadTimeout or WriteTimeout: they are per connection and would
+	// cut off event streams; the gateway sets a deadline per request body.
+	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: lim.idle,
 		BaseContext: func(net.Listener) context.Context { return base }}
+	// Past the cap, connections wait in the listen queue instead of each
+	// taking a descriptor and a goroutine.
+	ln = netutil.LimitListener(ln, lim.maxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -224,30 +275,70 @@ func softMemoryLimit(ctx context.Context) {
 }
 
 // projectLedgers opens the ledgers of other projects on demand, for
-// navigate and bind_root, and closes them when the server stops.
+// navigate and bind_root, and closes them again: each open project holds
+// descriptors and memory, so one client naming project after project must
+// not be able to pile them up. At most max are open besides the server's
+// own; one that no call holds is closed when it has been unused for idle,
+// or when room is needed for another (the least recently used first). A
+// project a call holds is never closed under it. With memory storage a
+// closed project would lose its sessions, so none is closed before the
+// server stops.
 type projectLedgers struct {
 	cfg    *config.Config
 	events ledger.EventSink // without auto-push: each project gets its own
 	log    io.Writer
-	mu     sync.Mutex
-	open   map[string]*projectLedger
+	max    int
+	idle   time.Duration
+	now    func() time.Time
+
+	mu   sync.Mutex
+	open map[string]*projectLedger
 }
 
 type projectLedger struct {
-	l      *ledger.Ledger
-	store  *gitstore.Store // nil for the server's own project (Main closes it)
-	pusher *autoPusher     // this project's, when THOUGHTBOX_AUTO_PUSH is set
+	l        *ledger.Ledger
+	store    *gitstore.Store // nil for the server's own project (Main closes it)
+	pusher   *autoPusher     // this project's, when THOUGHTBOX_AUTO_PUSH is set
+	users    int             // calls holding it
+	lastUsed time.Time
 }
 
-func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledger, error) {
+func (p *projectLedgers) ledger(_ context.Context, project string, create bool) (*ledger.Ledger, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if pl, ok := p.open[project]; ok {
-		return pl.l, nil
+	pl, ok := p.open[project]
+	if !ok {
+		var err error
+		if pl, err = p.openLocked(project, create); err != nil {
+			return nil, nil, err
+		}
 	}
+	pl.users++
+	var once sync.Once
+	return pl.l, func() {
+		once.Do(func() {
+			p.mu.Lock()
+			pl.users--
+			pl.lastUsed = p.now()
+			p.mu.Unlock()
+		})
+	}, nil
+}
+
+func (p *projectLedgers) openLocked(project string, create bool) (*projectLedger, error) {
 	cfg, err := p.cfg.ForProject(project)
 	if err != nil {
 		return nil, err
+	}
+	if !create && !cfg.Exists() {
+		names, _ := p.cfg.Projects()
+		if len(names) == 0 {
+			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, project)
+		}
+		return nil, fmt.Errorf("%w %q; existing projects: %s", gateway.ErrNoProject, project, strings.Join(names, ", "))
+	}
+	if p.count() >= p.max && !p.evictLocked() {
+		return nil, fmt.Errorf("%d projects are open and in use, the most this server keeps (%s); try again when a call ends", p.max, EnvMaxOpenProjects)
 	}
 	store, err := cfg.OpenStore()
 	if err != nil {
@@ -258,18 +349,89 @@ func (p *projectLedgers) ledger(_ context.Context, project string) (*ledger.Ledg
 		store.Close()
 		return nil, err
 	}
-	l := cfg.NewLedger(store, ledger.Options{Events: sink})
-	p.open[project] = &projectLedger{l: l, store: store, pusher: pusher}
-	return l, nil
+	pl := &projectLedger{l: cfg.NewLedger(store, ledger.Options{Events: sink}), store: store, pusher: pusher, lastUsed: p.now()}
+	p.open[project] = pl
+	return pl, nil
+}
+
+// count is the number of projects open besides the server's own.
+func (p *projectLedgers) count() int {
+	n := 0
+	for _, pl := range p.open {
+		if pl.store != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// evictLocked closes the least recently used project no call holds, and
+// reports whether there was one.
+func (p *projectLedgers) evictLocked() bool {
+	if p.cfg.Storage == config.StorageMemory {
+		return false
+	}
+	var victim string
+	for name, pl := range p.open {
+		if pl.store == nil || pl.users > 0 {
+			continue
+		}
+		if victim == "" || pl.lastUsed.Before(p.open[victim].lastUsed) {
+			victim = name
+		}
+	}
+	if victim == "" {
+		return false
+	}
+	p.closeLocked(victim)
+	return true
+}
+
+func (p *projectLedgers) closeLocked(name string) {
+	pl := p.open[name]
+	delete(p.open, name)
+	pl.pusher.close()
+	if err := pl.store.Close(); err != nil {
+		fmt.Fprintf(p.log, "thoughtbox: closing project %s: %v\n", name, err)
+	}
+}
+
+// closeIdle closes the projects no call holds that were last used before
+// idle ago.
+func (p *projectLedgers) closeIdle() {
+	if p.cfg.Storage == config.StorageMemory {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cutoff := p.now().Add(-p.idle)
+	for name, pl := range p.open {
+		if pl.store != nil && pl.users == 0 && pl.lastUsed.Before(cutoff) {
+			p.closeLocked(name)
+		}
+	}
+}
+
+// sweep closes idle projects until ctx is done.
+func (p *projectLedgers) sweep(ctx context.Context) {
+	t := time.NewTicker(max(p.idle/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.closeIdle()
+		}
+	}
 }
 
 func (p *projectLedgers) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, pl := range p.open {
-		pl.pusher.close()
+	for name, pl := range p.open {
 		if pl.store != nil {
-			pl.store.Close()
+			p.closeLocked(name)
 		}
 	}
 }
