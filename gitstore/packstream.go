@@ -187,6 +187,9 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 	if n == 0 {
 		return 0, 0, nil
 	}
+	if err := checkPackHeader(tmp, n); err != nil {
+		return 0, n, err
+	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return 0, n, err
 	}
@@ -230,6 +233,27 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 		return 0, n, err
 	}
 	return int(count), n, b.packs.refresh()
+}
+
+// minPackEntry is the fewest bytes a pack entry can take: a one-byte
+// header and the shortest zlib stream (two bytes of header, an empty final
+// block in two, the Adler-32 in four).
+const minPackEntry = 9
+
+// checkPackHeader refuses a pack whose header claims more objects than its
+// size can hold. go-git's index writer allocates room for the claimed count
+// before reading a single entry, so sixteen bytes claiming four billion
+// objects would end the process with "out of memory".
+func checkPackHeader(f io.ReaderAt, size int64) error {
+	var hdr [12]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
+		return errors.New("the pack received is damaged: no pack header")
+	}
+	count := int64(binary.BigEndian.Uint32(hdr[8:]))
+	if room := (size - 12 - 20) / minPackEntry; count > room {
+		return fmt.Errorf("the pack received is damaged: its header claims %d objects, but its %d bytes hold at most %d", count, size, max(room, 0))
+	}
+	return nil
 }
 
 // cleanTransferDir removes temporary packs of transfers that died: anything
