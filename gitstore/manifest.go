@@ -17,7 +17,8 @@ type manifest struct {
 	Metadata     manifestMeta        `json:"metadata"`
 
 	// lists caches the encoded file lists (the bulk of the file), keyed by
-	// "" for thoughtFiles and by branch id, so adding a thought appends one
+	// "" for thoughtFiles and by "branch/" and the branch id (a manifest
+	// from elsewhere may name a branch ""), so adding a thought appends one
 	// line instead of re-encoding every name.
 	lists map[string]*encodedList
 }
@@ -75,7 +76,7 @@ func (m *manifest) encodeInto(dst []byte) []byte {
 		b = append(b, "\n    "...)
 		b = appendJSONString(b, id)
 		b = append(b, ": "...)
-		b = m.appendList(b, id, m.BranchFiles[id], "    ")
+		b = m.appendList(b, "branch/"+id, m.BranchFiles[id], "    ")
 	}
 	if len(ids) > 0 {
 		b = append(b, "\n  "...)

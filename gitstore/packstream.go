@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -207,6 +208,9 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 		return 0, n, err
 	}
 	count, _ := idx.Count()
+	if err := readBack(tmp, n, idx); err != nil {
+		return 0, n, fmt.Errorf("the pack received is damaged: %w", err)
+	}
 	idxTmp, err := os.CreateTemp(tmpDir, "fetch-*.idx")
 	if err != nil {
 		return 0, n, err
@@ -252,6 +256,44 @@ func checkPackHeader(f io.ReaderAt, size int64) error {
 	count := int64(binary.BigEndian.Uint32(hdr[8:]))
 	if room := (size - 12 - 20) / minPackEntry; count > room {
 		return fmt.Errorf("the pack received is damaged: its header claims %d objects, but its %d bytes hold at most %d", count, size, max(room, 0))
+	}
+	return nil
+}
+
+// readBack reads every object of a received pack with the store's own
+// pack reader and checks that it has the id go-git gave it. go-git does not
+// check that an entry inflates to the size its header declares (git's
+// index-pack does), so without this a pack could be accepted whose objects
+// the store then fails to read.
+func readBack(f *os.File, size int64, idx *idxfile.MemoryIndex) error {
+	pe := &packEntry{name: "received", idx: idx, f: f, size: size}
+	iter, err := idx.EntriesByOffset()
+	if err != nil {
+		return err
+	}
+	var entries []*idxfile.Entry
+	for {
+		e, err := iter.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+		pe.offs = append(pe.offs, int64(e.Offset))
+	}
+	sort.Slice(pe.offs, func(i, j int) bool { return pe.offs[i] < pe.offs[j] })
+	ps := newPackSet("")
+	ps.packs[pe.name], ps.order = pe, []*packEntry{pe}
+	for _, e := range entries {
+		t, data, err := ps.readAt(pe, int64(e.Offset), 0)
+		if err != nil {
+			return fmt.Errorf("object %s: %w", e.Hash, err)
+		}
+		if got := hashObject(t, data); got != e.Hash {
+			return fmt.Errorf("object %s reads as %s", e.Hash, got)
+		}
 	}
 	return nil
 }
