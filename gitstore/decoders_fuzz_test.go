@@ -192,10 +192,10 @@ func FuzzManifest(f *testing.F) {
 // thoughtEqual compares thought files as JSON values.
 var thoughtEqual = cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })}
 
-// FuzzThoughtFile: a thought file is decoded by two JSON libraries — the
-// fast one when a session loads, encoding/json when a chain is caught up,
-// critiqued or verified — so on any file they must agree: both refuse it,
-// or both read the same thought. What they read is written back (as the
+// FuzzThoughtFile: a thought file is decoded two ways — decodeThoughtFile
+// (a faster JSON library) when a session loads, encoding/json when a chain
+// is caught up, critiqued or verified — so on any file they must agree:
+// both refuse it, or both read the same thought. What they read is written back (as the
 // store writes a critiqued thought) and read again unchanged.
 func FuzzThoughtFile(f *testing.F) {
 	n := 2
@@ -213,7 +213,7 @@ func FuzzThoughtFile(f *testing.F) {
 	f.Add([]byte(`{"thought":"\ud83d\ude00\ud800"} `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast, std ledger.ThoughtData
-		errFast := fastjson.Unmarshal(data, &fast)
+		errFast := decodeThoughtFile(data, &fast)
 		errStd := json.Unmarshal(data, &std)
 		if (errFast == nil) != (errStd == nil) {
 			t.Fatalf("%q: the loader says %v, encoding/json says %v", data, errFast, errStd)
