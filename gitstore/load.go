@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -221,12 +222,25 @@ func (s *Store) decodeFiles(cf *chainFiles, next *atomic.Int64) {
 			f.unreadable = true
 			continue
 		}
-		if err := fastjson.Unmarshal(data, &f.td); err != nil {
+		if err := decodeThoughtFile(data, &f.td); err != nil {
 			f.err = fmt.Errorf("%s: %v", f.name, err)
 			continue
 		}
 		f.ok = true
 	}
+}
+
+// decodeThoughtFile decodes a thought file as encoding/json does — which
+// is how catch-up, critique and verify read it — but faster. The fast
+// decoder refuses some things encoding/json takes (a timestamp
+// "0000-01-01T0:00:00,0Z"), so on a refusal encoding/json decides: a file
+// must not load in one place and be damaged in another.
+func decodeThoughtFile(data []byte, td *ledger.ThoughtData) error {
+	if fastjson.Unmarshal(data, td) == nil {
+		return nil
+	}
+	*td = ledger.ThoughtData{}
+	return json.Unmarshal(data, td)
 }
 
 func fileNumber(name string) int {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 )
 
@@ -18,7 +17,8 @@ type manifest struct {
 	Metadata     manifestMeta        `json:"metadata"`
 
 	// lists caches the encoded file lists (the bulk of the file), keyed by
-	// "" for thoughtFiles and by branch id, so adding a thought appends one
+	// "" for thoughtFiles and by "branch/" and the branch id (a manifest
+	// from elsewhere may name a branch ""), so adding a thought appends one
 	// line instead of re-encoding every name.
 	lists map[string]*encodedList
 }
@@ -56,9 +56,11 @@ func (m *manifest) encodeInto(dst []byte) []byte {
 		b = make([]byte, 0, need+need/8+1024)
 	}
 	b = append(b, "{\n  \"id\": "...)
-	b = strconv.AppendQuote(b, m.ID)
+	// Go quoting is not JSON quoting (\a, \x07): a version read from
+	// someone else's manifest could otherwise be rewritten unreadable.
+	b = appendJSONString(b, m.ID)
 	b = append(b, ",\n  \"version\": "...)
-	b = strconv.AppendQuote(b, m.Version)
+	b = appendJSONString(b, m.Version)
 	b = append(b, ",\n  \"thoughtFiles\": "...)
 	b = m.appendList(b, "", m.ThoughtFiles, "  ")
 	b = append(b, ",\n  \"branchFiles\": {"...)
@@ -74,7 +76,7 @@ func (m *manifest) encodeInto(dst []byte) []byte {
 		b = append(b, "\n    "...)
 		b = appendJSONString(b, id)
 		b = append(b, ": "...)
-		b = m.appendList(b, id, m.BranchFiles[id], "    ")
+		b = m.appendList(b, "branch/"+id, m.BranchFiles[id], "    ")
 	}
 	if len(ids) > 0 {
 		b = append(b, "\n  "...)
@@ -166,6 +168,17 @@ func parseManifest(data []byte) (*manifest, error) {
 	}
 	if m.ID == "" {
 		return nil, fmt.Errorf("manifest.json: missing id")
+	}
+	// The encoder writes instants in UTC; one that JSON holds only with its
+	// offset (0000-01-01T00:00:00+01:00) would be rewritten as a year JSON
+	// cannot hold, and the session's manifest lost with the next thought.
+	for _, f := range []struct {
+		name string
+		t    time.Time
+	}{{"metadata.createdAt", m.Metadata.CreatedAt}, {"metadata.updatedAt", m.Metadata.UpdatedAt}} {
+		if y := f.t.UTC().Year(); y < 0 || y > 9999 {
+			return nil, fmt.Errorf("manifest.json: %s %s is outside the years 0000 to 9999 in UTC", f.name, f.t.Format(time.RFC3339))
+		}
 	}
 	if m.BranchFiles == nil {
 		m.BranchFiles = map[string][]string{}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -187,6 +188,9 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 	if n == 0 {
 		return 0, 0, nil
 	}
+	if err := checkPackHeader(tmp, n); err != nil {
+		return 0, n, err
+	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return 0, n, err
 	}
@@ -204,6 +208,9 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 		return 0, n, err
 	}
 	count, _ := idx.Count()
+	if err := readBack(tmp, n, idx); err != nil {
+		return 0, n, fmt.Errorf("the pack received is damaged: %w", err)
+	}
 	idxTmp, err := os.CreateTemp(tmpDir, "fetch-*.idx")
 	if err != nil {
 		return 0, n, err
@@ -230,6 +237,65 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 		return 0, n, err
 	}
 	return int(count), n, b.packs.refresh()
+}
+
+// minPackEntry is the fewest bytes a pack entry can take: a one-byte
+// header and the shortest zlib stream (two bytes of header, an empty final
+// block in two, the Adler-32 in four).
+const minPackEntry = 9
+
+// checkPackHeader refuses a pack whose header claims more objects than its
+// size can hold. go-git's index writer allocates room for the claimed count
+// before reading a single entry, so sixteen bytes claiming four billion
+// objects would end the process with "out of memory".
+func checkPackHeader(f io.ReaderAt, size int64) error {
+	var hdr [12]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
+		return errors.New("the pack received is damaged: no pack header")
+	}
+	count := int64(binary.BigEndian.Uint32(hdr[8:]))
+	if room := (size - 12 - 20) / minPackEntry; count > room {
+		return fmt.Errorf("the pack received is damaged: its header claims %d objects, but its %d bytes hold at most %d", count, size, max(room, 0))
+	}
+	return nil
+}
+
+// readBack reads every object of a received pack with the store's own
+// pack reader and checks that it has the id go-git gave it. go-git does not
+// check that an entry inflates to the size its header declares (git's
+// index-pack does), so without this a pack could be accepted whose objects
+// the store then fails to read.
+func readBack(f *os.File, size int64, idx *idxfile.MemoryIndex) error {
+	pe := &packEntry{name: "received", idx: idx, f: f, size: size}
+	iter, err := idx.EntriesByOffset()
+	if err != nil {
+		return err
+	}
+	var entries []*idxfile.Entry
+	for {
+		e, err := iter.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+		pe.offs = append(pe.offs, int64(e.Offset))
+	}
+	sort.Slice(pe.offs, func(i, j int) bool { return pe.offs[i] < pe.offs[j] })
+	ps := newPackSet("")
+	ps.packs[pe.name], ps.order = pe, []*packEntry{pe}
+	for _, e := range entries {
+		t, data, err := ps.readAt(pe, int64(e.Offset), 0)
+		if err != nil {
+			return fmt.Errorf("object %s: %w", e.Hash, err)
+		}
+		if got := hashObject(t, data); got != e.Hash {
+			return fmt.Errorf("object %s reads as %s", e.Hash, got)
+		}
+	}
+	return nil
 }
 
 // cleanTransferDir removes temporary packs of transfers that died: anything

@@ -1,0 +1,344 @@
+package gitstore
+
+// Fuzz targets for the decoders of bytes this package did not write itself:
+// log records (a log damaged on disk), manifests and thought files (a
+// repository edited by hand or pulled from someone else) and pack streams
+// (whatever a remote sends). Plain `go test` runs their seed corpora and
+// the crashers kept under testdata/fuzz; BENCHMARKS.md ("Fuzzing") says
+// how long each ran and what it found.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// allocated returns how many bytes f allocated on the heap. The fuzz
+// workers run one input at a time (-parallel 1), so nearly all of it is f's.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// FuzzLogRecord: any bytes, read as a log record, are refused or decode to a
+// batch that encodes back to exactly the bytes consumed; and decoding costs
+// memory in proportion to the input, whatever its length fields claim.
+func FuzzLogRecord(f *testing.F) {
+	b := &batch{
+		updates: []refUpdate{{name: "refs/heads/sessions/x/main", new: hashObject(typeCommit, []byte("c"))}},
+		objects: []logObject{
+			{id: hashObject(typeBlob, []byte("hello")), typ: typeBlob, data: []byte("hello")},
+			{id: hashObject(typeBlob, []byte("help")), typ: typeBlob, base: hashObject(typeBlob, []byte("hello")), ed: diffEdit([]byte("hello"), []byte("help"))},
+		},
+	}
+	rec := encodeRecord(nil, b)
+	f.Add(rec)
+	f.Add(append(append([]byte(nil), rec...), rec...))
+	f.Add(encodeRecord(nil, &batch{}))
+	// Length fields claiming 4 GiB: the record length, then (with a valid
+	// checksum) the update count and a name length.
+	f.Add([]byte{0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Add(withChecksum([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}))
+	f.Add(withChecksum([]byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff}))
+	f.Add(withChecksum([]byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var got *batch
+		var n int
+		var err error
+		used := allocated(func() { got, n, err = decodeRecord(p) })
+		if limit := uint64(8192 + 64*len(p)); used > limit {
+			t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", len(p), used, limit)
+		}
+		if err != nil {
+			return
+		}
+		if n < 8 || n > len(p) {
+			t.Fatalf("consumed %d of %d bytes", n, len(p))
+		}
+		if again := encodeRecord(nil, got); !bytes.Equal(again, p[:n]) {
+			t.Fatalf("re-encoding a decoded record changed it:\n%x\n%x", p[:n], again)
+		}
+	})
+}
+
+// withChecksum frames payload as a log record with a correct length and
+// checksum, so that the fuzzer starts past the CRC.
+func withChecksum(payload []byte) []byte {
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
+	return append(out, payload...)
+}
+
+// FuzzLogBatch: a batch built from arbitrary names and contents is read
+// back from its record exactly, also when another record follows it.
+func FuzzLogBatch(f *testing.F) {
+	f.Add("refs/heads/sessions/s/main", []byte("the quick brown fox"), []byte("the quick red fox jumps"), uint8(3))
+	f.Add("", []byte{}, []byte{0}, uint8(0))
+	f.Add("x\x00\xff", []byte("aaaa"), []byte{}, uint8(255))
+	f.Fuzz(func(t *testing.T, name string, base, target []byte, shape uint8) {
+		b := &batch{}
+		for i := 0; i < int(shape&3); i++ {
+			b.updates = append(b.updates, refUpdate{name: name, old: hashObject(typeCommit, base), new: hashObject(typeCommit, target)})
+		}
+		if shape&4 != 0 {
+			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, base), typ: typeBlob, data: base})
+		}
+		if shape&8 != 0 {
+			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, target), typ: typeBlob,
+				base: hashObject(typeBlob, base), ed: diffEdit(base, target)})
+		}
+		if shape&16 != 0 {
+			b.objects = append(b.objects, logObject{id: hashObject(objType(shape>>5), target), typ: objType(shape >> 5), data: target})
+		}
+		rec := encodeRecord(nil, b)
+		two := encodeRecord(append([]byte(nil), rec...), &batch{})
+		got, n, err := decodeRecord(two)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if n != len(rec) {
+			t.Fatalf("consumed %d bytes, the record has %d", n, len(rec))
+		}
+		if !bytes.Equal(encodeRecord(nil, got), rec) {
+			t.Fatalf("round trip changed the record")
+		}
+		for i, o := range b.objects {
+			g := got.objects[i]
+			if g.id != o.id || g.typ != o.typ || g.base != o.base || !bytes.Equal(g.data, o.data) {
+				t.Fatalf("object %d differs", i)
+			}
+			if o.base != zeroHash {
+				out, err := g.ed.apply(base)
+				if err != nil || !bytes.Equal(out, target) {
+					t.Fatalf("decoded edit does not rebuild the object: %v", err)
+				}
+			}
+		}
+		for i, u := range b.updates {
+			if got.updates[i] != u {
+				t.Fatalf("update %d: got %+v, want %+v", i, got.updates[i], u)
+			}
+		}
+	})
+}
+
+// manifestEqual compares manifests as JSON values: instants equal, empty
+// and absent lists alike, the encoding cache ignored.
+var manifestEqual = cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(manifest{}, "lists"),
+	cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })}
+
+// FuzzManifest: any manifest.json that parses is written back by the
+// store's hand-made encoder as JSON that parses to the same manifest, and
+// writing that again gives the same bytes. A manifest that came from a
+// remote or an editor is rewritten with every thought, so an encoder that
+// wrote something unreadable would lose the session's file list.
+func FuzzManifest(f *testing.F) {
+	desc := "about"
+	m := &manifest{ID: "s1", Version: manifestVersion, ThoughtFiles: []string{"001.json", "002.json"},
+		BranchFiles: map[string][]string{"alt": {"003.json"}},
+		Metadata: manifestMeta{Title: "T \"q\" é", Description: &desc, Tags: []string{"a", "b"},
+			CreatedAt: time.Date(2026, 11, 22, 10, 0, 0, 5, time.UTC), UpdatedAt: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)}}
+	f.Add(m.encode())
+	f.Add([]byte(`{"id":"x","version":"\u0007","metadata":{"createdAt":"0000-01-01T00:00:00+01:00","updatedAt":"9999-12-31T23:59:59-01:00"}}`))
+	f.Add([]byte(`{"id":"x","branchFiles":{"\u2028":["\ud800"]},"metadata":{"description":null,"tags":null}}`))
+	f.Add([]byte(`{"id":""}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseManifest(data)
+		if err != nil {
+			return
+		}
+		enc := m.encode()
+		if !json.Valid(enc) {
+			t.Fatalf("manifest %q encodes as invalid JSON:\n%s", data, enc)
+		}
+		back, err := parseManifest(enc)
+		if err != nil {
+			t.Fatalf("manifest %q encodes as\n%s\nwhich does not parse: %v", data, enc, err)
+		}
+		if diff := cmp.Diff(m, back, manifestEqual, cmp.AllowUnexported(manifest{})); diff != "" {
+			t.Fatalf("manifest %q changed through encoding (-first +second):\n%s", data, diff)
+		}
+		if again := back.encode(); !bytes.Equal(again, enc) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", enc, again)
+		}
+		// The cached lists must give what a fresh encoding gives, after an
+		// append as the store does it.
+		m.ThoughtFiles = append(m.ThoughtFiles, "999.json")
+		cached, fresh := m.encode(), m.clone().encode()
+		if !bytes.Equal(cached, fresh) {
+			t.Fatalf("cached encoding differs from a fresh one:\n%s\n%s", cached, fresh)
+		}
+	})
+}
+
+// thoughtEqual compares thought files as JSON values.
+var thoughtEqual = cmp.Options{cmpopts.EquateEmpty(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })}
+
+// FuzzThoughtFile: a thought file is decoded two ways — decodeThoughtFile
+// (a faster JSON library) when a session loads, encoding/json when a chain
+// is caught up, critiqued or verified — so on any file they must agree:
+// both refuse it, or both read the same thought. What they read is written back (as the
+// store writes a critiqued thought) and read again unchanged.
+func FuzzThoughtFile(f *testing.F) {
+	n := 2
+	td := ledger.ThoughtData{Thought: "S2|H|S1|if [S1] holds then \"x\"\n\ttab é \u2028", ThoughtNumber: 3, TotalThoughts: 5,
+		NextThoughtNeeded: true, IsRevision: true, RevisesThought: &n, BranchFromThought: &n, BranchID: "alt",
+		Timestamp: time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC),
+		Critique:  &ledger.Critique{Model: "m", Text: "t", Timestamp: time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC)},
+		RLM:       &ledger.RLMResult{Query: "q", Status: "ok", Transcript: []ledger.RLMStep{{}}}}
+	file, _ := json.MarshalIndent(td, "", "  ")
+	f.Add(file)
+	f.Add([]byte(`{"thought":"a\u0000b","thoughtNumber":1,"totalThoughts":1,"nextThoughtNeeded":false,"timestamp":"2026-11-22T10:00:00Z"}`))
+	f.Add([]byte(`{"thought":"\xff\xfe","ThoughtNumber":1e0,"THOUGHT":"x","timestamp":"2026-11-22T10:00:00+14:00"}`))
+	f.Add([]byte(`{"thoughtNumber":1,"thoughtNumber":2,"revisesThought":null,"critique":null,"rlm":{"transcript":null}}`))
+	f.Add([]byte(`{"thoughtNumber":9223372036854775808}`))
+	f.Add([]byte(`{"thought":"\ud83d\ude00\ud800"} `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast, std ledger.ThoughtData
+		errFast := decodeThoughtFile(data, &fast)
+		errStd := json.Unmarshal(data, &std)
+		if (errFast == nil) != (errStd == nil) {
+			t.Fatalf("%q: the loader says %v, encoding/json says %v", data, errFast, errStd)
+		}
+		if errStd != nil {
+			return
+		}
+		if diff := cmp.Diff(std, fast, thoughtEqual); diff != "" {
+			t.Fatalf("%q: the two decoders disagree (-encoding/json +loader):\n%s", data, diff)
+		}
+		out, err := json.MarshalIndent(std, "", "  ")
+		if err != nil {
+			return // a timestamp JSON cannot hold (year beyond 9999): refused, not mangled
+		}
+		var back ledger.ThoughtData
+		if err := fastjson.Unmarshal(out, &back); err != nil {
+			t.Fatalf("%q rewritten as %s does not load: %v", data, out, err)
+		}
+		if diff := cmp.Diff(std, back, thoughtEqual); diff != "" {
+			t.Fatalf("%q changed when rewritten (-first +second):\n%s", data, diff)
+		}
+	})
+}
+
+// FuzzPackStream feeds arbitrary bytes to the code that stores a pack
+// received by pull, on both backends, without a network. The body is the
+// pack without its trailing SHA-1; when fix is set the harness appends the
+// right one, so that the fuzzer explores the entries rather than the
+// checksum. Nothing may panic, memory stays in proportion to the input, and
+// every object of a pack the disk backend accepts is then read back by the
+// store's own pack reader with the content its id names.
+func FuzzPackStream(f *testing.F) {
+	for _, objs := range [][]packObject{packSeed(), packSeed()[:1], nil} {
+		dir := f.TempDir()
+		name, err := writePack(dir, objs)
+		if err != nil {
+			f.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "pack-"+name.String()+".pack"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data[:len(data)-20], true)
+	}
+	f.Add([]byte("PACK\x00\x00\x00\x02\xff\xff\xff\xff"), true)
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\xbf\xff\xff\xff\xff\xff\xff\xff\x7f"), true)
+	f.Add([]byte{}, false)
+	f.Fuzz(func(t *testing.T, body []byte, fix bool) {
+		p := body
+		if fix {
+			sum := sha1.Sum(body)
+			p = append(append([]byte(nil), body...), sum[:]...)
+		}
+		limit := uint64(64<<20 + 2048*len(p))
+		ctx := context.Background()
+
+		mem, err := OpenMemory(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mem.Close()
+		if used := allocated(func() { mem.ingestPack(ctx, bytes.NewReader(p)) }); used > limit {
+			t.Fatalf("memory backend: a %d-byte pack allocated %d bytes", len(p), used)
+		}
+
+		gitDir := t.TempDir()
+		packDir := filepath.Join(gitDir, "objects", "pack")
+		if err := os.MkdirAll(packDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		be := &fsBackend{gitDir: gitDir, packs: newPackSet(packDir)}
+		defer func() {
+			for _, pe := range be.packs.order {
+				pe.f.Close()
+			}
+		}()
+		var n int
+		used := allocated(func() { n, _, err = be.ingestPack(ctx, filepath.Join(gitDir, "transfer"), bytes.NewReader(p)) })
+		if used > limit {
+			t.Fatalf("disk backend: a %d-byte pack allocated %d bytes", len(p), used)
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		if len(be.packs.order) != 1 {
+			t.Fatalf("%d packs after storing one", len(be.packs.order))
+		}
+		iter, err := be.packs.order[0].idx.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			e, err := iter.Next()
+			if err != nil {
+				break
+			}
+			var typ objType
+			var data []byte
+			used := allocated(func() { typ, data, err = be.packs.read(e.Hash) })
+			if used > limit {
+				t.Fatalf("reading %s allocated %d bytes", e.Hash, used)
+			}
+			if err != nil {
+				t.Fatalf("object %s of an accepted pack does not read: %v", e.Hash, err)
+			}
+			if got := hashObject(typ, data); got != e.Hash {
+				t.Fatalf("object %s reads as %s %s", e.Hash, typ, got)
+			}
+		}
+	})
+}
+
+// packSeed is a few objects of each kind, one of them a delta, as the
+// flusher writes them.
+func packSeed() []packObject {
+	v1 := []byte("line one\nline two\nline three\n")
+	v2 := []byte("line one\nline 2\nline three\nline four\n")
+	tr := &tree{}
+	tr.set(treeEntry{name: "001.json", id: hashObject(typeBlob, v1)})
+	c := &commit{tree: hashObject(typeTree, tr.encode()), author: signature{"a", "a@b", time.Unix(0, 0)},
+		committer: signature{"a", "a@b", time.Unix(0, 0)}, message: "m\n"}
+	return []packObject{
+		{id: hashObject(typeBlob, v1), typ: typeBlob, data: v1, base: -1},
+		{id: hashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: diffEdit(v1, v2).gitDelta(len(v1))},
+		{id: hashObject(typeTree, tr.encode()), typ: typeTree, data: tr.encode(), base: -1},
+		{id: hashObject(typeCommit, c.encode()), typ: typeCommit, data: c.encode(), base: -1},
+	}
+}
