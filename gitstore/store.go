@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,6 +61,11 @@ type Options struct {
 	// 100ms; while writers are busy the flusher stretches it up to 4×, so
 	// that fewer, larger packs are written.
 	FlushInterval time.Duration
+	// LockTimeout is how long a writer waits for a lock another process
+	// holds (the log, the flush, a session's chain) before it fails with
+	// an error naming the holder. Default durable.DefaultTimeout (10s).
+	// Readers never wait for another process.
+	LockTimeout time.Duration
 }
 
 // Store is a ledger.Store kept in one Git repository.
@@ -84,7 +90,7 @@ var (
 // anything a crashed writer left in its log.
 func Open(gitDir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	be, err := openFSBackend(gitDir, opts.FlushInterval)
+	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +112,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = 100 * time.Millisecond
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = durable.DefaultTimeout
 	}
 	return o
 }

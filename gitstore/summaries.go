@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"encoding/gob"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"os"
 	"path/filepath"
 	"sync"
@@ -61,7 +62,7 @@ func (c *summaryCache) store(m map[string]cachedSummary) {
 		os.Remove(tmp.Name())
 		return
 	}
-	if os.Rename(tmp.Name(), c.path) != nil {
+	if durable.Rename(tmp.Name(), c.path) != nil {
 		os.Remove(tmp.Name())
 	}
 }

@@ -42,3 +42,8 @@ func FileID(f *os.File) (uint64, error) { return fileID(f) }
 
 // PathID is FileID for the file path names now.
 func PathID(path string) (uint64, error) { return pathID(path) }
+
+// StatID is the inode in fi on unix, for caches keyed by file identity;
+// on Windows, where a FileInfo from os.Stat does not carry the file index,
+// it is 0 and callers must rely on the rest of their key.
+func StatID(fi os.FileInfo) uint64 { return statID(fi) }
