@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,11 +80,14 @@ type Store struct {
 	chains map[string]*chainState
 
 	summaries *summaryCache
+	// locksDir holds the sessions' inter-process locks ("" in memory).
+	locksDir string
 }
 
 var (
-	_ ledger.Store        = (*Store)(nil)
-	_ ledger.ChainCatchUp = (*Store)(nil)
+	_ ledger.Store         = (*Store)(nil)
+	_ ledger.ChainCatchUp  = (*Store)(nil)
+	_ ledger.SessionLocker = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the bare repository at gitDir, recovering
@@ -97,6 +101,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	st, err := newStore(be, opts)
 	if err == nil {
 		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
+		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
 	}
 	return st, err
 }
@@ -817,4 +822,27 @@ func trailers(msg string) map[string]string {
 		}
 	}
 	return out
+}
+
+// LockSession implements ledger.SessionLocker: a durable.Mutex in
+// thoughtbox/locks/<session id>.lock, so that writers of one session in
+// different processes take turns (see doc/architecture.md, "Locks").
+// On the in-memory store, which no other process shares, it does nothing.
+func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), error) {
+	if err := validSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	if s.locksDir == "" {
+		return func() {}, nil
+	}
+	// Made here, not at open, so that opening a read-only data directory
+	// creates nothing.
+	if err := os.MkdirAll(s.locksDir, 0o755); err != nil {
+		return nil, err
+	}
+	h, err := durable.NewMutex(filepath.Join(s.locksDir, sessionID+".lock"), s.opts.LockTimeout).Lock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	return func() { h.Unlock() }, nil
 }
