@@ -114,4 +114,5 @@ func TestTwoStoresTakeTurnsOnOneSession(t *testing.T) {
 			len(lat), writersPer, lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1], stores[0].conflicts.Load(), stores[1].conflicts.Load())
 	}
 }
+
 var lockTestAuthor = ledger.Author{Name: "session-lock-test"}
