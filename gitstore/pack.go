@@ -6,7 +6,6 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"hash/adler32"
 	"hash/crc32"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // packObject is one object to write into a pack. When base >= 0 the object

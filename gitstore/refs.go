@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // Refs on disk are read and written here rather than through go-git, because

@@ -2,11 +2,11 @@ package gitstore
 
 import (
 	"encoding/gob"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
