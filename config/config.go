@@ -45,6 +45,9 @@ const (
 	// thought sent while no session is active instead of creating one
 	// (seed 000 autoCreateSession). Default true.
 	EnvAutoCreateSession = "THOUGHTBOX_AUTO_CREATE_SESSION"
+	// EnvLockTimeout is how long a writer waits for a lock another
+	// process holds (a Go duration, e.g. 10s); see gitstore.Options.
+	EnvLockTimeout = "THOUGHTBOX_LOCK_TIMEOUT"
 )
 
 // Defaults.
@@ -90,6 +93,8 @@ type Config struct {
 	// Partition is the session-folder granularity in force for this run:
 	// THOUGHTBOX_PARTITION if set, else the one in config.json.
 	Partition gitstore.Granularity
+	// LockTimeout is THOUGHTBOX_LOCK_TIMEOUT, or 0 for the store's default.
+	LockTimeout time.Duration
 	// File is config.json as read, or as just created (see FileCreated).
 	// With memory storage and no config.json on disk it is a fresh value
 	// that is not saved.
@@ -189,6 +194,14 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 		partition, partitionSet = string(g), true
 	}
 
+	if v, ok := env(EnvLockTimeout); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, &SettingError{Name: EnvLockTimeout, Value: v, Reason: "expected a positive duration such as 10s or 500ms"}
+		}
+		c.LockTimeout = d
+	}
+
 	file, created, err := loadOrCreate(c.DataDir, create && c.Storage == StorageFS, time.Now)
 	if err != nil {
 		return nil, err
@@ -222,7 +235,7 @@ func (c *Config) RepoPath() string {
 // (created if needed) or, with memory storage, an empty in-memory one. The
 // caller must Close it, which flushes.
 func (c *Config) OpenStore() (*gitstore.Store, error) {
-	opts := gitstore.Options{Partition: c.Partition}
+	opts := gitstore.Options{Partition: c.Partition, LockTimeout: c.LockTimeout}
 	if c.Storage == StorageMemory {
 		return gitstore.OpenMemory(opts)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // File is config.json, the Config of seed 002.
@@ -145,12 +146,7 @@ func createExclusive(dir, path string, data []byte) (bool, error) {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+	if err := durable.SyncDir(dir); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return err
 	}
 	return nil

@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // fsBackend keeps a project in a bare repository on disk.
@@ -28,12 +30,20 @@ import (
 // objects and refs through an overlay built from the log.
 //
 // Several processes may share one repository: the log is appended only under
-// an flock on it, and each process replays what others appended before it
-// checks a ref, so compare-and-swap holds across processes.
+// a file lock on it, and each process replays what others appended before it
+// checks a ref, so compare-and-swap holds across processes. A writer waits
+// for that lock at most lockTimeout and then fails naming the holder (from
+// logRec); a reader never waits for it (see rlock).
 type fsBackend struct {
 	gitDir    string
 	logPath   string
 	flushPath string
+
+	lockTimeout time.Duration
+	logRec      *durable.Record // who holds the log lock
+	// wrote is set once this process logged a batch: only then does close
+	// flush, so a read-only command never waits for the flush lock.
+	wrote bool
 
 	packs *packSet
 	// gitMu guards st: go-git's storage is not safe for concurrent use. It
@@ -93,7 +103,7 @@ const logAhead = 256 << 10
 // maxDeltaDepth bounds how many deltas a reader applies to reach an object.
 const maxDeltaDepth = 250
 
-func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) {
+func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBackend, error) {
 	if err := initBareRepo(gitDir); err != nil {
 		return nil, err
 	}
@@ -108,12 +118,15 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 		logPath:   filepath.Join(tbDir, "log"),
 		flushPath: filepath.Join(tbDir, "flush.lock"),
 		st:        st,
-		packs:     newPackSet(filepath.Join(gitDir, "objects", "pack")),
-		bigLog:    make(chan struct{}, 1),
-		stop:      make(chan struct{}),
+
+		lockTimeout: lockTimeout,
+		logRec:      durable.NewRecord(filepath.Join(tbDir, "log.holder")),
+		packs:       newPackSet(filepath.Join(gitDir, "objects", "pack")),
+		bigLog:      make(chan struct{}, 1),
+		stop:        make(chan struct{}),
 	}
 	b.resetOverlay()
-	f, err := os.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := durable.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +137,9 @@ func openFSBackend(gitDir string, flushEvery time.Duration) (*fsBackend, error) 
 	}
 	// A crash may have left batches in the log: recover them into the
 	// repository before serving, so plain git sees everything acknowledged.
-	if err := b.flushAndClean(true, true); err != nil {
+	// When another process holds the flush or log lock, it is alive and
+	// publishes the log itself; opening does not wait for it.
+	if err := b.flushAndClean(false, true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("recover %s: %w", gitDir, err)
 	}
@@ -140,13 +155,19 @@ func (b *fsBackend) resetOverlay() {
 	b.logOff = 0
 }
 
-// lock takes the log for this process and, by flock, from other processes,
-// then catches up with what they appended.
+// lock takes the log for this process and, by its file lock, from other
+// processes, then catches up with what they appended. It waits for another
+// process at most lockTimeout: a stuck holder (a suspended server) makes a
+// writer fail with a *durable.HeldError naming it, not hang.
+//
+// Lock order: a session's chain lock (Store.lockSession), then the flush
+// lock (flushMu, then flush.lock), then the log lock (mu, then the log's
+// file lock). Nothing waits for the flush lock while holding the log lock.
 func (b *fsBackend) lock() error {
 	b.mu.Lock()
-	if err := lockFile(b.log); err != nil {
+	if err := durable.Lock(context.Background(), b.log, b.logRec, b.lockTimeout); err != nil {
 		b.mu.Unlock()
-		return err
+		return fmt.Errorf("log of %s: %w", b.gitDir, err)
 	}
 	if err := b.syncLocked(); err != nil {
 		b.unlock()
@@ -156,8 +177,116 @@ func (b *fsBackend) lock() error {
 }
 
 func (b *fsBackend) unlock() {
-	unlockFile(b.log)
+	durable.Unlock(b.log)
 	b.mu.Unlock()
+}
+
+// rlock is lock for readers, who never wait for another process: when the
+// log's file lock is free it is taken as by lock; when another process
+// holds it, the overlay catches up from the log without it (peekLocked).
+// Either way b.mu is held; runlock releases what was taken.
+func (b *fsBackend) rlock() (locked bool, err error) {
+	b.mu.Lock()
+	ok, err := durable.TryLock(b.log, b.logRec)
+	if err != nil {
+		b.mu.Unlock()
+		return false, err
+	}
+	if ok {
+		err = b.syncLocked()
+	} else {
+		err = b.peekLocked()
+	}
+	if err != nil {
+		b.runlock(ok)
+		return false, err
+	}
+	return ok, nil
+}
+
+func (b *fsBackend) runlock(locked bool) {
+	if locked {
+		durable.Unlock(b.log)
+	}
+	b.mu.Unlock()
+}
+
+// peekLocked brings the overlay up to date with the log while another
+// process holds its lock, without writing anything: it reads the complete
+// records and stops at the first one that is not (yet) whole, which a
+// writer is appending or which the next lock holder cuts off. A complete
+// record is never cut off, so what it adds to the overlay stays true. A log
+// replaced by a flush elsewhere is reopened; the batches of the old one
+// are in the refs and packs by then.
+func (b *fsBackend) peekLocked() error {
+	pid, err := durable.PathID(b.logPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if b.logIno == 0 {
+		if b.logIno, err = durable.FileID(b.log); err != nil {
+			return err
+		}
+	}
+	if pid != b.logIno {
+		nf, err := durable.OpenFile(b.logPath, os.O_RDWR, 0o644)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		id, err := durable.FileID(nf)
+		if err != nil {
+			nf.Close()
+			return err
+		}
+		b.log.Close()
+		b.log, b.logIno = nf, id
+		b.resetOverlay()
+	}
+	fi, err := b.log.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if b.logOff == 0 {
+		if size < int64(len(walMagic)) {
+			return nil
+		}
+		head := make([]byte, len(walMagic))
+		if _, err := b.log.ReadAt(head, 0); err != nil {
+			return err
+		}
+		if string(head) != string(walMagic) {
+			return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
+		}
+		b.logOff = int64(len(walMagic))
+	}
+	var hdr [8]byte
+	for b.logOff+8 <= size {
+		if _, err := b.log.ReadAt(hdr[:], b.logOff); err != nil {
+			return err
+		}
+		length := int64(binary.BigEndian.Uint32(hdr[:4]))
+		if length == 0 || b.logOff+8+length > size {
+			return nil
+		}
+		buf := make([]byte, 8+length)
+		if _, err := b.log.ReadAt(buf, b.logOff); err != nil {
+			return err
+		}
+		rec, _, err := decodeRecord(buf)
+		if err != nil || rec == nil {
+			return nil
+		}
+		b.applyLocked(rec)
+		b.logOff += 8 + length
+	}
+	return nil
 }
 
 // syncLocked brings the overlay up to date with the log file. A flush in
@@ -166,36 +295,36 @@ func (b *fsBackend) unlock() {
 // is cut off here.
 func (b *fsBackend) syncLocked() error {
 	for {
-		pi, err := os.Stat(b.logPath)
-		if err == nil && b.logIno != 0 && inode(pi) == b.logIno {
+		pid, err := durable.PathID(b.logPath)
+		if err == nil && b.logIno != 0 && pid == b.logIno {
 			break
 		}
 		if err == nil && b.logIno == 0 {
-			fi, ferr := b.log.Stat()
+			fid, ferr := durable.FileID(b.log)
 			if ferr != nil {
 				return ferr
 			}
-			if inode(fi) == inode(pi) {
-				b.logIno = inode(fi)
+			if fid == pid {
+				b.logIno = fid
 				continue
 			}
 		}
-		nf, err := os.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
+		nf, err := durable.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return err
 		}
-		if err := lockFile(nf); err != nil {
+		if err := durable.Lock(context.Background(), nf, b.logRec, b.lockTimeout); err != nil {
 			nf.Close()
-			return err
+			return fmt.Errorf("log of %s: %w", b.gitDir, err)
 		}
-		fi, err := nf.Stat()
+		fid, err := durable.FileID(nf)
 		if err != nil {
 			nf.Close()
 			return err
 		}
-		unlockFile(b.log)
+		durable.Unlock(b.log)
 		b.log.Close()
-		b.log, b.logIno = nf, inode(fi)
+		b.log, b.logIno = nf, fid
 		b.resetOverlay()
 	}
 	fi, err := b.log.Stat()
@@ -212,7 +341,7 @@ func (b *fsBackend) syncLocked() error {
 			if _, err := b.log.WriteAt(walMagic, 0); err != nil {
 				return err
 			}
-			if err := datasync(b.log); err != nil {
+			if err := durable.Datasync(b.log); err != nil {
 				return err
 			}
 			if err := syncDir(filepath.Dir(b.logPath)); err != nil {
@@ -271,7 +400,7 @@ func (b *fsBackend) syncLocked() error {
 				return err
 			}
 			b.logSize = b.logOff
-			return datasync(b.log)
+			return durable.Datasync(b.log)
 		}
 		b.applyLocked(rec)
 		b.logOff += 8 + length
@@ -300,18 +429,20 @@ func (b *fsBackend) refLocked(name string) (hash, error) {
 }
 
 func (b *fsBackend) readRef(name string) (hash, error) {
-	if err := b.lock(); err != nil {
+	locked, err := b.rlock()
+	if err != nil {
 		return zeroHash, err
 	}
-	defer b.unlock()
+	defer b.runlock(locked)
 	return b.refLocked(name)
 }
 
 func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
-	if err := b.lock(); err != nil {
+	locked, err := b.rlock()
+	if err != nil {
 		return nil, err
 	}
-	defer b.unlock()
+	defer b.runlock(locked)
 	refs, err := listDiskRefs(b.gitDir, prefix)
 	if err != nil {
 		return nil, err
@@ -429,7 +560,7 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	_, err := b.log.WriteAt(buf, b.logOff)
 	buf = buf[:end-b.logOff]
 	if err == nil {
-		err = datasync(b.log)
+		err = durable.Datasync(b.log)
 	}
 	if err != nil {
 		b.log.Truncate(b.logOff)
@@ -442,6 +573,7 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	for _, r := range accepted {
 		b.applyLocked(r.b)
 	}
+	b.wrote = true
 	b.logOff += int64(len(buf))
 	if b.logOff >= bigLog {
 		select {
@@ -470,10 +602,11 @@ func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
 		return t, data, err
 	}
 	// Perhaps another process logged it: catch up and look again.
-	if err := b.lock(); err != nil {
+	locked, err := b.rlock()
+	if err != nil {
 		return 0, nil, err
 	}
-	defer b.unlock()
+	defer b.runlock(locked)
 	return b.resolveLocked(id, 0)
 }
 
@@ -602,20 +735,39 @@ func (b *fsBackend) flushSoon() error { return b.flushAndClean(false, false) }
 // them from the log. Only one process flushes at a time (flush.lock), so the
 // ref .lock files and temporary files it finds on entry with clean set were
 // left by a killed flusher and are removed.
+//
+// With wait, it waits for the flush lock at most lockTimeout; otherwise
+// it gives up at once when another process holds the flush lock — or,
+// when cleaning (at open), the log lock: that process is alive and will
+// publish the log.
 func (b *fsBackend) flushAndClean(wait, clean bool) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
-	fl, err := os.OpenFile(b.flushPath, os.O_RDWR|os.O_CREATE, 0o644)
+	fl, err := durable.OpenFile(b.flushPath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer fl.Close()
-	if wait || clean {
-		if err := lockFile(fl); err != nil {
+	if wait {
+		if err := durable.Lock(context.Background(), fl, durable.RecordIn(fl), b.lockTimeout); err != nil {
+			return fmt.Errorf("flush of %s: %w", b.gitDir, err)
+		}
+	} else if ok, err := durable.TryLock(fl, durable.RecordIn(fl)); err != nil || !ok {
+		return err // another process is flushing; the next tick retries
+	}
+	defer durable.Unlock(fl)
+	if clean {
+		// Tried without waiting, and first: a stuck process holding the
+		// log lock must not keep this one from opening.
+		b.mu.Lock()
+		ok, err := durable.TryLock(b.log, b.logRec)
+		if ok {
+			durable.Unlock(b.log)
+		}
+		b.mu.Unlock()
+		if err != nil || !ok {
 			return err
 		}
-	}
-	if clean {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
@@ -630,12 +782,7 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 			}
 			b.looseRefs = 0
 		}
-	} else if !wait {
-		if ok, err := tryLockFile(fl); err != nil || !ok {
-			return err // another process is flushing; the next tick retries
-		}
 	}
-	defer unlockFile(fl)
 
 	if err := b.lock(); err != nil {
 		return err
@@ -755,19 +902,20 @@ func (b *fsBackend) truncateLogLocked(end int64) error {
 	}
 	tmp := b.logPath + ".tmp"
 	os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := durable.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(append(append([]byte{}, walMagic...), rest...))
 	if err == nil {
-		err = datasync(f)
+		err = durable.Datasync(f)
 	}
 	if err == nil {
-		err = lockFile(f)
+		// Nobody else has it open yet, so this cannot wait.
+		err = durable.Lock(context.Background(), f, b.logRec, b.lockTimeout)
 	}
 	if err == nil {
-		err = os.Rename(tmp, b.logPath)
+		err = durable.Rename(tmp, b.logPath)
 	}
 	if err == nil {
 		err = syncDir(filepath.Dir(b.logPath))
@@ -777,13 +925,13 @@ func (b *fsBackend) truncateLogLocked(end int64) error {
 		os.Remove(tmp)
 		return err
 	}
-	fi, err := f.Stat()
+	fid, err := durable.FileID(f)
 	if err != nil {
 		return err
 	}
 	old := b.log
-	b.log, b.logIno = f, inode(fi)
-	unlockFile(old)
+	b.log, b.logIno = f, fid
+	durable.Unlock(old)
 	old.Close()
 	b.resetOverlay()
 	return b.syncLocked()
@@ -1012,10 +1160,23 @@ func (b *fsBackend) close() error {
 	b.inflight.Wait()
 	close(b.stop)
 	b.wg.Wait()
-	err := b.flush()
+	var err error
+	b.mu.Lock()
+	wrote := b.wrote
+	b.mu.Unlock()
+	if wrote {
+		// What this process logged is durable; publishing it is a
+		// courtesy to plain Git. If a stuck process holds the flush lock
+		// past the timeout, the log keeps the batches for the next flush
+		// by anyone (every open recovers it), so closing still succeeds.
+		if err = b.flush(); errors.Is(err, durable.ErrHeld) {
+			err = nil
+		}
+	}
 	b.mu.Lock()
 	b.log.Close()
 	b.mu.Unlock()
+	b.logRec.Close()
 	b.packs.close()
 	b.gitMu.Lock()
 	if cerr := b.st.Close(); err == nil {

@@ -1,12 +1,15 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // ErrLogDamaged is returned when the write-ahead log holds a record that
@@ -92,10 +95,12 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if err := lockFile(f); err != nil {
+	rec := durable.NewRecord(filepath.Join(gitDir, "thoughtbox", "log.holder"))
+	if err := durable.Lock(context.Background(), f, rec, 10*time.Second); err != nil {
 		return nil, err
 	}
-	defer unlockFile(f)
+	defer durable.Unlock(f)
+	defer rec.Close()
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
@@ -180,7 +185,7 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 	if err := os.Rename(path+".repaired", path); err != nil {
 		return nil, err
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return rep, nil

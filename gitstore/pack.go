@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // packObject is one object to write into a pack. When base >= 0 the object
@@ -155,10 +157,10 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 	// Git's modes for packs: read-only.
 	_ = tmp.Chmod(0o444)
 	_ = itmp.Chmod(0o444)
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+	if err := durable.Rename(tmp.Name(), base+".pack"); err != nil {
 		return zeroHash, err
 	}
-	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
+	if err := durable.Rename(itmp.Name(), base+".idx"); err != nil {
 		return zeroHash, err
 	}
 	return packSum, syncDir(packDir)
@@ -299,11 +301,4 @@ func appendOfsOffset(b []byte, off int64) []byte {
 }
 
 // syncDir makes a directory's entries (renames, new files) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return durable.SyncDir(dir) }

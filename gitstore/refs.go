@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // Refs on disk are read and written here rather than through go-git, because
@@ -67,7 +69,7 @@ func readPackedRefs(gitDir string) (map[string]hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := packedEntry{ino: int64(inode(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	packedCache.Lock()
 	if e, ok := packedCache.m[gitDir]; ok && e.ino == key.ino && e.size == key.size && e.mtime == key.mtime {
 		packedCache.Unlock()
@@ -217,7 +219,7 @@ func writeDiskRef(gitDir, name string, id hash) ([]string, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(lock, path)
+		err = durable.Rename(lock, path)
 	}
 	if err != nil {
 		os.Remove(lock)
@@ -290,7 +292,7 @@ func packRefs(gitDir string) error {
 	if err := lock.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
+	if err := durable.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
 		return err
 	}
 	done = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -60,6 +62,11 @@ type Options struct {
 	// 100ms; while writers are busy the flusher stretches it up to 4×, so
 	// that fewer, larger packs are written.
 	FlushInterval time.Duration
+	// LockTimeout is how long a writer waits for a lock another process
+	// holds (the log, the flush, a session's chain) before it fails with
+	// an error naming the holder. Default durable.DefaultTimeout (10s).
+	// Readers never wait for another process.
+	LockTimeout time.Duration
 }
 
 // Store is a ledger.Store kept in one Git repository.
@@ -74,18 +81,21 @@ type Store struct {
 
 	summaries *summaryCache
 	access    *accessTimes
+	// locksDir holds the sessions' inter-process locks ("" in memory).
+	locksDir string
 }
 
 var (
-	_ ledger.Store        = (*Store)(nil)
-	_ ledger.ChainCatchUp = (*Store)(nil)
+	_ ledger.Store         = (*Store)(nil)
+	_ ledger.ChainCatchUp  = (*Store)(nil)
+	_ ledger.SessionLocker = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the bare repository at gitDir, recovering
 // anything a crashed writer left in its log.
 func Open(gitDir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	be, err := openFSBackend(gitDir, opts.FlushInterval)
+	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +103,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	if err == nil {
 		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
+		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
 	}
 	return st, err
 }
@@ -108,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = 100 * time.Millisecond
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = durable.DefaultTimeout
 	}
 	return o
 }
@@ -813,4 +827,27 @@ func trailers(msg string) map[string]string {
 		}
 	}
 	return out
+}
+
+// LockSession implements ledger.SessionLocker: a durable.Mutex in
+// thoughtbox/locks/<session id>.lock, so that writers of one session in
+// different processes take turns (see doc/architecture.md, "Locks").
+// On the in-memory store, which no other process shares, it does nothing.
+func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), error) {
+	if err := validSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	if s.locksDir == "" {
+		return func() {}, nil
+	}
+	// Made here, not at open, so that opening a read-only data directory
+	// creates nothing.
+	if err := os.MkdirAll(s.locksDir, 0o755); err != nil {
+		return nil, err
+	}
+	h, err := durable.NewMutex(filepath.Join(s.locksDir, sessionID+".lock"), s.opts.LockTimeout).Lock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	return func() { h.Unlock() }, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -61,7 +62,7 @@ func (c *summaryCache) store(m map[string]cachedSummary) {
 		os.Remove(tmp.Name())
 		return
 	}
-	if os.Rename(tmp.Name(), c.path) != nil {
+	if durable.Rename(tmp.Name(), c.path) != nil {
 		os.Remove(tmp.Name())
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
 )
 
 // CritiqueResult is the outcome of a recorded critique.
@@ -45,6 +43,11 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 		return nil, err
 	}
 	defer st.mu.Unlock()
+	unlock, locked, err := l.lockSession(ctx, st.id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 
 	id := NodeID(st.id, branch, thoughtNumber)
 	for attempt := 1; ; attempt++ {
@@ -62,13 +65,10 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 			Author:        author,
 		})
 		if errors.Is(err, ErrConflict) && attempt < MaxAppendAttempts {
-			// As in AddThought: a short random pause, so that racing
-			// writers stop colliding in step, then a fresh view.
-			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-			select {
-			case <-time.After(pause):
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			// As in AddThought: a pause unless the session is locked,
+			// then a fresh view.
+			if err := conflictPause(ctx, locked, attempt); err != nil {
+				return nil, err
 			}
 			if err := l.reloadLocked(ctx, st); err != nil {
 				return nil, err

@@ -15,15 +15,48 @@ import (
 )
 
 // MaxAppendAttempts bounds how often AddThought tries after another
-// writer moved the chain: each retry follows a catch-up and a short random
-// pause (so that racing writers stop colliding in step), and only
-// sustained contention reaches the caller. A retry costs little (the
-// catch-up reads only the thoughts missed), but a loser in one process
-// wins only when the other process's writers leave a gap: two servers
-// each hammering one session with four writers, on a loaded two-core
-// machine, saw about one auto-numbered thought in a thousand use up 32
-// attempts (TestMultiServe).
+// writer moved the chain. With a store that locks sessions across
+// processes (SessionLocker) a writer holds the session while it catches
+// up, numbers and appends, so it conflicts at most once — when another
+// process wrote since its view was read — and retries at once. Without
+// one (or against a writer that does not lock, such as an older binary),
+// each retry follows a catch-up and a short random pause so that racing
+// writers stop colliding in step; only sustained contention reaches the
+// caller.
 const MaxAppendAttempts = 128
+
+// lockSession takes the session's inter-process lock when the store has
+// one; unlock is never nil.
+func (l *Ledger) lockSession(ctx context.Context, id string) (unlock func(), locked bool, err error) {
+	sl, ok := l.store.(SessionLocker)
+	if !ok {
+		return func() {}, false, nil
+	}
+	unlock, err = sl.LockSession(ctx, id)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, false, storageError("lock session "+id, err)
+	}
+	return unlock, true, nil
+}
+
+// conflictPause waits before a retry after ErrConflict: not at all when
+// the session is locked (nobody else can move it now), else a short
+// random pause.
+func conflictPause(ctx context.Context, locked bool, attempt int) error {
+	if locked {
+		return ctx.Err()
+	}
+	pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
+	select {
+	case <-time.After(pause):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Options configures a Ledger. The zero value is ready to use.
 type Options struct {
@@ -221,9 +254,23 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 		return nil, err
 	}
 	defer st.mu.Unlock()
+	unlock, locked, err := l.lockSession(ctx, st.id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 
 	for attempt := 1; ; attempt++ {
 		p, err := st.graph.plan(in, branch)
+		if err == nil && locked && attempt == 1 && !p.newBranch {
+			// Holding the session, catch up with what other processes
+			// wrote before trying, instead of failing once on
+			// compare-and-swap when they took turns with us.
+			if err := l.catchUp(ctx, st, p, false); err != nil {
+				return nil, err
+			}
+			p, err = st.graph.plan(in, branch)
+		}
 		if err != nil {
 			if e := AsError(err); fromCipher && e.Details["field"] == "revisesThought" {
 				e.Message += fmt.Sprintf(" (the cipher line's ^S%d)", *in.RevisesThought)
@@ -243,11 +290,8 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 			Author:      author,
 		})
 		if errors.Is(err, ErrConflict) && attempt < MaxAppendAttempts {
-			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-			select {
-			case <-time.After(pause):
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if err := conflictPause(ctx, locked, attempt); err != nil {
+				return nil, err
 			}
 			if err := l.catchUpLocked(ctx, st, p); err != nil {
 				return nil, err
@@ -302,6 +346,13 @@ func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddRe
 // thought, so a loser that reloaded everything before each retry lost
 // every retry and its auto-numbered thought was refused.
 func (l *Ledger) catchUpLocked(ctx context.Context, st *sessionState, p plan) error {
+	return l.catchUp(ctx, st, p, true)
+}
+
+// catchUp is catchUpLocked; with lost unset the chain may not have moved
+// at all (a writer that holds the session checks before its first try),
+// and finding nothing new is no reason to reload.
+func (l *Ledger) catchUp(ctx context.Context, st *sessionState, p plan, lost bool) error {
 	cu, ok := l.store.(ChainCatchUp)
 	c := st.graph.main
 	if p.branch != "" {
@@ -311,6 +362,9 @@ func (l *Ledger) catchUpLocked(ctx context.Context, st *sessionState, p plan) er
 		return l.reloadLocked(ctx, st)
 	}
 	thoughts, tip, ok, err := cu.ThoughtsSince(ctx, st.id, string(p.branch), c.tip)
+	if err == nil && ok && len(thoughts) == 0 && !lost && tip == c.tip {
+		return nil
+	}
 	if err != nil || !ok || len(thoughts) == 0 {
 		return l.reloadLocked(ctx, st)
 	}

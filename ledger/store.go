@@ -153,6 +153,18 @@ type UpdateSessionRequest struct {
 	Author  Author
 }
 
+// SessionLocker is what a Store shared by several processes may offer so
+// that writers of one session take turns instead of racing: LockSession
+// holds off every other holder of the same session's lock — in any
+// process — until unlock is called. It is fair (two processes alternate)
+// and bounded: a holder that does not let go makes it fail, naming the
+// holder, after the store's lock timeout. Within a process the ledger
+// already serialises a session's writers; this extends that across
+// processes, and compare-and-swap (ErrConflict) stays the safety net.
+type SessionLocker interface {
+	LockSession(ctx context.Context, sessionID string) (unlock func(), err error)
+}
+
 // ErrConflict is returned by Store.Append when another writer moved the
 // chain since it was read; the caller reloads and tries again.
 var ErrConflict = errors.New("ledger: chain was moved by another writer")

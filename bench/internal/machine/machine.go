@@ -5,19 +5,12 @@ package machine
 import (
 	"os"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // CPUTime is the CPU this process has used, user and system: on a shared
 // machine it varies less than the wall clock.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func CPUTime() time.Duration { return cpuTime() }
 
 // LoadAvg is the first three fields of /proc/loadavg, to say how busy the
 // machine was ("unknown" where there is none).

@@ -102,9 +102,11 @@ type commandLine struct {
 	Pull   pullCmd   `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
 	Clone  cloneCmd  `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 
-	Projects   projectsCmd   `cmd:"" help:"List the projects of the data directory, with their sessions and size."`
-	Info       infoCmd       `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
-	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
+	Projects    projectsCmd      `cmd:"" help:"List the projects of the data directory, with their sessions and size."`
+	Info        infoCmd          `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
+	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
+	Version     versionCmd       `cmd:"" help:"Print the version, commit, Go version and platform."`
+	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
 const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
@@ -174,6 +176,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		kong.Writers(env.Stdout, env.Stderr),
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": versionLine()},
 	)
 	if err != nil { // a defect in the grammar above
 		fmt.Fprintf(env.Stderr, "thoughtbox: error: %v\n", err)
@@ -191,6 +194,12 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		return exit.code
 	case err != nil:
 		return reportUsage(env.Stderr, err)
+	}
+	if kctx.Command() == "version" {
+		if err := writeVersion(env.Stdout, cl.Format); err != nil {
+			return report(env.Stderr, nil, err)
+		}
+		return ExitOK
 	}
 	if err := checkFormat(cl.Format, kctx.Selected().Target.Addr().Interface()); err != nil {
 		return reportUsage(env.Stderr, err)

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package gitstore
-
-import "os"
-
-func datasync(f *os.File) error { return f.Sync() }

@@ -1,0 +1,49 @@
+// Package durable is the platform layer under the store: syncing files and
+// directories to stable storage, renames that replace, and inter-process
+// file locks that a dead process releases and a live one holds only a
+// bounded time. Each operation has one unix and one windows implementation
+// behind the functions here, so the write path has no platform-specific
+// call of its own.
+package durable
+
+import (
+	"os"
+)
+
+// Datasync flushes a file's data and size to stable storage. On Linux it
+// skips the timestamps a full fsync also writes; on macOS it is
+// F_FULLFSYNC (what os.File.Sync does there), since a plain fsync leaves
+// the data in the drive's cache; on Windows it is FlushFileBuffers.
+func Datasync(f *os.File) error { return datasync(f) }
+
+// SyncDir makes a directory's entries (new files, renames) durable. On
+// Windows a rename is made durable by Rename itself (write-through), and
+// directories cannot be flushed, so it does nothing there.
+func SyncDir(dir string) error { return syncDir(dir) }
+
+// Rename moves oldpath onto newpath, replacing newpath atomically: a
+// reader opening newpath finds the old file or the new one, never neither.
+// On Windows, where a file another process has open may refuse to be
+// replaced for a moment (a virus scanner, a reader), it retries briefly
+// and then returns the error; newpath is left as it was.
+func Rename(oldpath, newpath string) error { return rename(oldpath, newpath) }
+
+// OpenFile opens a file as os.OpenFile does, except that on Windows other
+// processes may rename or delete it while it is open (FILE_SHARE_DELETE),
+// as they may on unix. The write-ahead log needs that: a flusher replaces
+// it while other processes hold it open.
+func OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return openFile(name, flag, perm)
+}
+
+// FileID identifies the file f has open (device and inode, or volume and
+// file index), so that a caller can tell whether a path still names it.
+func FileID(f *os.File) (uint64, error) { return fileID(f) }
+
+// PathID is FileID for the file path names now.
+func PathID(path string) (uint64, error) { return pathID(path) }
+
+// StatID is the inode in fi on unix, for caches keyed by file identity;
+// on Windows, where a FileInfo from os.Stat does not carry the file index,
+// it is 0 and callers must rely on the rest of their key.
+func StatID(fi os.FileInfo) uint64 { return statID(fi) }

@@ -1,0 +1,292 @@
+package durable
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultTimeout is how long a writer waits for a lock another process
+// holds before it gives up and names the holder.
+const DefaultTimeout = 10 * time.Second
+
+// ErrHeld is what a lock that stayed taken for the whole wait matches
+// (errors.Is); the error itself is a *HeldError.
+var ErrHeld = errors.New("held by another process")
+
+// Holder is what a lock's holder wrote about itself when it took it.
+type Holder struct {
+	PID     int
+	Command string
+	Since   time.Time
+}
+
+// HeldError says which lock a caller gave up on, after how long, and who
+// holds it, when the holder left a record and is still running.
+type HeldError struct {
+	Lock   string
+	Waited time.Duration
+	Holder *Holder // nil when unknown
+}
+
+func (e *HeldError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lock %s is held by another process", e.Lock)
+	if h := e.Holder; h != nil {
+		fmt.Fprintf(&b, " (pid %d, %q, since %s)", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "; gave up after waiting %s (THOUGHTBOX_LOCK_TIMEOUT sets the wait)", e.Waited.Round(time.Millisecond))
+	return b.String()
+}
+
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// A Record is the file in which a lock's holder says who it is, so that a
+// process that gives up waiting can name it. It may be the lock file
+// itself (locks cover no content: see lock_windows.go) or a file next to
+// it. Writing it costs one positioned write, with no sync: it is a hint
+// for people, never trusted for correctness, and a record whose pid is
+// no longer running is ignored.
+type Record struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	own  bool // f was opened here and is closed by Close
+}
+
+// NewRecord returns the record kept at path, which is created on first use.
+func NewRecord(path string) *Record { return &Record{path: path, own: true} }
+
+// RecordIn returns a record written into f, the open lock file itself.
+func RecordIn(f *os.File) *Record { return &Record{path: f.Name(), f: f} }
+
+// Path is where the record is kept.
+func (r *Record) Path() string { return r.path }
+
+// Close closes the record's file if it opened one.
+func (r *Record) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.own && r.f != nil {
+		err := r.f.Close()
+		r.f = nil
+		return err
+	}
+	return nil
+}
+
+// recordSize is the fixed size of a record, padded with spaces, so that a
+// shorter record overwrites a longer one without a truncate.
+const recordSize = 512
+
+var (
+	selfOnce sync.Once
+	selfCmd  string
+)
+
+func command() string {
+	selfOnce.Do(func() {
+		var b strings.Builder
+		for i, a := range os.Args {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(a)
+		}
+		s := strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, b.String())
+		if len(s) > 300 {
+			s = s[:300] + "..."
+		}
+		selfCmd = s
+	})
+	return selfCmd
+}
+
+// mark writes this process into the record, best effort.
+func (r *Record) mark() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		f, err := openFile(r.path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return
+		}
+		r.f = f
+	}
+	buf := make([]byte, 0, recordSize)
+	buf = fmt.Appendf(buf, "pid %d\nsince %s\ncommand %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano), command())
+	if len(buf) > recordSize {
+		buf = buf[:recordSize]
+	}
+	buf = append(buf, bytes.Repeat([]byte{' '}, recordSize-len(buf))...)
+	r.f.WriteAt(buf, 0)
+}
+
+// ReadHolder reads the record at path. ok is false when there is none,
+// it does not parse, or the process it names is no longer running (a
+// stale record from a holder that died, whose lock the OS released).
+func ReadHolder(path string) (h Holder, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return h, false
+	}
+	if len(data) > recordSize {
+		data = data[:recordSize]
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		key, val, _ := strings.Cut(line, " ")
+		switch key {
+		case "pid":
+			h.PID, _ = strconv.Atoi(val)
+		case "since":
+			h.Since, _ = time.Parse(time.RFC3339Nano, val)
+		case "command":
+			h.Command = strings.TrimRight(val, " ")
+		}
+	}
+	if h.PID <= 0 || h.Since.IsZero() || !alive(h.PID) {
+		return Holder{}, false
+	}
+	return h, true
+}
+
+// TryLock takes the exclusive lock on f if no other open file holds it,
+// without waiting, and then writes rec (which may be nil).
+func TryLock(f *os.File, rec *Record) (bool, error) {
+	ok, err := tryLock(f)
+	if ok {
+		rec.mark()
+	}
+	return ok, err
+}
+
+// Lock takes the exclusive lock on f, waiting at most timeout (none if it
+// is not positive) while another open file holds it; then it writes rec,
+// which may be nil. A wait that runs out returns a *HeldError naming the
+// holder found in rec's file.
+//
+// The wait polls, backing off from 50µs to 2ms: a blocking lock call
+// cannot be abandoned when the time is up or ctx is done.
+func Lock(ctx context.Context, f *os.File, rec *Record, timeout time.Duration) error {
+	ok, err := tryLock(f)
+	if err != nil || ok {
+		if ok {
+			rec.mark()
+		}
+		return err
+	}
+	start := time.Now()
+	pause := 50 * time.Microsecond
+	var t *time.Timer
+	for {
+		if time.Since(start) >= timeout {
+			return heldError(f.Name(), rec, time.Since(start))
+		}
+		if t == nil {
+			t = time.NewTimer(pause)
+			defer t.Stop()
+		} else {
+			t.Reset(pause)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 2*time.Millisecond)
+		if ok, err := tryLock(f); err != nil || ok {
+			if ok {
+				rec.mark()
+			}
+			return err
+		}
+	}
+}
+
+func heldError(name string, rec *Record, waited time.Duration) error {
+	e := &HeldError{Lock: name, Waited: waited}
+	if rec != nil {
+		if h, ok := ReadHolder(rec.path); ok {
+			e.Holder = &h
+		}
+	}
+	return e
+}
+
+// Unlock releases the lock on f.
+func Unlock(f *os.File) error { return unlock(f) }
+
+// A Mutex is an inter-process lock on a file that is fair between
+// processes: of two processes taking it in turn, neither can take it
+// twice while the other waits. A lone lock file does not promise that —
+// a process that releases it and at once asks again often wins before
+// the waiting process notices — so a second file, the gate, is taken
+// before the lock and let go once the lock is held: the holder, coming
+// back, must pass the gate, which the waiter is then holding.
+type Mutex struct {
+	path    string
+	timeout time.Duration
+}
+
+// NewMutex returns the mutex kept in the file path (and path+".gate"),
+// whose Lock waits at most timeout.
+func NewMutex(path string, timeout time.Duration) *Mutex {
+	return &Mutex{path: path, timeout: timeout}
+}
+
+// Held is a Mutex taken by this process; Unlock lets it go.
+type Held struct{ f *os.File }
+
+// Lock takes the mutex, waiting at most the mutex's timeout, and records
+// this process as its holder in the lock file.
+func (m *Mutex) Lock(ctx context.Context) (*Held, error) {
+	start := time.Now()
+	gate, err := openFile(m.path+".gate", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer gate.Close() // closing it releases it
+	f, err := openFile(m.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := Lock(ctx, gate, nil, m.timeout); err != nil {
+		f.Close()
+		if he, ok := err.(*HeldError); ok {
+			// The gate's holder is only another waiter: name the lock's.
+			err = heldError(m.path, RecordIn(f), he.Waited)
+		}
+		return nil, err
+	}
+	if err := Lock(ctx, f, RecordIn(f), m.timeout-time.Since(start)); err != nil {
+		f.Close()
+		if he, ok := err.(*HeldError); ok {
+			he.Waited = time.Since(start)
+		}
+		return nil, err
+	}
+	return &Held{f: f}, nil
+}
+
+// Unlock releases the mutex.
+func (h *Held) Unlock() error {
+	err := unlock(h.f)
+	if cerr := h.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
