@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // fsBackend keeps a project in a bare repository on disk.
@@ -261,8 +262,16 @@ func (b *fsBackend) syncLocked() error {
 			}
 		}
 		if rec == nil {
-			// We hold the lock, so nobody is writing: this tail is a write
-			// that died before its fsync.
+			// We hold the lock, so nobody is writing: this is a write that
+			// died before its fsync -- unless an intact record follows,
+			// and then it is damage to an acknowledged record, and cutting
+			// here would throw away every later thought. The log is then
+			// left exactly as it is, for verify --repair.
+			if next, err := b.validRecordAfter(b.logOff, size); err != nil {
+				return err
+			} else if next >= 0 {
+				return ledger.Errorf(ledger.CodeStorage, "%w", &logDamageError{path: b.logPath, off: b.logOff, next: next})
+			}
 			if err := b.log.Truncate(b.logOff); err != nil {
 				return err
 			}
@@ -274,6 +283,32 @@ func (b *fsBackend) syncLocked() error {
 	}
 	return nil
 }
+
+// validRecordAfter returns the offset of the first intact record that
+// starts after the damaged one at off, or -1 when there is none.
+func (b *fsBackend) validRecordAfter(off, size int64) (int64, error) {
+	rest := make([]byte, size-off)
+	if _, err := b.log.ReadAt(rest, off); err != nil && !errors.Is(err, io.EOF) {
+		return -1, err
+	}
+	if i := findRecord(rest, 1); i >= 0 {
+		return off + int64(i), nil
+	}
+	return -1, nil
+}
+
+// logDamageError is a damaged record in the middle of the log: intact
+// records follow it, so it is not a torn tail.
+type logDamageError struct {
+	path      string
+	off, next int64
+}
+
+func (e *logDamageError) Error() string {
+	return fmt.Sprintf("%s: the record at offset %d is damaged and intact records follow it (the next at offset %d); "+
+		"the log is left untouched: run 'thoughtbox verify --repair' to salvage it", e.path, e.off, e.next)
+}
+
 
 func (b *fsBackend) applyLocked(rec *batch) {
 	b.recs = append(b.recs, rec)

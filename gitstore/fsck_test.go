@@ -64,7 +64,7 @@ func TestVerifyAgreesWithGitFsck(t *testing.T) {
 	var blobID hash
 	copy(blobID[:], mustHex(t, blob))
 	entry := func(mode, name string, id hash) []byte {
-		return append(append([]byte(mode+" "+name+"\x00"), id[:]...))
+		return append([]byte(mode+" "+name+"\x00"), id[:]...)
 	}
 	goodTree := entry("100644", "a", blobID)
 	treeID := strings.TrimSpace(gitHashObject(t, dir, "tree", goodTree))
