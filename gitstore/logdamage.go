@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/internal/durable"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // ErrLogDamaged is returned when the write-ahead log holds a record that
@@ -28,7 +29,7 @@ type LogDamageError struct {
 }
 
 func (e *LogDamageError) Error() string {
-	return fmt.Sprintf("%s is damaged at byte %d: that record fails its checksum, yet an intact record follows at byte %d; nothing was changed — run 'thoughtbox verify --repair' to keep every record that checks out",
+	return fmt.Sprintf("%s is damaged at offset %d: that record fails its checksum, yet an intact record follows at offset %d; nothing was changed — run 'thoughtbox verify --repair' to keep every record that checks out",
 		e.Path, e.Offset, e.Next)
 }
 
@@ -62,7 +63,9 @@ func (b *fsBackend) checkTornTail(off, size int64) error {
 		return err
 	}
 	if next := nextIntactRecord(rest, 1); next >= 0 {
-		return &LogDamageError{Path: b.logPath, Offset: off, Next: off + int64(next)}
+		// STORAGE_ERROR for whoever meets it through the ledger (an MCP
+		// client); errors.As still finds the LogDamageError.
+		return ledger.Errorf(ledger.CodeStorage, "%w", &LogDamageError{Path: b.logPath, Offset: off, Next: off + int64(next)})
 	}
 	return nil
 }

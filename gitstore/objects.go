@@ -15,7 +15,10 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -207,9 +210,13 @@ type signature struct {
 }
 
 func (s signature) encode(b *bytes.Buffer) {
-	b.WriteString(s.name)
+	name := cleanIdent(s.name)
+	if name == "" {
+		name = "unknown"
+	}
+	b.WriteString(name)
 	b.WriteString(" <")
-	b.WriteString(s.email)
+	b.WriteString(cleanIdent(s.email))
 	b.WriteString("> ")
 	b.WriteString(strconv.FormatInt(s.when.Unix(), 10))
 	_, off := s.when.Zone()
@@ -246,8 +253,57 @@ func (c *commit) encode() []byte {
 	b.WriteString("committer ")
 	c.committer.encode(&b)
 	b.WriteString("\n\n")
-	b.WriteString(c.message)
+	b.WriteString(cleanMessage(c.message))
 	return b.Bytes()
+}
+
+// Every commit goes through commit.encode, so these two sanitizers are the
+// one place that keeps commits clean for `git fsck --strict` whatever an
+// agent wrote or called itself. The thought files keep the exact text.
+
+// cleanMessage makes a commit message safe for Git: a NUL byte (nulInCommit
+// for fsck, and the end of the message for much of Git) becomes U+FFFD, and
+// so does each byte of invalid UTF-8, so the log reads the same everywhere.
+func cleanMessage(m string) string {
+	if strings.IndexByte(m, 0) < 0 && utf8.ValidString(m) {
+		return m
+	}
+	m = strings.ToValidUTF8(m, "\uFFFD")
+	return strings.ReplaceAll(m, "\x00", "\uFFFD")
+}
+
+// cleanIdent makes a name or an e-mail address safe inside an ident line
+// ("name <email> date zone"): angle brackets, which delimit the address,
+// are dropped; control characters (NUL, newlines, ...) and invalid UTF-8
+// become spaces and runs of spaces one space; the ends are trimmed.
+func cleanIdent(s string) string {
+	clean := utf8.ValidString(s)
+	for i := 0; clean && i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f || c == '<' || c == '>' || (c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ')) {
+			clean = false
+		}
+	}
+	if clean && !strings.ContainsRune(s, 0x85) && !strings.ContainsRune(s, 0x2028) {
+		return s
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToValidUTF8(s, " ") {
+		switch {
+		case r == '<' || r == '>':
+			continue
+		case r == ' ' || unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || r == utf8.RuneError:
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // parsedCommit holds what the store reads back from a commit.

@@ -29,6 +29,8 @@ const maxVerifyErrors = 50
 //     inflates, has the type its referrer says, hashes to its id, and (for
 //     commits and trees) parses; each damaged object is named with where it
 //     was found: its path and the newest commit found holding it;
+//   - checks every commit and tree as `git fsck --strict` does (see
+//     fsck.go), so verify never says OK where fsck does not;
 //   - checks that every commit belongs to the session (its
 //     Thoughtbox-Session trailer) and that the commits named by
 //     Thoughtbox-Revises exist;
@@ -277,6 +279,9 @@ func (v *verifier) walk(chains []verifyChain) error {
 		}
 		switch it.typ {
 		case typeCommit:
+			if err := fsckCommit(data); err != nil {
+				v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
+			}
 			c, err := parseCommit(data)
 			if err != nil {
 				v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
@@ -321,6 +326,9 @@ func (v *verifier) walk(chains []verifyChain) error {
 				stack = append(stack, walkItem{id: c.tree, typ: typeTree, commit: it.id})
 			}
 		case typeTree:
+			if err := fsckTree(data); err != nil {
+				v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
+			}
 			err := scanTree(data, func(name []byte, dir bool, id hash) {
 				if v.queued[id] {
 					return

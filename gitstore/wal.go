@@ -149,3 +149,20 @@ func decodeRecord(p []byte) (*batch, int, error) {
 	}
 	return b, 8 + n, nil
 }
+
+// findRecord returns the offset of the first intact record in p at or after
+// from, or -1. It tries every offset, since a damaged length field gives no
+// hint where the next record starts; a false match needs a CRC-32C and a
+// full decode to agree by chance.
+func findRecord(p []byte, from int) int {
+	for i := from; i+8 <= len(p); i++ {
+		n := int(binary.BigEndian.Uint32(p[i:]))
+		if n == 0 || n > len(p)-i-8 {
+			continue
+		}
+		if _, _, err := decodeRecord(p[i:]); err == nil {
+			return i
+		}
+	}
+	return -1
+}

@@ -63,7 +63,7 @@ func TestVerifyRepairLog(t *testing.T) {
 	env := map[string]string{"THOUGHTBOX_DATA_DIR": dataDir, "HOME": "/nonexistent"}
 
 	code, _, stderr := run(t, env, "sessions")
-	if code != ExitFailure || !strings.Contains(stderr, logPath) || !strings.Contains(stderr, fmt.Sprintf("damaged at byte %d", victim)) || !strings.Contains(stderr, "verify --repair") {
+	if code != ExitFailure || !strings.Contains(stderr, logPath) || !strings.Contains(stderr, fmt.Sprintf("damaged at offset %d", victim)) || !strings.Contains(stderr, "verify --repair") {
 		t.Fatalf("sessions on a damaged log: exit %d, stderr:\n%s", code, stderr)
 	}
 	if after, _ := os.ReadFile(logPath); string(after) != string(data) {
