@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 )
 
@@ -237,7 +236,7 @@ func dial(rawURL string, o TransferOptions) (tr transport.Transport, ep *transpo
 		if o.BuiltinFile || !gitProgramsInstalled() {
 			// go-git's own server, in this process: pushing to a path
 			// needs no git installation.
-			return server.NewClient(server.DefaultLoader), ep, nil, true, nil
+			return builtinFile{}, ep, nil, true, nil
 		}
 	case "http", "https":
 		switch {

@@ -91,6 +91,8 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	st, err := newStore(be, opts)
 	if err == nil {
 		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
+		// Temporary packs of push and pull runs that were killed.
+		cleanTransferDir(st.tmpDir())
 	}
 	return st, err
 }
