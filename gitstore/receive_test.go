@@ -1,0 +1,221 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+const pushChildEnv = "THOUGHTBOX_TEST_PUSH_CHILD"
+
+// TestPushChildProcess is the child of TestKilledBuiltinPushLeavesRemoteClean:
+// it pushes one store to one remote over the built-in file transport.
+func TestPushChildProcess(t *testing.T) {
+	if os.Getenv(pushChildEnv) != "1" {
+		t.Skip("runs only as a child process")
+	}
+	s, err := Open(os.Getenv("TBP_REPO"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Push(context.Background(), os.Getenv("TBP_REMOTE"), TransferOptions{BuiltinFile: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKilledBuiltinPushLeavesRemoteClean kills a push over the built-in file
+// transport at random moments, again and again, with new thoughts in many
+// sessions each time (many refs move per push). Afterwards, and along the
+// way, every ref of the remote must hold an object id, git fsck --strict
+// --full must pass, and pushing and pulling must still work.
+// THOUGHTBOX_PUSH_KILLS sets the number of kills (default 40).
+func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	if !gitInstalled() {
+		t.Skip("needs git for fsck")
+	}
+	kills := 40
+	if s := os.Getenv("THOUGHTBOX_PUSH_KILLS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("THOUGHTBOX_PUSH_KILLS=%q: expected a positive number", s)
+		}
+		kills = n
+	}
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := runGit(filepath.Dir(remote), "init", "-q", "--bare", remote); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	repo := filepath.Join(t.TempDir(), "a.git")
+	s, err := Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := ledger.New(s, ledger.Options{})
+	const sessions = 12
+	ids := make([]string, sessions)
+	for i := range ids {
+		sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: fmt.Sprintf("s%d", i)}, ledger.Author{Name: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = sess.ID
+	}
+	n := 0
+	think := func() {
+		t.Helper()
+		n++
+		for _, id := range ids {
+			text := fmt.Sprintf("thought %d of %s: %s", n, id, strings.Repeat("x", rng.Intn(4000)))
+			if _, err := l.AddThought(ctx, id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := func() *exec.Cmd {
+		cmd := exec.Command(exe, "-test.run=^TestPushChildProcess$", "-test.count=1", "-test.timeout=2m")
+		cmd.Env = append(os.Environ(), pushChildEnv+"=1", "TBP_REPO="+repo, "TBP_REMOTE="+remote)
+		return cmd
+	}
+	// One whole push tells how long a push takes here, to spread the
+	// kills over it (a scale for random delays, never an assertion).
+	think()
+	start := time.Now()
+	if out, err := child().CombinedOutput(); err != nil {
+		t.Fatalf("first push: %v\n%s", err, out)
+	}
+	span := time.Since(start)
+	var completed int
+	for i := 0; i < kills; i++ {
+		think()
+		cmd := child()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Int63n(int64(span + span/4))))
+		cmd.Process.Kill()
+		if cmd.Wait() == nil {
+			completed++
+		}
+		checkRemoteRefs(t, remote, fmt.Sprintf("after kill %d", i+1))
+		if t.Failed() {
+			return
+		}
+		if i%10 == 9 {
+			fsckFull(t, remote, fmt.Sprintf("after kill %d", i+1))
+		}
+	}
+	t.Logf("%d kills, %d pushes finished before their kill", kills, completed)
+	fsckFull(t, remote, "after the kills")
+
+	// Pushing still works and brings the remote level with us.
+	think()
+	res, err := s.Push(ctx, remote, TransferOptions{BuiltinFile: true})
+	if err != nil {
+		t.Fatalf("push after the kills: %v", err)
+	}
+	if len(res.Rejected) > 0 {
+		t.Fatalf("push after the kills rejected %+v", res.Rejected)
+	}
+	local, err := s.be.listRefs(refPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := listDiskRefs(remote, refPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ref, h := range local {
+		if theirs[ref] != h {
+			t.Errorf("remote %s = %s, want %s", ref, theirs[ref], h)
+		}
+	}
+	fsckFull(t, remote, "after the last push")
+	// So does pulling, over both file transports.
+	for _, builtin := range []bool{true, false} {
+		b, err := Open(filepath.Join(t.TempDir(), "b.git"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := b.Pull(ctx, remote, TransferOptions{BuiltinFile: builtin})
+		if err != nil {
+			t.Fatalf("pull (builtin %v) after the kills: %v", builtin, err)
+		}
+		if len(pr.Created) != len(local) {
+			t.Errorf("pull (builtin %v) created %d refs, want %d", builtin, len(pr.Created), len(local))
+		}
+		b.Close()
+	}
+}
+
+// checkRemoteRefs checks that every loose ref of a remote holds an object
+// id the remote has, and that git can list them.
+func checkRemoteRefs(t *testing.T, remote, when string) {
+	t.Helper()
+	bad, err := badLooseRefs(remote, "refs/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ref, content := range bad {
+		t.Errorf("%s: remote ref %s holds %q, not an object id", when, ref, content)
+	}
+	if out, err := runGit(remote, "for-each-ref", "--format=%(objectname) %(objecttype) %(refname)"); err != nil {
+		t.Errorf("%s: %v", when, err)
+	} else {
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if line != "" && !strings.Contains(line, " commit refs/") {
+				t.Errorf("%s: remote ref line %q: expected a commit", when, line)
+			}
+		}
+	}
+}
+
+func fsckFull(t *testing.T, dir, when string) {
+	t.Helper()
+	if out, err := runGit(dir, "fsck", "--strict", "--full", "--no-dangling", "--no-progress"); err != nil {
+		t.Errorf("%s: %v", when, err)
+	} else {
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			// A bare remote's HEAD names a branch nobody pushes.
+			if line != "" && !strings.HasPrefix(line, "notice: HEAD points to an unborn branch") {
+				t.Errorf("%s: git fsck said: %s", when, line)
+			}
+		}
+	}
+}
+
+func gitInstalled() bool {
+	_, err := exec.LookPath("git")
+	return err == nil
+}
+
+func runGit(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+os.TempDir(), "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
