@@ -69,7 +69,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	}
 	defer s.Close()
 	l := ledger.New(s, ledger.Options{})
-	const sessions = 12
+	const sessions = 24
 	ids := make([]string, sessions)
 	for i := range ids {
 		sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: fmt.Sprintf("s%d", i)}, ledger.Author{Name: "t"})

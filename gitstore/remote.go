@@ -60,6 +60,9 @@ type TransferOptions struct {
 	// Force lists sessions whose refs on the remote may be replaced even
 	// though they are not ancestors of ours (push only).
 	Force []string
+	// MaxThoughtBytes is the largest thought file or knowledge entry a
+	// pull accepts; 0 means DefaultMaxThoughtBytes (1 MiB).
+	MaxThoughtBytes int
 }
 
 var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
