@@ -219,3 +219,118 @@ func runGit(dir string, args ...string) (string, error) {
 	}
 	return string(out), nil
 }
+
+// TestOpenCleansTransferLeftovers: a store removes, when it opens, the
+// temporary packs of transfers that died, and keeps those a live transfer
+// holds (flock'd) and those too new to be judged.
+func TestOpenCleansTransferLeftovers(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "a.git")
+	s, err := Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.tmpDir()
+	s.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * transferLeftoverAge)
+	write := func(name string, when time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("PACK"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dead := write("fetch-1.pack", old)
+	deadIdx := write("fetch-1.idx", old)
+	live := write("push-2.pack", old)
+	fresh := write("push-3.pack", time.Now())
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, p := range []string{dead, deadIdx} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s: a dead transfer's pack is still there", p)
+		}
+	}
+	for _, p := range []string{live, fresh} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: removed, but its transfer may be running: %v", p, err)
+		}
+	}
+}
+
+// TestBuiltinReceiverTakesOverStaleLocks: a ref lock and a temporary pack
+// that a killed receiver left on the remote do not block later pushes.
+func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if err := os.MkdirAll(remote, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(remote, Options{}); err != nil { // a bare repository
+		t.Fatal(err)
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := ledger.New(s, ledger.Options{})
+	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "t"}, ledger.Author{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := TransferOptions{BuiltinFile: true}
+	if _, err := s.Push(ctx, remote, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: "x", NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(remote, filepath.FromSlash(mainRef(sess.ID))) + ".lock"
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * staleRefLockAge)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(remote, "thoughtbox", "receive", "fetch-9.pack")
+	if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, []byte("PACK"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Push(ctx, remote, o)
+	if err != nil {
+		t.Fatalf("push with a stale lock: %v", err)
+	}
+	if len(res.Updated) != 1 || len(res.Rejected) != 0 {
+		t.Fatalf("push with a stale lock: %+v", res)
+	}
+	want, _ := s.be.readRef(mainRef(sess.ID))
+	if got, _ := readDiskRef(remote, mainRef(sess.ID)); got != want {
+		t.Errorf("remote ref = %s, want %s", got, want)
+	}
+	for _, p := range []string{lock, tmp} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+}
