@@ -43,7 +43,7 @@ type PullResult struct {
 	// pull brings in (see incoming.go); none of them moved a live ref.
 	Quarantined []Quarantined `json:"quarantined"`
 	Objects     int           `json:"objects"`
-	Bytes    int64        `json:"bytes"`
+	Bytes       int64         `json:"bytes"`
 }
 
 // Pull fetches a remote's sessions and knowledge and integrates them: a ref
