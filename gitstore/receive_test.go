@@ -341,3 +341,54 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReceiverNeverWritesRefsInPlace: over the built-in transport a
+// remote ref file is replaced by a rename (a new inode), the way git moves
+// refs, never truncated and rewritten where a kill could leave it empty.
+// The kill campaign above finds in-place writes only by chance; this finds
+// them every time.
+func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if err := os.MkdirAll(remote, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Open(remote, Options{}); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Close()
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := ledger.New(s, ledger.Options{})
+	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "t"}, ledger.Author{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := TransferOptions{BuiltinFile: true}
+	refFile := filepath.Join(remote, filepath.FromSlash(mainRef(sess.ID)))
+	var prev uint64
+	for i := 0; i < 3; i++ {
+		if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: fmt.Sprint("thought ", i), NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Push(ctx, remote, o); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(refFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ino := inode(fi); i > 0 && ino == prev {
+			t.Fatalf("push %d rewrote %s in place (inode %d kept)", i+1, refFile, ino)
+		} else {
+			prev = ino
+		}
+		if _, err := os.Stat(refFile + ".lock"); err == nil {
+			t.Fatalf("push %d left %s.lock", i+1, refFile)
+		}
+	}
+}
