@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"hash/crc32"
 	"io"
 	"os"
@@ -47,6 +48,11 @@ func newOutPack(dir string) (*outPack, error) {
 	}
 	f, err := os.CreateTemp(dir, "push-*.pack")
 	if err != nil {
+		return nil, err
+	}
+	if err := durable.Lock(context.Background(), f, nil, 0); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return nil, err
 	}
 	p := &outPack{f: f, bw: bufio.NewWriterSize(f, 1<<20), offsets: map[hash]int64{}}
@@ -171,16 +177,31 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) (int, int64, error) {
+	count, n, err := installPack(tmpDir, filepath.Join(b.gitDir, "objects", "pack"), r)
+	if err != nil || n == 0 {
+		return count, n, err
+	}
+	return count, n, b.packs.refresh()
+}
+
+// installPack writes the pack r to a temporary file in tmpDir, indexes it,
+// fsyncs both, and renames them into packDir (the index last, since a pack
+// without its index is ignored), then fsyncs packDir: only then may a ref
+// point into it. The temporary file is flock'd while it lives, which tells
+// cleanTransferDir that its transfer is still running.
+func installPack(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
 		return 0, 0, err
 	}
-	cleanTransferDir(tmpDir)
 	tmp, err := os.CreateTemp(tmpDir, "fetch-*.pack")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
+	if err := durable.Lock(context.Background(), tmp, nil, 0); err != nil {
+		return 0, 0, err
+	}
 	n, err := io.Copy(tmp, r)
 	if err != nil {
 		return 0, n, fmt.Errorf("receive pack: %w", err)
@@ -217,6 +238,9 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 	}
 	defer os.Remove(idxTmp.Name())
 	defer idxTmp.Close()
+	if err := durable.Lock(context.Background(), idxTmp, nil, 0); err != nil {
+		return 0, n, err
+	}
 	if _, err := idxfile.NewEncoder(idxTmp).Encode(idx); err != nil {
 		return 0, n, err
 	}
@@ -225,7 +249,9 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 			return 0, n, err
 		}
 	}
-	packDir := filepath.Join(b.gitDir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		return 0, n, err
+	}
 	base := filepath.Join(packDir, "pack-"+sum.String())
 	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
 		return 0, n, err
@@ -236,7 +262,7 @@ func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) 
 	if err := syncDir(packDir); err != nil {
 		return 0, n, err
 	}
-	return int(count), n, b.packs.refresh()
+	return int(count), n, nil
 }
 
 // minPackEntry is the fewest bytes a pack entry can take: a one-byte
@@ -298,15 +324,35 @@ func readBack(f *os.File, size int64, idx *idxfile.MemoryIndex) error {
 	return nil
 }
 
-// cleanTransferDir removes temporary packs of transfers that died: anything
-// older than a day, so that a transfer running in another process is left
-// alone.
+// transferLeftoverAge is how old a temporary pack must be, besides being
+// unlocked, before cleanTransferDir removes it: it covers the instant
+// between a transfer creating its file and locking it.
+const transferLeftoverAge = time.Minute
+
+// cleanTransferDir removes the temporary packs of transfers that died. A
+// live transfer holds an flock on its file (newOutPack, installPack), which
+// the kernel drops when the process dies; a file nobody holds that is older
+// than transferLeftoverAge is a leftover. Errors are ignored: a read-only
+// data directory keeps its leftovers and still opens.
 func cleanTransferDir(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour &&
-			(strings.HasSuffix(e.Name(), ".pack") || strings.HasSuffix(e.Name(), ".idx")) {
-			os.Remove(filepath.Join(dir, e.Name()))
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".pack") || strings.HasSuffix(name, ".idx")) {
+			continue
 		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < transferLeftoverAge {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		if ok, _ := durable.TryLock(f, nil); ok {
+			os.Remove(path)
+		}
+		f.Close()
 	}
 }

@@ -39,8 +39,11 @@ type PullResult struct {
 	Updated  []RefChange  `json:"updated"`
 	UpToDate int          `json:"upToDate"`
 	Diverged []Divergence `json:"diverged"`
-	Objects  int          `json:"objects"`
-	Bytes    int64        `json:"bytes"`
+	// Quarantined are incoming chains that failed the checks of what a
+	// pull brings in (see incoming.go); none of them moved a live ref.
+	Quarantined []Quarantined `json:"quarantined"`
+	Objects     int           `json:"objects"`
+	Bytes       int64         `json:"bytes"`
 }
 
 // Pull fetches a remote's sessions and knowledge and integrates them: a ref
@@ -63,7 +66,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	if keepName == "" || validRemoteName(keepName) != nil {
 		keepName = "url-" + slug(redactURL(u))
 	}
-	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}}
+	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Quarantined: []Quarantined{}}
 	remoteRefs := map[string]hash{}
 	advertised := map[hash]bool{}
 	for n, h := range ar.References {
@@ -155,6 +158,9 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	for ref := range remoteRefs {
 		g := groupOfRef(ref)
 		groups[g] = append(groups[g], ref)
+	}
+	if err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res); err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(groups))
 	for g := range groups {

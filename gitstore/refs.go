@@ -190,6 +190,21 @@ func walkLooseRefs(gitDir, prefix string, fn func(name, content string)) error {
 // writeDiskRef points a loose ref at id, git's way. It returns the
 // directories whose entries changed, which the caller must fsync.
 func writeDiskRef(gitDir, name string, id hash) ([]string, error) {
+	return writeDiskRefWith(gitDir, name, id, refLockPolicy{})
+}
+
+// refLockPolicy lets a caller decide what an existing <ref>.lock means and
+// check the ref's value once the lock is held (compare-and-swap).
+type refLockPolicy struct {
+	// busy runs when the lock file exists; returning nil tries again.
+	// Without it, an existing lock is an error.
+	busy func(lock string) error
+	// check runs with the lock held, before the ref moves.
+	check func() error
+}
+
+// writeDiskRefWith is writeDiskRef with a lock policy.
+func writeDiskRefWith(gitDir, name string, id hash, pol refLockPolicy) ([]string, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	dir := filepath.Dir(path)
 	var created []string
@@ -208,8 +223,21 @@ func writeDiskRef(gitDir, name string, id hash) ([]string, error) {
 	}
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	for err != nil && errors.Is(err, fs.ErrExist) && pol.busy != nil {
+		if err = pol.busy(lock); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock ref %s: %w", name, err)
+	}
+	if pol.check != nil {
+		if err := pol.check(); err != nil {
+			f.Close()
+			os.Remove(lock)
+			return nil, err
+		}
 	}
 	_, err = f.WriteString(id.String() + "\n")
 	if err == nil {

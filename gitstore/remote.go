@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 )
 
@@ -61,6 +60,9 @@ type TransferOptions struct {
 	// Force lists sessions whose refs on the remote may be replaced even
 	// though they are not ancestors of ours (push only).
 	Force []string
+	// MaxThoughtBytes is the largest thought file or knowledge entry a
+	// pull accepts; 0 means DefaultMaxThoughtBytes (1 MiB).
+	MaxThoughtBytes int
 }
 
 var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -237,7 +239,7 @@ func dial(rawURL string, o TransferOptions) (tr transport.Transport, ep *transpo
 		if o.BuiltinFile || !gitProgramsInstalled() {
 			// go-git's own server, in this process: pushing to a path
 			// needs no git installation.
-			return server.NewClient(server.DefaultLoader), ep, nil, true, nil
+			return builtinFile{}, ep, nil, true, nil
 		}
 	case "http", "https":
 		switch {

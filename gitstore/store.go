@@ -104,6 +104,8 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
 		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
+		// Temporary packs of push and pull runs that were killed.
+		cleanTransferDir(st.tmpDir())
 	}
 	return st, err
 }

@@ -470,7 +470,7 @@ func TestReaderThatNeverReads(t *testing.T) {
 	d := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
 		nd := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 			return c.Control(func(fd uintptr) {
-				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048)
+				smallReceiveBuffer(fd)
 			})
 		}}
 		return nd.Dial(network, addr)

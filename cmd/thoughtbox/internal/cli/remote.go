@@ -237,7 +237,7 @@ func (a *app) printPull(res *gitstore.PullResult) {
 		writeJSON(a.env.Stdout, res)
 	} else {
 		where := remoteLabel(res.Remote, res.URL)
-		if len(res.Created)+len(res.Updated)+len(res.Diverged) == 0 {
+		if len(res.Created)+len(res.Updated)+len(res.Diverged)+len(res.Quarantined) == 0 {
 			fmt.Fprintf(a.env.Stdout, "already up to date with %s\n", where)
 		} else {
 			fmt.Fprintf(a.env.Stdout, "pulled from %s: %s new, %s updated (%d objects, %d bytes)\n", where,
@@ -250,6 +250,7 @@ func (a *app) printPull(res *gitstore.PullResult) {
 			fmt.Fprintf(a.env.Stdout, "  %s..%s  %s\n", ch.Old[:7], ch.New[:7], strings.TrimPrefix(ch.Ref, "refs/heads/"))
 		}
 	}
+	a.warnQuarantined(res)
 	if len(res.Diverged) == 0 {
 		return
 	}
@@ -262,6 +263,33 @@ func (a *app) printPull(res *gitstore.PullResult) {
 		fmt.Fprintf(w, "  %s  kept as %s\n", strings.TrimPrefix(d.Ref, "refs/heads/"), d.KeptAs)
 	}
 	fmt.Fprintln(w, "hint: 'thoughtbox show <id>' shows both chains; 'git log <kept ref>' in the repository reads the remote's.")
+}
+
+// warnQuarantined tells which incoming chains failed the pull's checks:
+// they are kept aside, out of the live ledger, so the pull still succeeds.
+func (a *app) warnQuarantined(res *gitstore.PullResult) {
+	if len(res.Quarantined) == 0 {
+		return
+	}
+	w := a.env.Stderr
+	fmt.Fprintf(w, "thoughtbox: warning: %s from %s failed the checks; kept aside, not taken in:\n",
+		plural(len(res.Quarantined), "ref", "refs"), remoteLabel(res.Remote, res.URL))
+	for _, q := range res.Quarantined {
+		what := "the knowledge zone"
+		if q.Session != "" {
+			what = "session " + q.Session
+		}
+		fmt.Fprintf(w, "  %s (%s) kept as %s:\n", what, strings.TrimPrefix(q.Ref, "refs/heads/"), q.KeptAs)
+		for _, p := range q.Problems {
+			fmt.Fprintf(w, "    %s\n", strings.Map(func(r rune) rune {
+				if r < 0x20 || r == 0x7f {
+					return '?'
+				}
+				return r
+			}, p))
+		}
+	}
+	fmt.Fprintln(w, "hint: 'git log <kept ref>' in the repository shows what came in; fix it on the remote and pull again.")
 }
 
 type cloneCmd struct {

@@ -1,0 +1,297 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// What a pull brings in is checked before any ref of ours moves: a chain
+// from a remote is someone else's writing, and once it is a live session
+// ref, search, verify and add all trust it. A session whose incoming chain
+// fails a check is kept under quarantinePrefix instead, where nothing reads
+// it as a session, and the pull reports it.
+
+// quarantinePrefix holds incoming chains that failed the checks:
+// refs/thoughtbox/quarantine/<remote>/sessions/<id>/main (and branches).
+const quarantinePrefix = "refs/thoughtbox/quarantine/"
+
+// DefaultMaxThoughtBytes is the largest thought file (or knowledge entry)
+// a pull accepts when TransferOptions.MaxThoughtBytes is 0.
+const DefaultMaxThoughtBytes = 1 << 20
+
+// Quarantined is an incoming chain a pull refused to make live.
+type Quarantined struct {
+	// Session is the session the chain's ref names ("" for the knowledge
+	// zone).
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+	// KeptAs is the ref that holds the remote's chain.
+	KeptAs string `json:"keptAs"`
+	Tip    string `json:"tip"`
+	// Problems say what is wrong, one finding each.
+	Problems []string `json:"problems"`
+}
+
+func (o TransferOptions) maxThoughtBytes() int {
+	if o.MaxThoughtBytes > 0 {
+		return o.MaxThoughtBytes
+	}
+	return DefaultMaxThoughtBytes
+}
+
+// checkIncomingSession checks a session's incoming refs (ref -> remote
+// tip) with verify's own checks (every new commit carries the session's
+// trailers, the tip's manifest parses and names the session, the thought
+// files parse and agree with the manifest and with the commits), plus the
+// layout of each tip's tree (the session's folder and nothing else) and the
+// size limit. Commits we already have are not walked again: the walk stops
+// at the session's current tips here, so a pull costs what it brings.
+func (s *Store) checkIncomingSession(ctx context.Context, id string, incoming map[string]hash, maxBytes int) ([]string, error) {
+	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
+	local, err := s.be.listRefs(refPrefix + id + "/")
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range local {
+		v.queued[h] = true
+	}
+	refs := make([]string, 0, len(incoming))
+	for ref := range incoming {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refOrder(refs[i]) < refOrder(refs[j]) })
+	chains := make([]verifyChain, 0, len(refs))
+	for _, ref := range refs {
+		c := verifyChain{ref: ref, tip: incoming[ref]}
+		if b, ok := strings.CutPrefix(ref, refPrefix+id+"/branches/"); ok {
+			c.branch = b
+		}
+		chains = append(chains, c)
+	}
+	if _, ok := incoming[mainRef(id)]; !ok && local[mainRef(id)] == zeroHash {
+		v.fail("the remote has branch refs of session %s but no main chain", id)
+	}
+	for i := range chains {
+		v.checkTip(&chains[i])
+	}
+	if err := v.walk(chains); err != nil {
+		return nil, err
+	}
+	for i := range chains {
+		if !chains[i].tipOK {
+			continue
+		}
+		if local[chains[i].ref] == chains[i].tip {
+			continue
+		}
+		v.checkChain(&chains[i])
+		s.checkSessionLayout(v, &chains[i])
+	}
+	// Every file the new commits brought is within the limit. The walk
+	// read them all; the status map names them.
+	for obj, problem := range v.status {
+		if problem != "" {
+			continue
+		}
+		if size, err := s.blobSize(obj); err == nil && size > maxBytes {
+			v.fail("file %s is %d bytes: more than the limit of %d (MaxThoughtBytes)", obj, size, maxBytes)
+		}
+	}
+	res := v.res
+	for _, name := range res.MissingThoughtFiles {
+		v.fail("the manifest lists %s, which is not in the tree", name)
+	}
+	for b, names := range res.MissingBranchFiles {
+		for _, name := range names {
+			v.fail("the manifest lists %s of branch %s, which is not in the tree", name, b)
+		}
+	}
+	if v.dropped > 0 {
+		v.res.Errors = append(v.res.Errors, fmt.Sprintf("… and %d more problems", v.dropped))
+	}
+	return v.res.Errors, nil
+}
+
+// blobSize returns the size of a blob (-1 for another type).
+func (s *Store) blobSize(id hash) (int, error) {
+	t, data, err := s.be.readObject(id)
+	if err != nil {
+		return 0, err
+	}
+	if t != typeBlob {
+		return -1, nil
+	}
+	return len(data), nil
+}
+
+// checkSessionLayout checks that a chain's tip holds the session's folder
+// and nothing else: a root with only sessions/, which holds only <id>/ or
+// one partition folder holding only <id>/. Another session's folder in a
+// session's chain would make that session appear twice.
+func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
+	at := fmt.Sprintf("%s (commit %s)", c.label(), c.tip)
+	cm, err := s.readCommit(c.tip)
+	if err != nil {
+		return // reported by the walk
+	}
+	root, _, err := s.readTreeBytes(cm.tree)
+	if err != nil {
+		return
+	}
+	for _, e := range root.entries {
+		if e.name != "sessions" || !e.dir {
+			v.fail("%s: %s is outside sessions/%s/: a session's chain holds only its own folder", at, e.name, v.id)
+		}
+	}
+	se, ok := root.get("sessions")
+	if !ok || !se.dir {
+		return // checkChain reported it
+	}
+	sessions, _, err := s.readTreeBytes(se.id)
+	if err != nil {
+		return
+	}
+	if len(sessions.entries) != 1 || !sessions.entries[0].dir {
+		v.fail("%s: sessions/ holds %d entries: expected only the folder of session %s", at, len(sessions.entries), v.id)
+		return
+	}
+	e := sessions.entries[0]
+	if e.name == v.id {
+		return
+	}
+	part, _, err := s.readTreeBytes(e.id)
+	if err != nil {
+		return
+	}
+	if len(part.entries) != 1 || part.entries[0].name != v.id || !part.entries[0].dir {
+		v.fail("%s: sessions/%s/ holds something other than the folder of session %s", at, e.name, v.id)
+	}
+}
+
+// checkIncomingKnowledge checks the knowledge zone's incoming tip: only
+// patterns/ and notes/ folders of .md entries, each valid UTF-8 with its
+// front matter and within the size limit.
+func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error) {
+	var problems []string
+	cm, err := s.readCommit(tip)
+	if err != nil {
+		return []string{fmt.Sprintf("commit %s: %v", tip, err)}, nil
+	}
+	root, _, err := s.readTreeBytes(cm.tree)
+	if err != nil {
+		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}, nil
+	}
+	for _, e := range root.entries {
+		if !e.dir || (e.name != "patterns" && e.name != "notes") {
+			problems = append(problems, fmt.Sprintf("%s: expected only the folders patterns/ and notes/", e.name))
+			continue
+		}
+		dir, _, err := s.readTreeBytes(e.id)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s/: %v", e.name, err))
+			continue
+		}
+		for _, f := range dir.entries {
+			path := e.name + "/" + f.name
+			if f.dir || !strings.HasSuffix(f.name, ".md") {
+				problems = append(problems, fmt.Sprintf("%s: expected a .md file", path))
+				continue
+			}
+			t, data, err := s.be.readObject(f.id)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
+			case t != typeBlob:
+				problems = append(problems, fmt.Sprintf("%s: a %s, not a file", path, t))
+			case len(data) > maxBytes:
+				problems = append(problems, fmt.Sprintf("%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, len(data), maxBytes))
+			case !utf8.Valid(data):
+				problems = append(problems, fmt.Sprintf("%s is not UTF-8 text", path))
+			default:
+				if _, _, ok := splitFrontMatter(data); !ok {
+					problems = append(problems, fmt.Sprintf("%s has no front matter (--- … ---)", path))
+				}
+			}
+		}
+	}
+	return problems, nil
+}
+
+// quarantineIncoming checks every group (a session, or the knowledge zone)
+// whose refs a pull would move, and takes each that fails out of groups:
+// its remote tips are kept under quarantinePrefix and reported in res.
+func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups map[string][]string, remoteRefs map[string]hash, maxBytes int, res *PullResult) error {
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	kept := &batch{}
+	for _, g := range names {
+		moving := map[string]hash{}
+		for _, ref := range groups[g] {
+			l, err := s.be.readRef(ref)
+			if err != nil {
+				return err
+			}
+			r := remoteRefs[ref]
+			if l == r {
+				continue
+			}
+			if l != zeroHash {
+				ahead, err := s.isAncestor(r, l)
+				if err != nil {
+					return err
+				}
+				if ahead {
+					continue
+				}
+			}
+			moving[ref] = r
+		}
+		if len(moving) == 0 {
+			continue
+		}
+		var problems []string
+		var err error
+		id := sessionOfRef(groups[g][0])
+		switch {
+		case id != "":
+			problems, err = s.checkIncomingSession(ctx, id, moving, maxBytes)
+		case groups[g][0] == knowledgeRef:
+			problems, err = s.checkIncomingKnowledge(moving[knowledgeRef], maxBytes)
+		}
+		if err != nil {
+			return fmt.Errorf("check %s: %w", g, err)
+		}
+		if len(problems) == 0 {
+			continue
+		}
+		delete(groups, g)
+		refs := make([]string, 0, len(moving))
+		for ref := range moving {
+			refs = append(refs, ref)
+		}
+		sort.Slice(refs, func(i, j int) bool { return refOrder(refs[i]) < refOrder(refs[j]) })
+		for _, ref := range refs {
+			keep := quarantinePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/heads/")
+			cur, err := s.be.readRef(keep)
+			if err != nil {
+				return err
+			}
+			if cur != moving[ref] {
+				kept.updates = append(kept.updates, refUpdate{name: keep, old: cur, new: moving[ref]})
+			}
+			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Ref: ref, KeptAs: keep,
+				Tip: moving[ref].String(), Problems: problems})
+		}
+	}
+	if len(kept.updates) == 0 {
+		return nil
+	}
+	return s.be.apply(ctx, kept)
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package observatory_test
+
+import "syscall"
+
+// smallReceiveBuffer shrinks a socket's receive buffer, so that a peer's
+// writes to it block soon.
+func smallReceiveBuffer(fd uintptr) {
+	syscall.SetsockoptInt(syscall.Handle(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048)
+}
