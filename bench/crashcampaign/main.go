@@ -72,7 +72,7 @@ type config struct {
 func main() {
 	var cfg config
 	var modes, transports, skip string
-	flag.IntVar(&cfg.kills, "kills", 100, "stop after this many processes killed (all modes together)")
+	flag.IntVar(&cfg.kills, "kills", 100, "stop after this many processes killed (all modes together), at the end of a cycle over the units")
 	flag.StringVar(&modes, "modes", "cli,stdio,http,push,pull", "comma-separated workloads: cli, stdio, http, push, pull")
 	flag.StringVar(&transports, "transports", "git,builtin", "comma-separated file transports for push and pull: git, builtin")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (default: from the clock; printed either way)")
@@ -232,7 +232,9 @@ func run(ctx context.Context, cfg config, progress *os.File) (*summary, error) {
 		deadline = sum.start.Add(cfg.duration)
 	}
 	kills, lastReport := 0, time.Now()
-	for it := 1; kills < cfg.kills; it++ {
+	// Whole cycles only, so that every unit runs as many rounds as the
+	// others however the kills fell.
+	for it := 1; kills < cfg.kills || (it-1)%len(units) != 0; it++ {
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			sum.stoppedBy = fmt.Sprintf("-duration %v", cfg.duration)
 			break
