@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,17 +75,87 @@ func git(ctx context.Context, repo string, args ...string) (string, error) {
 	return runCmd(ctx, cmd)
 }
 
-// startKillable starts cmd in a process group of its own, so that a kill
-// takes the git programs it started too.
+// startKillable starts cmd in a process group of its own, so that the
+// campaign can tell when every process it started (git-receive-pack under
+// a push, say) is gone, and can take them all with -kill-group.
 func startKillable(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = newGroup()
 	return cmd.Start()
 }
 
-func killGroup(cmd *exec.Cmd) {
+func newGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// killGroupToo is -kill-group: SIGKILL the whole process group rather than
+// the thoughtbox process alone.
+var killGroupToo bool
+
+// kill is the campaign's kill: SIGKILL to the thoughtbox process, as an
+// operator's kill -9 or the OOM killer would send; with -kill-group to
+// the programs it started as well, as a crash of the machine would.
+func kill(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	if killGroupToo {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+}
+
+// killAll takes the whole group, when the campaign gives up on a round.
+func killAll(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// waitGone waits until no live process is left in cmd's group: a git
+// program still finishing after its parent was killed would otherwise race
+// with the checks. A process that has not gone within a minute is a
+// failure of its own.
+func waitGone(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	pgid := cmd.Process.Pid
+	for deadline := time.Now().Add(time.Minute); ; {
+		live := groupMembers(pgid)
+		if len(live) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes %v of killed %s still running after a minute", live, cmd.Args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupMembers lists the live (not zombie) processes in a process group,
+// from /proc.
+func groupMembers(pgid int) []string {
+	ents, _ := os.ReadDir("/proc")
+	var live []string
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name, field 2, is in parentheses and may hold spaces.
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		live = append(live, e.Name()+" "+string(data[strings.IndexByte(string(data), '(')+1:i]))
+	}
+	return live
 }
 
 // wasKilled says whether a process that has been waited for died of

@@ -82,6 +82,7 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 0, "stop starting rounds after this long (0: no limit)")
 	flag.StringVar(&skip, "skip", "", "comma-separated units to leave out, e.g. push-builtin (units: cli, stdio, http, push-git, push-builtin, pull-git, pull-builtin)")
 	flag.StringVar(&cfg.bin, "bin", "", "thoughtbox binary (default: go build ./cmd/thoughtbox, CGO_ENABLED=0)")
+	flag.BoolVar(&killGroupToo, "kill-group", false, "kill the thoughtbox process's whole group (the git programs a push or pull started too), as a machine crash would")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the data directories even on success")
 	flag.Parse()
 	cfg.modes = splitList(modes)

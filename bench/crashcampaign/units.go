@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +53,10 @@ type cliUnit struct {
 	noRemote
 	l   *ledger
 	tok tokens
+	// est is how long an add takes, learned as the campaign goes: on a
+	// loaded machine an add can take longer than -max-delay, and a kill
+	// window that short would hardly ever let one finish.
+	est time.Duration
 }
 
 func (u *cliUnit) setup(ctx context.Context) error {
@@ -72,6 +75,7 @@ func (u *cliUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Durat
 	stopped := false
 	current := make([]*exec.Cmd, len(u.l.sessions))
 	var kills atomic.Int64
+	var goneErr atomic.Value
 	texts := make([][]string, len(u.l.sessions)) // drawn here: rng is not safe for concurrent use
 	for i := range texts {
 		for j := 0; j < 64; j++ {
@@ -102,31 +106,44 @@ func (u *cliUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Durat
 				}
 				current[i] = cmd
 				mu.Unlock()
+				t0 := time.Now()
 				err := cmd.Wait()
 				mu.Lock()
 				current[i] = nil
+				if err == nil {
+					u.est = (u.est*7 + time.Since(t0)*3) / 10
+				}
 				mu.Unlock()
 				switch {
 				case err == nil && strings.Contains(out.String(), "recorded in"):
 					u.l.ack(token)
 				case wasKilled(cmd):
 					kills.Add(1)
+					if err := waitGone(cmd); err != nil {
+						goneErr.Store(err)
+					}
 				default:
 					u.l.refuse(token, fmt.Sprintf("%v: %s", err, strings.TrimSpace(errb.String())))
 				}
 			}
 		}()
 	}
-	time.Sleep(randDelay(rng, maxDelay))
+	mu.Lock()
+	window := max(maxDelay, 3*u.est)
+	mu.Unlock()
+	time.Sleep(randDelay(rng, window))
 	mu.Lock()
 	stopped = true
 	for _, c := range current {
 		if c != nil {
-			killGroup(c)
+			kill(c)
 		}
 	}
 	mu.Unlock()
 	wg.Wait()
+	if err, _ := goneErr.Load().(error); err != nil {
+		return int(kills.Load()), err
+	}
 	return int(kills.Load()), nil
 }
 
@@ -227,7 +244,7 @@ func (u *stdioUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Dur
 	defer func() {
 		for _, sv := range servers {
 			if sv != nil && sv.s != nil {
-				killGroup(sv.cmd)
+				killAll(sv.cmd)
 				closeSoon(sv.s)
 			}
 		}
@@ -261,7 +278,7 @@ func (u *stdioUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Dur
 	time.Sleep(randDelay(rng, maxDelay))
 	stop.Store(true)
 	for _, sv := range servers {
-		killGroup(sv.cmd)
+		kill(sv.cmd)
 	}
 	wg.Wait()
 	kills := 0
@@ -270,6 +287,9 @@ func (u *stdioUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Dur
 		servers[i] = nil
 		if wasKilled(sv.cmd) {
 			kills++
+		}
+		if err := waitGone(sv.cmd); err != nil {
+			return kills, err
 		}
 	}
 	return kills, nil
@@ -324,7 +344,7 @@ func (u *httpUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Dura
 		cmd.Wait()
 		close(done)
 	}()
-	defer func() { killGroup(cmd); <-done }()
+	defer func() { killAll(cmd); <-done }()
 	var url string
 	select {
 	case url = <-addr:
@@ -364,11 +384,11 @@ func (u *httpUnit) round(ctx context.Context, rng *rand.Rand, maxDelay time.Dura
 	}
 	time.Sleep(randDelay(rng, maxDelay))
 	stop.Store(true)
-	killGroup(cmd)
+	kill(cmd)
 	<-done
 	wg.Wait()
 	if wasKilled(cmd) {
-		return 1, nil
+		return 1, waitGone(cmd)
 	}
 	return 0, fmt.Errorf("http server exited by itself:\n%s", stderr.String())
 }
@@ -395,11 +415,11 @@ func (t *transfer) killRun(tl *tool, u *unitStats, rng *rand.Rand, data, verb st
 		return 0, err
 	}
 	delay := randDelay(rng, t.estimate*6/5)
-	timer := time.AfterFunc(delay, func() { killGroup(cmd) })
+	timer := time.AfterFunc(delay, func() { kill(cmd) })
 	err := cmd.Wait()
 	timer.Stop()
 	if wasKilled(cmd) {
-		return 1, nil
+		return 1, waitGone(cmd)
 	}
 	u.finishedFirst++
 	if err != nil {
@@ -570,6 +590,3 @@ func (u *pullUnit) checkRemote(ctx context.Context) error {
 	}
 	return u.followUp(ctx, u.tool, u.l.data, "pull")
 }
-
-// newGroup puts a child in a process group of its own (see startKillable).
-func newGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
