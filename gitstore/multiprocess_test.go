@@ -555,7 +555,10 @@ func leftovers(dir string) []string {
 		rel = filepath.ToSlash(rel)
 		name := d.Name()
 		switch {
-		case rel == "thoughtbox/flush.lock":
+		case rel == "thoughtbox/flush.lock", strings.HasPrefix(rel, "thoughtbox/locks/"):
+			// Lock files that live as long as the repository: the flush
+			// lock and the sessions' locks (a lock is held on the file,
+			// not by its existence).
 		case strings.HasSuffix(name, ".lock"), strings.HasPrefix(name, "tmp_"), strings.HasSuffix(name, ".tmp"):
 			out = append(out, rel+" was left behind")
 		case strings.HasPrefix(rel, "objects/pack/pack-"):

@@ -21,6 +21,7 @@ pkg=github.com/thoughtbox/thoughtbox/cmd/thoughtbox/internal/cli
 command -v zip >/dev/null || { echo "release: zip is needed for the windows archives" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: the archives are made from the staging directory
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
@@ -41,7 +42,7 @@ for t in $targets; do
 		-o "$dir/$exe" ./cmd/thoughtbox
 	cp README.md "$dir/"
 	if [ "$goos" = windows ]; then
-		(cd "$stage" && zip -qr -X "$OLDPWD/$out/$name.zip" "$name")
+		(cd "$stage" && zip -qr -X "$out/$name.zip" "$name")
 	else
 		tar -C "$stage" --owner=0 --group=0 --numeric-owner --mtime='2000-01-01 00:00Z' --sort=name \
 			-czf "$out/$name.tar.gz" "$name"
