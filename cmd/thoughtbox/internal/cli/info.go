@@ -79,7 +79,7 @@ type pendingInfo struct {
 func (c *infoCmd) Run(a *app) error {
 	repo := a.cfg.RepoPath()
 	o := infoOutput{
-		Version: versionString(), DataDir: a.cfg.DataDir, Project: a.cfg.Project, Repository: repo,
+		Version: versionLine(), DataDir: a.cfg.DataDir, Project: a.cfg.Project, Repository: repo,
 		Storage: a.cfg.Storage, Partition: string(a.cfg.Partition), ConfigFile: filepath.Join(a.cfg.DataDir, config.FileName),
 		MaxThought: a.cfg.MaxThoughtBytes, Remotes: []gitstore.Remote{},
 	}
@@ -149,6 +149,3 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
-
-// versionString is the version info reports.
-func versionString() string { return Version }

@@ -38,6 +38,9 @@ func transferOptions(cfg *config.Config, progress io.Writer) (gitstore.TransferO
 		User:             cfg.Getenv(EnvGitUser),
 		SSHKeyFile:       cfg.Getenv(EnvSSHKey),
 		SSHKeyPassphrase: cfg.Getenv(EnvSSHKeyPassphrase),
+		// What a pull brings in obeys the same thought limit as what is
+		// written here.
+		MaxThoughtBytes: cfg.MaxThoughtBytes,
 	}
 	switch v := cfg.Getenv(EnvFileTransport); v {
 	case "", "git":
