@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -44,6 +45,10 @@ type fsBackend struct {
 	// wrote is set once this process logged a batch: only then does close
 	// flush, so a read-only command never waits for the flush lock.
 	wrote bool
+	// readOnly is set when the repository's files cannot be written (a
+	// read-only mount, another user's ledger): reads work, writes are
+	// refused with ErrReadOnly, and nothing is recovered or flushed.
+	readOnly bool
 
 	packs *packSet
 	// gitMu guards st: go-git's storage is not safe for concurrent use. It
@@ -127,6 +132,12 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBac
 	}
 	b.resetOverlay()
 	f, err := durable.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		// Someone may still read this ledger.
+		if f, err = durable.OpenFile(b.logPath, os.O_RDONLY, 0); err == nil {
+			b.readOnly = true
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +145,9 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBac
 	if err := b.packs.refresh(); err != nil {
 		f.Close()
 		return nil, err
+	}
+	if b.readOnly {
+		return b, nil
 	}
 	// A crash may have left batches in the log: recover them into the
 	// repository before serving, so plain git sees everything acknowledged.
@@ -464,6 +478,9 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 func (b *fsBackend) apply(ctx context.Context, bt *batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if b.readOnly {
+		return fmt.Errorf("%s: %w", b.gitDir, ErrReadOnly)
 	}
 	r := &applyReq{b: bt, done: make(chan struct{}), promote: make(chan struct{}, 1)}
 	b.cmu.Lock()
@@ -1188,6 +1205,10 @@ func (b *fsBackend) close() error {
 
 // initBareRepo creates a bare repository the way `git init --bare` lays it
 // out, if there is none.
+// ErrReadOnly is returned by a write to a ledger whose files this process
+// cannot write; reading it works.
+var ErrReadOnly = errors.New("the ledger's files are read-only here: commands that read it work, writing needs write access to the data directory")
+
 func initBareRepo(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
 		return nil

@@ -842,6 +842,9 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if s.locksDir == "" {
 		return func() {}, nil
 	}
+	if fb, ok := s.be.(*fsBackend); ok && fb.readOnly {
+		return nil, fmt.Errorf("%s: %w", fb.gitDir, ErrReadOnly)
+	}
 	// Made here, not at open, so that opening a read-only data directory
 	// creates nothing.
 	if err := os.MkdirAll(s.locksDir, 0o755); err != nil {

@@ -543,3 +543,68 @@ func TestServeHTTPTokens(t *testing.T) {
 		t.Error("beta was created by a token that may only read it")
 	}
 }
+
+// TestReadOnlyDataDir: a ledger whose files this user cannot write (a
+// read-only mount, another user's data directory, a disk left full) still
+// lists, shows, exports and verifies; a write is refused with a message
+// saying why. As root, permissions do not bind, so the commands run as the
+// user nobody.
+func TestReadOnlyDataDir(t *testing.T) {
+	built := thoughtboxBinary(t)
+	root, err := os.MkdirTemp("/tmp", "tb-readonly-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { exec.Command("chmod", "-R", "u+w", root).Run(); os.RemoveAll(root) }()
+	os.Chmod(root, 0o755)
+	// A copy the other user can run.
+	bin := filepath.Join(root, "thoughtbox")
+	if out, err := exec.Command("cp", built, bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	os.Chmod(bin, 0o755)
+	asUser := func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }
+	if os.Geteuid() == 0 {
+		su, err := exec.LookPath("su")
+		if err != nil {
+			t.Skip("running as root without su: cannot take the write permission away")
+		}
+		if out, err := exec.Command(su, "nobody", "-s", "/bin/sh", "-c", "true").CombinedOutput(); err != nil {
+			t.Skipf("cannot run as nobody: %v %s", err, out)
+		}
+		asUser = func(args ...string) *exec.Cmd {
+			line := bin
+			for _, a := range args {
+				line += " '" + a + "'"
+			}
+			return exec.Command(su, "nobody", "-s", "/bin/sh", "-c", line)
+		}
+	}
+	data := filepath.Join(root, "data")
+	run := func(cmd *exec.Cmd) (string, error) {
+		cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "HOME="+root)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(exec.Command(bin, "start", "Read me"))
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, out)
+	}
+	id := strings.TrimSpace(out)
+	if out, err := run(exec.Command(bin, "add", id, "a thought to read")); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "a+rX,a-w", data).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v %s", err, out)
+	}
+	for _, args := range [][]string{{"sessions"}, {"show", id}, {"export", id}, {"verify"}} {
+		out, err := run(asUser(args...))
+		if err != nil || !strings.Contains(out, id[:8]) {
+			t.Errorf("%v on a read-only ledger: %v\n%s", args, err, out)
+		}
+	}
+	out, err = run(asUser("add", id, "another"))
+	if err == nil || !strings.Contains(out, "read-only") {
+		t.Errorf("add on a read-only ledger: %v\n%s", err, out)
+	}
+}
