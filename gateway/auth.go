@@ -178,7 +178,7 @@ func grantOf(r *http.Request) *Grant {
 // knowledge, that change a ledger.
 var writeOps = map[string]bool{
 	"start_new": true, "thought": true,
-	"session/export": true, "session/extract_learnings": true,
+	"session/export": true, "session/extract_learnings": true, "session/update": true,
 	"knowledge/create": true, "knowledge/update": true, "knowledge/delete": true,
 	"knowledge/write_note": true, "knowledge/delete_note": true,
 }

@@ -68,10 +68,32 @@ func (c *conn) addResources() {
 		{"revisions/{sessionId}/{thoughtNumber}", "thought-revisions",
 			"A thought's revision chain: what it revises, what revises it, the whole chain.", mimeJSON, c.readRevisions},
 	}
-	for _, t := range templates {
+	for i, t := range templates {
+		read := t.read
+		if i > 0 {
+			// Every template but the mental models reads the ledger: a
+			// token must be allowed to read the connection's project.
+			read = c.readScoped(read)
+		}
 		s.AddResourceTemplate(&mcp.ResourceTemplate{
 			URITemplate: scheme + t.uri, Name: t.name, Description: t.description, MIMEType: t.mime,
-		}, t.read)
+		}, read)
+	}
+}
+
+// readScoped refuses a resource read of the ledger that the connection's
+// token may not read, as tool calls are refused (checkScope).
+func (c *conn) readScoped(read mcp.ResourceHandler) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		c.mu.Lock()
+		gr, project := c.grant, c.project
+		c.mu.Unlock()
+		if gr != nil && !gr.CanRead(project) {
+			e := ledger.AsError(scopeError(gr, "read", project))
+			data, _ := json.Marshal(map[string]any{"code": e.Code, "project": project})
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message, Data: data}
+		}
+		return read(ctx, req)
 	}
 }
 

@@ -494,6 +494,11 @@ func TestServeHTTPTokens(t *testing.T) {
 	}
 
 	a := connect(alice, "spoofed-name")
+	// Resources read the ledger too: the server's own project is in
+	// neither token's scope.
+	if _, err := a.ReadResource(ctx, &mcp.ReadResourceParams{URI: "thoughtbox://thoughts/00000000-0000-4000-8000-000000000000/range/1-1"}); err == nil || !strings.Contains(err.Error(), "may not read project") {
+		t.Errorf("a resource read outside the token's scope: %v, want a refusal", err)
+	}
 	defer a.Close()
 	denied(callGateway(t, a, "list_sessions", nil), "alice reading the default project")
 	if r := callGateway(t, a, "navigate", map[string]any{"project": "alpha", "create": true}); r.isError {
