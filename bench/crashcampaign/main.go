@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command crashcampaign kills thoughtbox processes with SIGKILL at random
 // moments while they write, and checks after each kill that nothing
 // acknowledged was lost and that no repository was left damaged.
