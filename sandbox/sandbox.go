@@ -394,6 +394,16 @@ func (s *Session) Run(ctx context.Context, code string, opts RunOptions) (Result
 					left -= time.Since(started)
 				}
 				reply := s.call(ctx, m)
+				if done != nil && ctx.Err() != nil {
+					// The context ended during the call: the interrupt must
+					// reach the child before the reply, or the script sees
+					// the host function's error instead of being stopped.
+					done, cancelled = nil, true
+					if err := s.send(message{Type: msgInterrupt}); err != nil {
+						return Result{}, s.died()
+					}
+					left = min(left, s.cfg.Limits.Grace)
+				}
 				if err := s.send(reply); err != nil {
 					return Result{}, s.died()
 				}
