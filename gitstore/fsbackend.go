@@ -77,6 +77,13 @@ type fsBackend struct {
 	recs    []*batch
 	refs    map[string]hash
 	objs    map[hash]*logObject
+	// rebuilt keeps the content of large logged objects already rebuilt
+	// from their edits: each version of a session's folder tree is an
+	// edit of the one before, and a reader (above all a writer catching
+	// up with another process's appends) asks for the version after the
+	// one it read last, so one edit is applied instead of the whole chain
+	// since the last flush. Content-addressed, so it never goes stale.
+	rebuilt rebuiltCache
 
 	// cmu guards the group-commit queue (see apply).
 	cmu      sync.Mutex
@@ -640,12 +647,60 @@ func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
 	if depth > 100000 {
 		return 0, nil, fmt.Errorf("object %s: edit chain too long", id)
 	}
+	if data, ok := b.rebuilt.get(id); ok {
+		return o.typ, data, nil
+	}
 	_, base, err := b.resolveLocked(o.base, depth+1)
 	if err != nil {
 		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.base, err)
 	}
 	data, err := o.ed.apply(base)
+	if err == nil && depth == 0 {
+		b.rebuilt.put(id, data)
+	}
 	return o.typ, data, err
+}
+
+// rebuiltCache holds recently rebuilt objects, at most about max bytes, in
+// two generations: when the newer one fills, the older is dropped. That
+// keeps what was used lately without bookkeeping per entry.
+type rebuiltCache struct {
+	cur, old map[hash][]byte
+	curBytes int
+}
+
+// rebuiltMax bounds the cache; a folder tree of 10,000 thoughts is about
+// 400 KB, so this holds the latest versions of a few dozen busy sessions.
+const rebuiltMax = 16 << 20
+
+// rebuiltMin is the size below which rebuilding is cheaper than caching.
+const rebuiltMin = 4 << 10
+
+func (c *rebuiltCache) get(id hash) ([]byte, bool) {
+	if d, ok := c.cur[id]; ok {
+		return d, true
+	}
+	d, ok := c.old[id]
+	if ok {
+		c.put(id, d)
+	}
+	return d, ok
+}
+
+func (c *rebuiltCache) put(id hash, data []byte) {
+	if len(data) < rebuiltMin || len(data) > rebuiltMax/4 {
+		return
+	}
+	if c.curBytes+len(data) > rebuiltMax/2 {
+		c.old, c.cur, c.curBytes = c.cur, nil, 0
+	}
+	if c.cur == nil {
+		c.cur = map[hash][]byte{}
+	}
+	if _, ok := c.cur[id]; !ok {
+		c.cur[id] = data
+		c.curBytes += len(data)
+	}
 }
 
 // gitRead reads an object from the repository: our pack set, then loose
