@@ -248,11 +248,12 @@ type msServer struct {
 	err    error
 }
 
-func startMSServer(t *testing.T, bin, data, name string) *msServer {
+func startMSServer(t *testing.T, bin, data, name string, env ...string) *msServer {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--transport", "http", "--host", "127.0.0.1", "--port", "0")
 	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1",
 		"THOUGHTBOX_AGENT_NAME=multiserve-"+name)
+	cmd.Env = append(cmd.Env, env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
