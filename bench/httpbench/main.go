@@ -171,8 +171,10 @@ func run(exe, dir string, agents int) {
 	for _, s := range sessions {
 		s.Close()
 	}
-	// Idle memory, a little after the load.
-	time.Sleep(2 * time.Second)
+	// Idle memory, once the server has been quiet long enough to set its
+	// soft memory limit again (five quiet seconds, see serve's governor)
+	// and return what it no longer needs.
+	time.Sleep(10 * time.Second)
 	idle := rssOf(pid)
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
