@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -23,10 +24,29 @@ type memBackend struct {
 	// bySession indexes session refs by session id: loading a session
 	// lists its refs, and go-git's in-memory refs are one flat map.
 	bySession map[string]map[string]bool
+	// edits holds objects as the edit of their base they were built as,
+	// not whole: each thought's folder tree is the previous one plus an
+	// entry, and keeping every version whole made a session's memory grow
+	// with the square of its length (and each append copy the whole tree
+	// twice). Every memEditDepth-th version is kept whole, so a read
+	// applies a bounded number of edits; rebuilt spares even those for the
+	// versions read lately.
+	edits   map[hash]*memEdit
+	rebuilt rebuiltCache
 }
 
+type memEdit struct {
+	typ   objType
+	base  hash
+	ed    edit
+	depth int // edits between this object and a whole one
+}
+
+// memEditDepth bounds the edits applied to read an object.
+const memEditDepth = 32
+
 func newMemBackend() *memBackend {
-	return &memBackend{st: memory.NewStorage(), bySession: map[string]map[string]bool{}}
+	return &memBackend{st: memory.NewStorage(), bySession: map[string]map[string]bool{}, edits: map[hash]*memEdit{}}
 }
 
 func (m *memBackend) readObject(id hash) (objType, []byte, error) {
@@ -35,7 +55,53 @@ func (m *memBackend) readObject(id hash) (objType, []byte, error) {
 	return m.readLocked(id)
 }
 
-func (m *memBackend) readLocked(id hash) (objType, []byte, error) { return readEncoded(m.st, id) }
+func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
+	e, ok := m.edits[id]
+	if !ok {
+		return readEncoded(m.st, id)
+	}
+	if data, ok := m.rebuilt.get(id); ok {
+		return e.typ, data, nil
+	}
+	_, base, err := m.readLocked(e.base)
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := e.ed.apply(base)
+	if err != nil {
+		return 0, nil, err
+	}
+	m.rebuilt.put(id, data)
+	return e.typ, data, nil
+}
+
+// storeWhole puts an object into go-git's storage.
+func (m *memBackend) storeWhole(typ objType, data []byte) error {
+	eo := m.st.NewEncodedObject()
+	eo.SetType(typ)
+	eo.SetSize(int64(len(data)))
+	w, _ := eo.Writer()
+	w.Write(data)
+	w.Close()
+	_, err := m.st.SetEncodedObject(eo)
+	return err
+}
+
+// flattenLocked stores every object kept as an edit whole, for go-git's
+// own code (a received pack's deltas may name them as bases).
+func (m *memBackend) flattenLocked() error {
+	for id, e := range m.edits {
+		_, data, err := m.readLocked(id)
+		if err != nil {
+			return err
+		}
+		if err := m.storeWhole(e.typ, data); err != nil {
+			return err
+		}
+	}
+	m.edits = map[hash]*memEdit{}
+	return nil
+}
 
 // readEncoded reads a whole object through go-git's storage (the in-memory
 // one, or loose objects on disk), translating its not-found error.
@@ -106,8 +172,21 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 		}
 	}
 	for _, o := range b.objects {
+		if _, ok := m.edits[o.id]; ok {
+			continue
+		}
 		data := o.data
 		if o.base != zeroHash {
+			depth := 1
+			if be, ok := m.edits[o.base]; ok {
+				depth = be.depth + 1
+			} else if _, err := m.st.EncodedObject(plumbing.AnyObject, o.base); err != nil {
+				return fmt.Errorf("object %s: base %s: %w", o.id, o.base, err)
+			}
+			if depth < memEditDepth {
+				m.edits[o.id] = &memEdit{typ: o.typ, base: o.base, ed: o.ed, depth: depth}
+				continue
+			}
 			_, base, err := m.readLocked(o.base)
 			if err != nil {
 				return err
@@ -116,13 +195,7 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 				return err
 			}
 		}
-		eo := m.st.NewEncodedObject()
-		eo.SetType(o.typ)
-		eo.SetSize(int64(len(data)))
-		w, _ := eo.Writer()
-		w.Write(data)
-		w.Close()
-		if _, err := m.st.SetEncodedObject(eo); err != nil {
+		if err := m.storeWhole(o.typ, data); err != nil {
 			return err
 		}
 	}

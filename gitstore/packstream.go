@@ -157,6 +157,11 @@ func (s *Store) ingestPack(ctx context.Context, r io.Reader) (objects int, bytes
 		cr := &countingReader{r: r}
 		be.mu.Lock()
 		defer be.mu.Unlock()
+		// The pack's deltas may name our objects as bases, and go-git
+		// finds bases only in its own storage.
+		if err := be.flattenLocked(); err != nil {
+			return 0, 0, err
+		}
 		err := packfile.UpdateObjectStorage(be.st, cr)
 		return -1, cr.n, err
 	case *fsBackend:
