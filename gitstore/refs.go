@@ -56,42 +56,57 @@ type packedEntry struct {
 	ino, size int64
 	mtime     int64
 	refs      map[string]hash
+	// names are refs' keys in order, so that the refs under a prefix (one
+	// session's) are found by a binary search, not a scan of every ref of
+	// a ledger that may hold a hundred thousand sessions.
+	names []string
 }
 
 // readPackedRefs parses the packed-refs file, if any. The map returned is
 // shared: callers must not modify it.
 func readPackedRefs(gitDir string) (map[string]hash, error) {
+	e, err := readPackedEntry(gitDir)
+	return e.refs, err
+}
+
+// readPackedEntry is readPackedRefs with the sorted names.
+func readPackedEntry(gitDir string) (packedEntry, error) {
 	path := filepath.Join(gitDir, "packed-refs")
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]hash{}, nil
+		return packedEntry{refs: map[string]hash{}}, nil
 	}
 	if err != nil {
-		return nil, err
+		return packedEntry{}, err
 	}
 	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	packedCache.Lock()
 	if e, ok := packedCache.m[gitDir]; ok && e.ino == key.ino && e.size == key.size && e.mtime == key.mtime {
 		packedCache.Unlock()
-		return e.refs, nil
+		return e, nil
 	}
 	packedCache.Unlock()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]hash{}, nil
+		return packedEntry{refs: map[string]hash{}}, nil
 	}
 	if err != nil {
-		return nil, err
+		return packedEntry{}, err
 	}
 	refs, err := parsePackedRefs(data)
 	if err != nil {
-		return nil, err
+		return packedEntry{}, err
 	}
 	key.refs = refs
+	key.names = make([]string, 0, len(refs))
+	for name := range refs {
+		key.names = append(key.names, name)
+	}
+	sort.Strings(key.names)
 	packedCache.Lock()
 	packedCache.m[gitDir] = key
 	packedCache.Unlock()
-	return refs, nil
+	return key, nil
 }
 
 func parsePackedRefs(data []byte) (map[string]hash, error) {
@@ -119,15 +134,16 @@ func parsePackedRefs(data []byte) (map[string]hash, error) {
 // listDiskRefs returns every ref under prefix (e.g. "refs/heads/sessions/"),
 // loose refs overriding packed ones.
 func listDiskRefs(gitDir, prefix string) (map[string]hash, error) {
-	packed, err := readPackedRefs(gitDir)
+	packed, err := readPackedEntry(gitDir)
 	if err != nil {
 		return nil, err
 	}
 	refs := map[string]hash{}
-	for name, h := range packed {
-		if strings.HasPrefix(name, prefix) {
-			refs[name] = h
+	for _, name := range packed.names[sort.SearchStrings(packed.names, prefix):] {
+		if !strings.HasPrefix(name, prefix) {
+			break
 		}
+		refs[name] = packed.refs[name]
 	}
 	loose, err := listLooseRefs(gitDir, prefix)
 	for name, h := range loose {
