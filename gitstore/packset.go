@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/adler32"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -115,24 +117,39 @@ func openPackEntry(dir, name string) (*packEntry, error) {
 		return nil, err
 	}
 	pe := &packEntry{name: name, idx: idx, f: f, size: fi.Size()}
-	iter, err := idx.EntriesByOffset()
-	if err != nil {
+	if pe.offs, err = idxOffsets(idx); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s.idx: %w", name, err)
 	}
-	for {
-		e, err := iter.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		pe.offs = append(pe.offs, int64(e.Offset))
-	}
-	sort.Slice(pe.offs, func(i, j int) bool { return pe.offs[i] < pe.offs[j] })
 	return pe, nil
+}
+
+// idxOffsets returns every entry's offset, sorted, read straight from the
+// index's offset tables: go-git's EntriesByOffset builds an entry per object
+// and sorts them through an interface, a fifth of a second for a pack of
+// 60,000 objects, paid by every process that opens the repository.
+func idxOffsets(idx *idxfile.MemoryIndex) ([]int64, error) {
+	var n int
+	for _, b := range idx.Offset32 {
+		n += len(b) / 4
+	}
+	offs := make([]int64, 0, n)
+	for _, b := range idx.Offset32 {
+		for i := 0; i+4 <= len(b); i += 4 {
+			o := binary.BigEndian.Uint32(b[i:])
+			if o&0x80000000 == 0 {
+				offs = append(offs, int64(o))
+				continue
+			}
+			j := int(o&0x7fffffff) * 8
+			if j+8 > len(idx.Offset64) {
+				return nil, fmt.Errorf("64-bit offset %d out of range", o&0x7fffffff)
+			}
+			offs = append(offs, int64(binary.BigEndian.Uint64(idx.Offset64[j:])))
+		}
+	}
+	slices.Sort(offs)
+	return offs, nil
 }
 
 func readIdx(path string) (*idxfile.MemoryIndex, error) {
