@@ -60,7 +60,7 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}, trees: map[string]*checkedTree{}}
 	res := &v.res
 	res.SessionExists = true
 
@@ -130,6 +130,8 @@ type verifier struct {
 	// checkedFiles marks the thought files (blob and name) already checked,
 	// since a branch's tree shares the main chain's files up to its fork.
 	checkedFiles map[string]bool
+	// trees holds, by path, the last tree checked there (see checkedTree).
+	trees map[string]*checkedTree
 }
 
 // verifyChain is one ref of the session.
@@ -326,10 +328,20 @@ func (v *verifier) walk(chains []verifyChain) error {
 				stack = append(stack, walkItem{id: c.tree, typ: typeTree, commit: it.id})
 			}
 		case typeTree:
-			if err := fsckTree(data); err != nil {
-				v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
+			// Against the last version checked at this path, only the
+			// entries that changed (and their neighbours) need checking.
+			region, bounds := data, []int(nil)
+			ref := v.trees[it.path]
+			if ref != nil {
+				if from, to, b, ok := ref.changedRegion(data); ok {
+					region, bounds = data[from:to], b
+				}
 			}
-			err := scanTree(data, func(name []byte, dir bool, id hash) {
+			fsckErr := fsckTree(region)
+			if fsckErr != nil {
+				v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
+			}
+			err := scanTree(region, func(name []byte, dir bool, id hash) {
 				if v.queued[id] {
 					return
 				}
@@ -345,6 +357,15 @@ func (v *verifier) walk(chains []verifyChain) error {
 			})
 			if err != nil {
 				v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
+			}
+			// Only a tree found whole serves as the next reference.
+			if fsckErr == nil && err == nil {
+				if bounds == nil {
+					bounds = treeBounds(data)
+				}
+				if bounds != nil || len(data) == 0 {
+					v.trees[it.path] = &checkedTree{data: data, bounds: bounds}
+				}
 			}
 		}
 	}
