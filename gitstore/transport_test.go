@@ -167,7 +167,14 @@ func gitRun(t *testing.T, dir string, args ...string) string {
 func startGitDaemon(t *testing.T, base string) string {
 	t.Helper()
 	port := freePort(t)
-	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+	// git-daemon itself, not `git daemon`: the git wrapper runs it as a
+	// child that killing the wrapper would leave behind, listening.
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skipf("git --exec-path: %v", err)
+	}
+	daemon := filepath.Join(strings.TrimSpace(string(execPath)), "git-daemon")
+	cmd := exec.Command(daemon, "--reuseaddr", "--export-all", "--enable=receive-pack",
 		"--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--base-path="+base, base)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

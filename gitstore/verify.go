@@ -60,7 +60,7 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}, trees: map[string]*checkedTree{}}
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
 	res := &v.res
 	res.SessionExists = true
 
@@ -364,6 +364,9 @@ func (v *verifier) walk(chains []verifyChain) error {
 					bounds = treeBounds(data)
 				}
 				if bounds != nil || len(data) == 0 {
+					if v.trees == nil {
+						v.trees = map[string]*checkedTree{}
+					}
 					v.trees[it.path] = &checkedTree{data: data, bounds: bounds}
 				}
 			}
