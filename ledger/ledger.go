@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -96,6 +97,9 @@ type Ledger struct {
 
 	// index is the content index of Search.
 	index searchIndex
+	// lastWrite is when this ledger last committed (Unix nanoseconds):
+	// the background warm-up of the index gives way to writers.
+	lastWrite atomic.Int64
 }
 
 // sessionState is the ledger's single view of one session.
@@ -308,6 +312,7 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 // commitLocked brings the view up to date with a committed thought and
 // announces it. This is the only place a session's graph grows.
 func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddResult, error) {
+	l.lastWrite.Store(time.Now().UnixNano())
 	if st.shared {
 		st.graph = st.graph.clone()
 		st.shared = false

@@ -229,7 +229,7 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	if err != nil {
 		return SearchResult{}, storageError("list sessions", err)
 	}
-	indexed, err := l.index.refresh(ctx, l, sums)
+	indexed, err := l.index.refresh(ctx, l, sums, false)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -280,7 +280,53 @@ func (l *Ledger) IndexSessions(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, storageError("list sessions", err)
 	}
-	return l.index.refresh(ctx, l, sums)
+	return l.index.refresh(ctx, l, sums, false)
+}
+
+// WarmSearchIndex is IndexSessions for a server's background: one session
+// at a time, pausing while this ledger is being written to and resting as
+// long as it worked, so that a large ledger's warm-up never slows the
+// agents writing (a first search before it ends reads the rest at full
+// speed).
+func (l *Ledger) WarmSearchIndex(ctx context.Context) (int, error) {
+	// Not in the way of the server's start and its first calls.
+	t := time.NewTimer(warmDelay)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return 0, ctx.Err()
+	case <-t.C:
+	}
+	sums, err := l.store.ListSessions(ctx)
+	if err != nil {
+		return 0, storageError("list sessions", err)
+	}
+	return l.index.refresh(ctx, l, sums, true)
+}
+
+// warmQuiet is how long after a write the background warm-up waits;
+// warmDelay is how long after the start it begins.
+const (
+	warmQuiet = 100 * time.Millisecond
+	warmDelay = 2 * time.Second
+)
+
+// giveWay waits, in the background warm-up, until no write happened for
+// warmQuiet; false when ctx ended.
+func (l *Ledger) giveWay(ctx context.Context) bool {
+	for {
+		since := time.Since(time.Unix(0, l.lastWrite.Load()))
+		if since >= warmQuiet {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(warmQuiet - since)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 // searchIndex holds, for each session it has read, which words its
@@ -348,7 +394,7 @@ func (d *searchDoc) add(n ThoughtNode) {
 // refresh (re)reads the sessions the index has not seen in their current
 // version, in parallel, and forgets sessions that are gone. It returns how
 // many it read.
-func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSummary) (int, error) {
+func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSummary, background bool) (int, error) {
 	var stale []SessionSummary
 	present := 0 // docs of sessions that still exist
 	x.mu.RLock()
@@ -383,6 +429,9 @@ func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSumma
 	// Loads are I/O bound (the Git store decodes objects); a few in flight
 	// per CPU keep the store busy without flooding it.
 	workers := min(len(stale), 4*runtime.GOMAXPROCS(0))
+	if background {
+		workers = 1
+	}
 	jobs := make(chan SessionSummary)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -391,6 +440,17 @@ func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSumma
 		go func() {
 			defer wg.Done()
 			for s := range jobs {
+				if background && !l.giveWay(ctx) {
+					errs <- ctx.Err()
+					return
+				}
+				began := time.Now()
+				x.mu.RLock()
+				d0 := x.docs[s.Meta.ID]
+				x.mu.RUnlock()
+				if d0 != nil && d0.current(s) {
+					continue // a search read it meanwhile
+				}
 				d, err := l.readForIndex(ctx, s)
 				if err != nil {
 					errs <- err
@@ -399,6 +459,15 @@ func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSumma
 				x.mu.Lock()
 				x.docs[s.Meta.ID] = d
 				x.mu.Unlock()
+				if background {
+					// At most half of one processor.
+					rest := time.NewTimer(time.Since(began))
+					select {
+					case <-ctx.Done():
+					case <-rest.C:
+					}
+					rest.Stop()
+				}
 			}
 		}()
 	}

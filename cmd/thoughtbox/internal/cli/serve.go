@@ -149,13 +149,14 @@ func (c *serveCmd) Run(a *app) error {
 		HTTPReadTimeout:     lim.readTimeout,
 		RootsTimeout:        lim.rootsTimeout,
 	})
-	// Searching reads every session once; start it now, not on the first
-	// search. It stops (and is waited for) before the store is closed.
+	// Searching reads every session once; start it now, in the background
+	// and giving way to writers (a search before it ends reads the rest at
+	// full speed). It stops (and is waited for) before the store is closed.
 	indexCtx, stopIndex := context.WithCancel(a.ctx)
 	indexed := make(chan struct{})
 	go func() {
 		defer close(indexed)
-		a.ledger.IndexSessions(indexCtx)
+		a.ledger.WarmSearchIndex(indexCtx)
 	}()
 	defer func() { stopIndex(); <-indexed }()
 	// The Observatory, when enabled, runs beside either transport on its
