@@ -235,3 +235,23 @@ func TestSearchConcurrentWrites(t *testing.T) {
 		t.Errorf("the index lost thoughts: %+v", r.Hits[0].Matched)
 	}
 }
+
+// TestWarmSearchIndex: the background warm-up reads every session, one at
+// a time after its delay, so that the first search reads none; cancelled,
+// it stops.
+func TestWarmSearchIndex(t *testing.T) {
+	f := loadFixtures(t)
+	ctx := context.Background()
+	if n, err := f.l.WarmSearchIndex(ctx); n != 3 || err != nil {
+		t.Fatalf("WarmSearchIndex = %d, %v; want 3", n, err)
+	}
+	r, err := f.l.Search(ctx, ledger.SearchQuery{Query: "index"})
+	if err != nil || r.Indexed != 0 || len(r.Hits) != 1 {
+		t.Fatalf("search after the warm-up: %+v, %v", r, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := loadFixtures(t).l.WarmSearchIndex(cancelled); err == nil {
+		t.Fatal("a cancelled warm-up reported success")
+	}
+}
