@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // ThoughtNode is one thought in the session graph (seed 002). Node ids are
@@ -525,4 +526,28 @@ func values(ns []*node) []ThoughtNode {
 		out[i] = n.ThoughtNode
 	}
 	return out
+}
+
+// Session statuses, as the Observatory and `thoughtbox sessions --status`
+// name them.
+const (
+	StatusActive    = "active"
+	StatusCompleted = "completed"
+	StatusAbandoned = "abandoned"
+)
+
+// Status decides a session's status from its last thought: completed if
+// that thought asked for no more; abandoned if not, and the session was
+// last updated longer than abandonAfter before now (never if abandonAfter
+// is not positive); active otherwise. completedAt is the closing thought's
+// time, nil unless completed.
+func (g *Graph) Status(updated, now time.Time, abandonAfter time.Duration) (status string, completedAt *time.Time) {
+	if last, ok := g.Last(); ok && !last.Data.NextThoughtNeeded {
+		at := last.Data.Timestamp
+		return StatusCompleted, &at
+	}
+	if abandonAfter > 0 && now.Sub(updated) > abandonAfter {
+		return StatusAbandoned, nil
+	}
+	return StatusActive, nil
 }

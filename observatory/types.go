@@ -13,13 +13,13 @@ type Status string
 const (
 	// StatusActive is a session whose last thought asked for more and
 	// that had a thought within the abandonment window.
-	StatusActive Status = "active"
+	StatusActive Status = ledger.StatusActive
 	// StatusCompleted is a session whose last thought said no further
 	// thought was needed.
-	StatusCompleted Status = "completed"
+	StatusCompleted Status = ledger.StatusCompleted
 	// StatusAbandoned is a session that is not completed and had no
 	// thought for longer than Config.AbandonAfter.
-	StatusAbandoned Status = "abandoned"
+	StatusAbandoned Status = ledger.StatusAbandoned
 )
 
 // Session is seed 002's ObservatorySession, with the counts and times the
@@ -121,18 +121,10 @@ func thoughtOf(n ledger.ThoughtNode) Thought {
 	return t
 }
 
-// statusOf decides a session's status from its last thought: completed if
-// that thought asked for no more, abandoned if it is older than
-// abandonAfter, active otherwise. completedAt is the closing thought's time.
+// statusOf is the ledger's rule (Graph.Status), in the Observatory's type.
 func statusOf(g *ledger.Graph, updated, now time.Time, abandonAfter time.Duration) (Status, *time.Time) {
-	if last, ok := g.Last(); ok && !last.Data.NextThoughtNeeded {
-		at := last.Data.Timestamp
-		return StatusCompleted, &at
-	}
-	if abandonAfter > 0 && now.Sub(updated) > abandonAfter {
-		return StatusAbandoned, nil
-	}
-	return StatusActive, nil
+	s, at := g.Status(updated, now, abandonAfter)
+	return Status(s), at
 }
 
 func sessionOf(s ledger.Session, status Status, completedAt *time.Time) Session {

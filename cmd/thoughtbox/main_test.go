@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -40,7 +41,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata",
 		UpdateScripts: *update,
-		Cmds:          map[string]func(*testscript.TestScript, bool, []string){"exits": exits},
+		Cmds:          map[string]func(*testscript.TestScript, bool, []string){"exits": exits, "sleep": sleep},
 		Setup: func(env *testscript.Env) error {
 			// A binary built with -race sleeps a second on exit by default
 			// (waiting for late race reports); every command here is a
@@ -49,6 +50,18 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// sleep waits for a duration, for scripts about ages ("sleep 1100ms").
+func sleep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sleep duration")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("sleep: %v", err)
+	}
+	time.Sleep(d)
 }
 
 // exits runs a command and checks its exit status:

@@ -19,6 +19,7 @@ type sessionsCmd struct {
 	Since  string   `placeholder:"WHEN" help:"Only sessions updated since WHEN: a date (2026-11-01), a time (RFC 3339) or an age (36h, 7d)."`
 	Limit  *int     `placeholder:"N" help:"Show at most N sessions (default: all)."`
 	Offset int      `placeholder:"N" help:"Skip the first N sessions (after filtering)."`
+	Status string   `placeholder:"STATUS" help:"Only sessions that are active, completed (the last thought asked for no more) or abandoned (not completed, no thought for THOUGHTBOX_OBSERVATORY_ABANDON_AFTER, default 24h)."`
 }
 
 // Validate checks the flags' values (exit 2).
@@ -34,6 +35,11 @@ func (c *sessionsCmd) Validate() error {
 			return err
 		}
 	}
+	switch c.Status {
+	case "", ledger.StatusActive, ledger.StatusCompleted, ledger.StatusAbandoned:
+	default:
+		return fmt.Errorf("--status must be active, completed or abandoned, got %q", c.Status)
+	}
 	return nil
 }
 
@@ -47,9 +53,29 @@ func (c *sessionsCmd) Run(a *app) error {
 	if c.Since != "" {
 		since, _ = parseSince(c.Since, time.Now())
 	}
+	var abandonAfter time.Duration
+	if c.Status != "" {
+		obs, err := a.cfg.Observatory()
+		if err != nil {
+			return err
+		}
+		abandonAfter = obs.AbandonAfter
+	}
+	now := time.Now()
 	for _, s := range all {
 		if s.UpdatedAt.Before(since) || !hasTags(s.Tags, c.Tags) {
 			continue
+		}
+		if c.Status != "" {
+			// The status needs the last thought: only sessions that
+			// passed the other filters are read.
+			v, err := a.ledger.Load(a.ctx, s.ID)
+			if err != nil {
+				return err
+			}
+			if st, _ := v.Graph.Status(s.UpdatedAt, now, abandonAfter); st != c.Status {
+				continue
+			}
 		}
 		list = append(list, s)
 	}
