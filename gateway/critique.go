@@ -143,12 +143,7 @@ func (g *Gateway) logCritique(res *ledger.AddResult, crit *ledger.Critique) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "critique of thought %d  session %s  by %s\n", res.Thought.ThoughtNumber, short(res.Session.ID), crit.Model)
-	for line := range strings.SplitSeq(strings.TrimRight(crit.Text, "\n"), "\n") {
-		b.WriteString("  ┊ ")
-		b.WriteString(line)
-		b.WriteString("\n")
-	}
+	fmt.Fprintf(&b, "critique of thought %d  session %s  by %s  ┊ %s\n", res.Thought.ThoughtNumber, short(res.Session.ID), logLine(crit.Model, 40), logLine(crit.Text, logLineMax))
 	g.logMu.Lock()
 	defer g.logMu.Unlock()
 	_, _ = fmt.Fprint(w, b.String())

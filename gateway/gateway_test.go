@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -649,5 +650,28 @@ func TestConcurrentConnections(t *testing.T) {
 	}
 	if len(seen) != n {
 		t.Errorf("%d sessions, want %d", len(seen), n)
+	}
+}
+
+// TestThoughtLogOneLine: each thought is one line of the stderr log, however
+// long or many-lined its text, with an agent's control characters shown
+// escaped rather than sent to the person's terminal.
+func TestThoughtLogOneLine(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	c.ready("log lines")
+	before := len(e.log.String())
+	c.think("first line\nsecond\tline \x1b[31mred\x1b[0m\n\n"+strings.Repeat("word ", 200), nil)
+	log := e.log.String()[before:]
+	lines := strings.Split(strings.TrimSuffix(log, "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("the log has %d lines for one thought:\n%s", len(lines), log)
+	}
+	line := lines[0]
+	if !contains(line, "│ first line ⏎ second line \\x1b[31mred\\x1b[0m ⏎  ⏎ word word") || strings.ContainsRune(line, 0x1b) {
+		t.Errorf("log line = %q", line)
+	}
+	if !strings.HasSuffix(line, "…") || utf8.RuneCountInString(line) > 300 {
+		t.Errorf("a long thought is not cut (%d characters): %q", utf8.RuneCountInString(line), line)
 	}
 }

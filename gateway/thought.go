@@ -252,15 +252,50 @@ func (g *Gateway) logThought(res *ledger.AddResult) {
 	if !d.NextThoughtNeeded {
 		b.WriteString("  (complete)")
 	}
+	b.WriteString("  │ ")
+	b.WriteString(logLine(d.Thought, logLineMax))
 	b.WriteString("\n")
-	for line := range strings.SplitSeq(strings.TrimRight(d.Thought, "\n"), "\n") {
-		b.WriteString("  │ ")
-		b.WriteString(line)
-		b.WriteString("\n")
-	}
 	g.logMu.Lock()
 	defer g.logMu.Unlock()
 	_, _ = fmt.Fprint(w, b.String())
+}
+
+// logLineMax is how much of a thought's text its log line shows.
+const logLineMax = 160
+
+// logLine renders text on one line for the thought log, which a person
+// reads as it scrolls: line breaks become " ⏎ ", runs of blanks one space,
+// other control characters (an agent's text may hold terminal escapes) are
+// shown escaped, and the whole is cut at n characters with "…".
+func logLine(text string, n int) string {
+	var b strings.Builder
+	count := 0
+	space := false
+	for _, r := range strings.TrimSpace(text) {
+		var piece string
+		switch {
+		case r == '\n':
+			piece, space = " ⏎ ", false
+		case r == '\r':
+			continue
+		case r == ' ' || r == '\t':
+			if space {
+				continue
+			}
+			piece, space = " ", true
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			piece, space = fmt.Sprintf("\\x%02x", r), false
+		default:
+			piece, space = string(r), false
+		}
+		if count >= n {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(piece)
+		count += utf8.RuneCountInString(piece)
+	}
+	return b.String()
 }
 
 // short is the first eight characters of a session id, as in git.
