@@ -146,8 +146,14 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		if err != nil {
 			return nil, fmt.Errorf("fetch from %s: %w", redactURL(u), err)
 		}
-		if o.Progress != nil && (res.Bytes > 1<<20 || time.Since(start) > time.Second) {
-			fmt.Fprintf(o.Progress, "Received %s in %s\n", byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+		// As push does: a transfer of a thousand objects or more, or a
+		// slow one, is reported.
+		if o.Progress != nil && (res.Objects >= 1000 || res.Bytes > 1<<20 || time.Since(start) > time.Second) {
+			if res.Objects > 0 {
+				fmt.Fprintf(o.Progress, "Received %d objects (%s) in %s\n", res.Objects, byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+			} else {
+				fmt.Fprintf(o.Progress, "Received %s in %s\n", byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+			}
 		}
 	}
 

@@ -30,8 +30,9 @@ type Rejection struct {
 	Ref     string `json:"ref"`
 	Session string `json:"session,omitempty"`
 	// Reason is one of "behind" (the remote has thoughts we lack: pull),
-	// "diverged" (both sides added different thoughts), "unknown" (the
-	// remote's tip is not here: pull first), "refused" (the remote said
+	// "diverged" (both sides added different thoughts), "ahead" (the
+	// remote's tip is not here: it is ahead, or diverged, and a pull
+	// tells which), "refused" (the remote said
 	// no; Message says why) or "held" (another ref of the same session
 	// was rejected, and a session moves whole).
 	Reason  string `json:"reason"`
@@ -268,7 +269,7 @@ func refOrder(ref string) string {
 func (s *Store) pushCheck(ref string, l, r hash) (reason, msg string, err error) {
 	if _, _, err := s.be.readObject(r); err != nil {
 		if errors.Is(err, errNotFound) {
-			return "unknown", "the remote has thoughts this ledger has not seen: pull first", nil
+			return "ahead", "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
 		}
 		return "", "", err
 	}

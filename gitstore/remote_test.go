@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -190,7 +191,7 @@ func testPushPullDivergence(t *testing.T, o gitstore.TransferOptions) {
 	b.think(s1, "fifth, bob's way")
 	a.push("origin", o)
 	rej := b.push("origin", o)
-	if len(rej.Updated) != 0 || len(rej.Rejected) != 1 || rej.Rejected[0].Reason != "unknown" {
+	if len(rej.Updated) != 0 || len(rej.Rejected) != 1 || rej.Rejected[0].Reason != "ahead" {
 		t.Fatalf("bob's push over alice's: %+v", rej)
 	}
 	bobBefore := b.thoughts(s1)
@@ -296,7 +297,8 @@ func TestPushLongSession(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		a.think(id, fmt.Sprintf("step %d of a long argument", i))
 	}
-	o := gitstore.TransferOptions{BuiltinFile: *builtinLong}
+	var progress strings.Builder
+	o := gitstore.TransferOptions{BuiltinFile: *builtinLong, Progress: &progress}
 	start := time.Now()
 	pr, err := a.store.Push(context.Background(), remote, o)
 	t.Logf("push took %s", time.Since(start))
@@ -314,6 +316,11 @@ func TestPushLongSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("pull took %s", time.Since(start))
+	// Past a thousand objects both directions say how many.
+	if !strings.Contains(progress.String(), fmt.Sprintf("Sending %d objects", pr.Objects)) ||
+		!regexp.MustCompile(`(?m)^Received [0-9]{4,} objects \(`).MatchString(progress.String()) {
+		t.Errorf("progress of a %d-object transfer:\n%s", pr.Objects, progress.String())
+	}
 	if got := b.thoughts(id); len(got) != n || !slices.Equal(got, a.thoughts(id)) {
 		t.Fatalf("b has %d thoughts, want %d", len(got), n)
 	}

@@ -161,7 +161,7 @@ func (c *pushCmd) Run(a *app) error {
 			fmt.Fprintf(a.env.Stdout, "pushed %s of %s to %s (%d objects, %d bytes)\n",
 				plural(len(res.Updated), "ref", "refs"), plural(countSessions(res.Updated), "session", "sessions"), where, res.Objects, res.Bytes)
 			for _, u := range res.Updated {
-				fmt.Fprintf(a.env.Stdout, "  %s  %s\n", changeMark(u.Old), strings.TrimPrefix(u.Ref, "refs/heads/"))
+				fmt.Fprintf(a.env.Stdout, "  %s  %s\n", changeRange(u.Old, u.New), strings.TrimPrefix(u.Ref, "refs/heads/"))
 			}
 		}
 	}
@@ -171,14 +171,18 @@ func (c *pushCmd) Run(a *app) error {
 	f := &failure{msg: fmt.Sprintf("%s rejected by %s", plural(len(res.Rejected), "ref was", "refs were"), remoteLabel(res.Remote, res.URL))}
 	reasons := map[string]bool{}
 	for _, r := range res.Rejected {
-		f.lines = append(f.lines, fmt.Sprintf("%s (%s): %s", strings.TrimPrefix(r.Ref, "refs/heads/"), r.Reason, r.Message))
+		why := r.Reason
+		if why == "ahead" || why == "behind" {
+			why = "remote is ahead"
+		}
+		f.lines = append(f.lines, fmt.Sprintf("%s (%s): %s", strings.TrimPrefix(r.Ref, "refs/heads/"), why, r.Message))
 		reasons[r.Reason] = true
 	}
 	remote := res.Remote
 	if remote == "" {
 		remote = c.Remote
 	}
-	if reasons["behind"] || reasons["unknown"] {
+	if reasons["behind"] || reasons["ahead"] {
 		f.hints = append(f.hints, fmt.Sprintf("run 'thoughtbox pull %s', then push again", remote))
 	}
 	if reasons["refused"] {
@@ -199,11 +203,14 @@ func remoteLabel(name, url string) string {
 	return name + " (" + url + ")"
 }
 
-func changeMark(old string) string {
+// changeRange shows a ref's move as git push does: old..new, with "new"
+// for a ref the push created.
+func changeRange(old, new string) string {
+	abbrev := func(h string) string { return h[:min(7, len(h))] }
 	if old == "" {
-		return "new"
+		return "new " + abbrev(new)
 	}
-	return old[:7]
+	return abbrev(old) + ".." + abbrev(new)
 }
 
 func countSessions(changes []gitstore.RefChange) int {
