@@ -16,7 +16,7 @@ type logObject struct {
 }
 
 // refUpdate moves a ref by compare-and-swap: from old (zeroHash: the ref must
-// not exist) to new.
+// not exist) to new (zeroHash: the ref is deleted).
 type refUpdate struct {
 	name     string
 	old, new hash

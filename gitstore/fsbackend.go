@@ -470,7 +470,11 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 	}
 	for name, h := range b.refs {
 		if strings.HasPrefix(name, prefix) {
-			refs[name] = h
+			if h == zeroHash {
+				delete(refs, name) // deleted in the log, not yet on disk
+			} else {
+				refs[name] = h
+			}
 		}
 	}
 	return refs, nil
@@ -906,6 +910,14 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	// swap when a batch was logged), so the flusher only publishes values.
 	dirs := map[string]bool{}
 	for name, h := range finals {
+		if h == zeroHash {
+			d, err := deleteDiskRef(b.gitDir, name)
+			if err != nil {
+				return err
+			}
+			dirs[d] = true
+			continue
+		}
 		ds, err := writeDiskRef(b.gitDir, name, h)
 		if errors.Is(err, fs.ErrExist) {
 			// We hold flush.lock, so no live flusher of ours owns this

@@ -200,6 +200,17 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 		}
 	}
 	for _, u := range b.updates {
+		if u.new == zeroHash {
+			if err := m.st.RemoveReference(plumbing.ReferenceName(u.name)); err != nil {
+				return err
+			}
+			if rest, ok := strings.CutPrefix(u.name, refPrefix); ok {
+				if id, _, ok := strings.Cut(rest, "/"); ok {
+					delete(m.bySession[id], u.name)
+				}
+			}
+			continue
+		}
 		ref := plumbing.NewHashReference(plumbing.ReferenceName(u.name), u.new)
 		if err := m.st.SetReference(ref); err != nil {
 			return err

@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // divergedPrefix is where pull keeps a remote's chain of a session that was
@@ -379,6 +383,7 @@ type DivergedChain struct {
 // Diverged lists the chains of a session kept from remotes that are still
 // apart from ours (a kept chain that ours has since caught up with, or
 // that is already part of ours, is not listed).
+// An empty sessionID lists the kept chains of every session.
 func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 	kept, err := s.be.listRefs(divergedPrefix)
 	if err != nil {
@@ -388,7 +393,7 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 	for keep, tip := range kept {
 		rest := strings.TrimPrefix(keep, divergedPrefix)
 		remote, local, ok := strings.Cut(rest, "/")
-		if !ok || sessionOfRef("refs/heads/"+local) != sessionID {
+		if !ok || sessionID != "" && sessionOfRef("refs/heads/"+local) != sessionID {
 			continue
 		}
 		ref := "refs/heads/" + local
@@ -433,6 +438,78 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].KeptAs < out[j].KeptAs })
 	return out, nil
+}
+
+// DropDiverged forgets a chain kept from a remote (keptAs is a ref under
+// refs/thoughtbox/diverged/, as Diverged lists it): its ref is deleted
+// through the log like any other ref move. The remote still has it; a
+// later pull keeps it again if it is still apart from ours.
+func (s *Store) DropDiverged(ctx context.Context, keptAs string) error {
+	if !strings.HasPrefix(keptAs, divergedPrefix) || strings.Contains(keptAs, "..") {
+		return fmt.Errorf("%q is not a kept chain: expected a ref under %s", keptAs, divergedPrefix)
+	}
+	cur, err := s.be.readRef(keptAs)
+	if err != nil {
+		return err
+	}
+	if cur == zeroHash {
+		return fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs)
+	}
+	err = s.be.apply(ctx, &batch{updates: []refUpdate{{name: keptAs, old: cur, new: zeroHash}}})
+	if errors.Is(err, errConflict) {
+		return fmt.Errorf("%s moved meanwhile (a pull?): look again: %w", keptAs, ledger.ErrConflict)
+	}
+	return err
+}
+
+// DivergedThoughts reads the thoughts a kept chain has after the last
+// commit it shares with ours, oldest first, and the number of that shared
+// thought (0 if the chains share none): what adopting the chain as a
+// branch records.
+func (s *Store) DivergedThoughts(sessionID, keptAs string) (since int, thoughts []ledger.ThoughtData, err error) {
+	chains, err := s.Diverged(sessionID)
+	if err != nil {
+		return 0, nil, err
+	}
+	var dc *DivergedChain
+	for i := range chains {
+		if chains[i].KeptAs == keptAs {
+			dc = &chains[i]
+		}
+	}
+	if dc == nil {
+		return 0, nil, fmt.Errorf("no kept chain %s apart from session %s: 'thoughtbox diverged list' shows what is kept", keptAs, sessionID)
+	}
+	if dc.Since != "" {
+		h, err := parseHash(dc.Since)
+		if err != nil {
+			return 0, nil, err
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			return 0, nil, err
+		}
+		since, _ = strconv.Atoi(trailers(c.message)["Thoughtbox-Thought"])
+	}
+	tip, err := parseHash(dc.Tip)
+	if err != nil {
+		return 0, nil, err
+	}
+	cf, err := s.readChainFiles(tip, sessionID, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	s.decodeFiles(cf, new(atomic.Int64))
+	for _, f := range cf.files {
+		if !f.ok && fileNumber(f.name) > since {
+			return 0, nil, fmt.Errorf("%s: %v", keptAs, f.err)
+		}
+		if f.ok && f.td.ThoughtNumber > since {
+			thoughts = append(thoughts, f.td)
+		}
+	}
+	sort.Slice(thoughts, func(i, j int) bool { return thoughts[i].ThoughtNumber < thoughts[j].ThoughtNumber })
+	return since, thoughts, nil
 }
 
 // mergeKnowledge joins two histories of the knowledge zone that went apart:

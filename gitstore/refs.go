@@ -277,6 +277,99 @@ func writeDiskRefWith(gitDir, name string, id hash, pol refLockPolicy) ([]string
 // thousands of sessions then lists its refs from one file. The caller holds
 // the flush lock and the log lock, so no writer of ours races it; a ref
 // whose .lock is held (by the git CLI) is left loose.
+// deleteDiskRef removes a ref the way git does: under <ref>.lock, first
+// from packed-refs (rewritten under packed-refs.lock), then its loose file,
+// so that no reader meets an older packed value once the loose file is
+// gone. Deleting a ref that is not there is not an error (a flush that
+// died half way is redone from the log). It returns the directory to sync.
+// The caller holds flush.lock: a <ref>.lock or packed-refs.lock found is a
+// dead flusher's.
+func deleteDiskRef(gitDir, name string) (string, error) {
+	path := filepath.Join(gitDir, filepath.FromSlash(name))
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		os.Remove(lock)
+		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// No directory for it: not loose; it may still be packed.
+		return gitDir, removePackedRef(gitDir, name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("lock ref %s: %w", name, err)
+	}
+	f.Close()
+	defer os.Remove(lock)
+	if err := removePackedRef(gitDir, name); err != nil {
+		return "", err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	return filepath.Dir(path), nil
+}
+
+// removePackedRef rewrites packed-refs without name, if it is there.
+func removePackedRef(gitDir string, name string) error {
+	packed, err := readPackedRefs(gitDir)
+	if err != nil {
+		return err
+	}
+	if _, ok := packed[name]; !ok {
+		return nil
+	}
+	lockPath := filepath.Join(gitDir, "packed-refs.lock")
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		os.Remove(lockPath)
+		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("lock packed-refs: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			lock.Close()
+			os.Remove(lockPath)
+		}
+	}()
+	// Read again under the lock: the file may have changed meanwhile.
+	if packed, err = readPackedRefs(gitDir); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(packed))
+	for n := range packed {
+		if n != name {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+	for _, n := range names {
+		b.WriteString(packed[n].String())
+		b.WriteByte(' ')
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	if _, err := lock.Write(b.Bytes()); err != nil {
+		return err
+	}
+	if err := lock.Sync(); err != nil {
+		return err
+	}
+	if err := lock.Close(); err != nil {
+		return err
+	}
+	if err := durable.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
+		return err
+	}
+	done = true
+	return syncDir(gitDir)
+}
+
 func packRefs(gitDir string) error {
 	lockPath := filepath.Join(gitDir, "packed-refs.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)

@@ -97,10 +97,11 @@ type commandLine struct {
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
 
-	Remote remoteCmd `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
-	Push   pushCmd   `cmd:"" help:"Push every session, its branches and the knowledge zone to a Git remote."`
-	Pull   pullCmd   `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
-	Clone  cloneCmd  `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
+	Remote   remoteCmd   `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
+	Push     pushCmd     `cmd:"" help:"Push every session, its branches and the knowledge zone to a Git remote."`
+	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
+	Clone    cloneCmd    `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
+	Diverged divergedCmd `cmd:"" help:"Chains a pull kept because a remote extended a session differently: list, show, drop, or adopt as a branch."`
 
 	Projects    projectsCmd      `cmd:"" help:"List the projects of the data directory, with their sessions and size."`
 	Info        infoCmd          `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
