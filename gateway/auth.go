@@ -179,6 +179,7 @@ func grantOf(r *http.Request) *Grant {
 var writeOps = map[string]bool{
 	"start_new": true, "thought": true,
 	"session/export": true, "session/extract_learnings": true, "session/update": true,
+	"session/delete": true, "session/restore": true,
 	"knowledge/create": true, "knowledge/update": true, "knowledge/delete": true,
 	"knowledge/write_note": true, "knowledge/delete_note": true,
 }

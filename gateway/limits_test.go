@@ -136,3 +136,40 @@ func TestNoAutoCreateSession(t *testing.T) {
 	c.ok("start_new", map[string]any{"sessionTitle": "explicit"})
 	c.think("now it works", nil)
 }
+
+// TestSessionDeleteRestore: session {delete} takes a session out of list,
+// get and search and ends it as the connection's active session; reads of
+// it say it was deleted and how to restore it; list_deleted shows it;
+// restore brings it back whole. delete never defaults to the active session.
+func TestSessionDeleteRestore(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("to be deleted")
+	c.think("one", nil)
+	c.think("two", nil)
+	c.fail("session", map[string]any{"subOperation": "delete"}, ledger.CodeInvalidPayload)
+	r := c.ok("session", map[string]any{"subOperation": "delete", "sessionId": id[:8]})
+	if d := r["deleted"].(map[string]any); d["id"] != id || d["title"] != "to be deleted" || len(list(d["refs"])) != 1 {
+		t.Fatalf("delete reply = %v", r)
+	}
+	if l := c.ok("session", map[string]any{"subOperation": "list"}); len(list(l["sessions"])) != 0 {
+		t.Fatalf("list after delete = %v", l)
+	}
+	body := c.fail("session", map[string]any{"subOperation": "get", "sessionId": id}, ledger.CodeSessionNotFound)
+	if !contains(body["message"].(string), "was deleted: restore brings it back") {
+		t.Errorf("get of a deleted session: %v", body)
+	}
+	if d := c.ok("session", map[string]any{"subOperation": "list_deleted"}); d["count"] != float64(1) {
+		t.Fatalf("list_deleted = %v", d)
+	}
+	c.fail("session", map[string]any{"subOperation": "restore", "sessionId": "nope"}, ledger.CodeSessionNotFound)
+	c.ok("session", map[string]any{"subOperation": "restore", "sessionId": id})
+	got := c.ok("session", map[string]any{"subOperation": "get", "sessionId": id})
+	if len(list(got["mainChain"])) != 2 {
+		t.Fatalf("get after restore = %v", got)
+	}
+	if d := c.ok("session", map[string]any{"subOperation": "list_deleted"}); d["count"] != float64(0) {
+		t.Fatalf("list_deleted after restore = %v", d)
+	}
+	c.fail("session", map[string]any{"subOperation": "restore", "sessionId": id}, ledger.CodeSessionNotFound)
+}

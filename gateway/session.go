@@ -32,13 +32,18 @@ var sessionOps = []subOp{
 	{"extract_learnings", typed(sessionLearnings)},
 	{"discovery", typed(sessionDiscovery)},
 	{"update", typed(sessionUpdate)},
+	{"delete", typed(sessionDelete)},
+	{"restore", typed(sessionRestore)},
+	{"list_deleted", typed(sessionListDeleted)},
 }
 
 const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
 	" | get {sessionId?} | search {query, limit?, offset?} | resume {sessionId}" +
 	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?, destination? (a file in the export folder or the bound root)} | analyze {sessionId?}" +
 	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}" +
-	" | update {sessionId?, title?, description?, tags?} (one commit; thoughts untouched); sessionId defaults to the active session"
+	" | update {sessionId?, title?, description?, tags?} (one commit; thoughts untouched)" +
+	" | delete {sessionId} (its refs move under refs/thoughtbox/deleted/ with a record; restore brings it back) | restore {sessionId} | list_deleted {}" +
+	"; sessionId defaults to the active session (not for delete and restore)"
 
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
@@ -310,4 +315,60 @@ func sessionUpdate(ctx context.Context, c *call, p *sessionUpdateParams) (any, e
 		return nil, err
 	}
 	return &sessionUpdateReply{Session: s, Message: "Session updated with one commit on its main chain; its thoughts are unchanged."}, nil
+}
+
+type sessionDeleteParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+func (p *sessionDeleteParams) check() error {
+	if strings.TrimSpace(p.SessionID) == "" {
+		return ledger.InvalidField("sessionId", "is required: name the session to delete (or restore); it is never the active one by default")
+	}
+	return nil
+}
+
+type sessionDeleteReply struct {
+	Deleted ledger.DeletedSession `json:"deleted"`
+	Message string                `json:"message"`
+}
+
+// sessionDelete takes a session out of the ledger, recoverably.
+func sessionDelete(ctx context.Context, c *call, p *sessionDeleteParams) (any, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	id, err := c.ledger.Resolve(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.ledger.DeleteSession(ctx, id, c.author())
+	if err != nil {
+		return nil, err
+	}
+	if c.sessionID == id {
+		c.setSession("")
+	}
+	return &sessionDeleteReply{Deleted: d, Message: "Session deleted: it no longer lists, loads or searches; its history is kept under refs/thoughtbox/deleted/" + id + "/ and session {subOperation: \"restore\", sessionId: \"" + id + "\"} brings it back."}, nil
+}
+
+// sessionRestore brings a deleted session back.
+func sessionRestore(ctx context.Context, c *call, p *sessionDeleteParams) (any, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	d, err := c.ledger.RestoreSession(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionDeleteReply{Deleted: d, Message: "Session restored as it was when deleted."}, nil
+}
+
+// sessionListDeleted lists the deleted sessions.
+func sessionListDeleted(ctx context.Context, c *call, _ *noParams) (any, error) {
+	list, err := c.ledger.DeletedSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"deleted": list, "count": len(list)}, nil
 }

@@ -112,7 +112,8 @@ func TestSessionListAndSearch(t *testing.T) {
 		{map[string]any{"operation": "search"}, "query"},
 		{map[string]any{"operation": "search", "query": "?!"}, "query"},
 		{map[string]any{}, "operation"},
-		{map[string]any{"operation": "delete"}, "operation"},
+		{map[string]any{"operation": "remove"}, "operation"},
+		{map[string]any{"operation": "delete"}, "sessionId"},
 		{map[string]any{"operation": 3}, "operation"},
 		{map[string]any{"operation": "list", "subOperation": "get"}, "subOperation"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,8 +47,11 @@ type PullResult struct {
 	// Quarantined are incoming chains that failed the checks of what a
 	// pull brings in (see incoming.go); none of them moved a live ref.
 	Quarantined []Quarantined `json:"quarantined"`
-	Objects     int           `json:"objects"`
-	Bytes       int64         `json:"bytes"`
+	// Deleted are sessions the remote has that were deleted here; they
+	// were left alone.
+	Deleted []string `json:"deleted,omitempty"`
+	Objects int      `json:"objects"`
+	Bytes   int64    `json:"bytes"`
 }
 
 // Pull fetches a remote's sessions and knowledge and integrates them: a ref
@@ -166,9 +170,22 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	// looked at again.
 	groups := map[string][]string{}
 	for ref := range remoteRefs {
+		// A session deleted here stays deleted: the remote still has it,
+		// and restore, not pull, brings it back.
+		if id := sessionOfRef(ref); id != "" {
+			if gone, err := s.isDeleted(id); err != nil {
+				return nil, err
+			} else if gone {
+				if !slices.Contains(res.Deleted, id) {
+					res.Deleted = append(res.Deleted, id)
+				}
+				continue
+			}
+		}
 		g := groupOfRef(ref)
 		groups[g] = append(groups[g], ref)
 	}
+	sort.Strings(res.Deleted)
 	if err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res); err != nil {
 		return nil, err
 	}

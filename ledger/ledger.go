@@ -479,6 +479,9 @@ func (l *Ledger) Resolve(ctx context.Context, prefix string) (string, error) {
 	}
 	switch len(candidates) {
 	case 0:
+		if e := l.deletedError(prefix); e != nil {
+			return "", e
+		}
 		e := sessionNotFound(prefix)
 		if near := closestIDs(sums, lower, 3); len(near) > 0 {
 			e.Message += fmt.Sprintf("; the closest ids: %s", strings.Join(near, ", "))
@@ -597,8 +600,26 @@ func (l *Ledger) reloadLocked(ctx context.Context, st *sessionState) error {
 	return nil
 }
 
+// deletedError is the SESSION_NOT_FOUND for a session that was deleted
+// here (a store that can tell), naming the way back; nil otherwise.
+func (l *Ledger) deletedError(id string) *Error {
+	d, ok := l.store.(interface{ IsDeleted(string) (bool, error) })
+	if !ok {
+		return nil
+	}
+	if gone, _ := d.IsDeleted(id); !gone {
+		return nil
+	}
+	e := Errorf(CodeSessionNotFound, "session %q was deleted: restore brings it back (session {subOperation: \"restore\", sessionId}, or thoughtbox restore <id>): %w", id, ErrSessionNotFound).with("sessionId", id)
+	e.Details["deleted"] = true
+	return e
+}
+
 func (l *Ledger) loadError(id, op string, err error) error {
 	if errors.Is(err, ErrSessionNotFound) {
+		if e := l.deletedError(id); e != nil && op != "restore" {
+			return e
+		}
 		return sessionNotFound(id)
 	}
 	return storageError(fmt.Sprintf("%s session %q", op, id), err)

@@ -88,6 +88,8 @@ type commandLine struct {
 	Start    startCmd    `cmd:"" help:"Start a session and print its id."`
 	Add      addCmd      `cmd:"" help:"Record one thought in a session."`
 	Edit     editCmd     `cmd:"" help:"Change a session's title, description or tags (one commit; its thoughts are untouched)."`
+	Delete   deleteCmd   `cmd:"" help:"Delete a session: it leaves listings and search; its history is kept under refs/thoughtbox/deleted/ until restore."`
+	Restore  restoreCmd  `cmd:"" help:"Bring a deleted session back as it was."`
 	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
 
 	Observatory observatoryCmd `cmd:"" help:"Serve the Observatory (web UI, WebSocket and HTTP API) over the project's ledger, without an MCP server."`

@@ -261,6 +261,11 @@ func (a *app) printPull(res *gitstore.PullResult) {
 		}
 	}
 	a.warnQuarantined(res)
+	if len(res.Deleted) > 0 {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: %s deleted here %s left alone (the remote still has %s; 'thoughtbox restore <id>' brings one back): %s\n",
+			plural(len(res.Deleted), "session", "sessions"), map[bool]string{true: "was", false: "were"}[len(res.Deleted) == 1],
+			map[bool]string{true: "it", false: "them"}[len(res.Deleted) == 1], strings.Join(res.Deleted, ", "))
+	}
 	if len(res.Diverged) == 0 {
 		return
 	}

@@ -15,11 +15,12 @@ import (
 )
 
 type sessionsCmd struct {
-	Tags   []string `name:"tag" placeholder:"TAG" help:"Only sessions with this tag; repeat for several (all must match)."`
-	Since  string   `placeholder:"WHEN" help:"Only sessions updated since WHEN: a date (2026-11-01), a time (RFC 3339) or an age (36h, 7d)."`
-	Limit  *int     `placeholder:"N" help:"Show at most N sessions (default: all)."`
-	Offset int      `placeholder:"N" help:"Skip the first N sessions (after filtering)."`
-	Status string   `placeholder:"STATUS" help:"Only sessions that are active, completed (the last thought asked for no more) or abandoned (not completed, no thought for THOUGHTBOX_OBSERVATORY_ABANDON_AFTER, default 24h)."`
+	Tags    []string `name:"tag" placeholder:"TAG" help:"Only sessions with this tag; repeat for several (all must match)."`
+	Since   string   `placeholder:"WHEN" help:"Only sessions updated since WHEN: a date (2026-11-01), a time (RFC 3339) or an age (36h, 7d)."`
+	Limit   *int     `placeholder:"N" help:"Show at most N sessions (default: all)."`
+	Offset  int      `placeholder:"N" help:"Skip the first N sessions (after filtering)."`
+	Deleted bool     `help:"List the deleted sessions instead ('thoughtbox restore <id>' brings one back)."`
+	Status  string   `placeholder:"STATUS" help:"Only sessions that are active, completed (the last thought asked for no more) or abandoned (not completed, no thought for THOUGHTBOX_OBSERVATORY_ABANDON_AFTER, default 24h)."`
 }
 
 // Validate checks the flags' values (exit 2).
@@ -35,6 +36,9 @@ func (c *sessionsCmd) Validate() error {
 			return err
 		}
 	}
+	if c.Deleted && (len(c.Tags) > 0 || c.Since != "" || c.Status != "" || c.Limit != nil || c.Offset != 0) {
+		return fmt.Errorf("--deleted lists every deleted session and takes no other filter")
+	}
 	switch c.Status {
 	case "", ledger.StatusActive, ledger.StatusCompleted, ledger.StatusAbandoned:
 	default:
@@ -44,6 +48,9 @@ func (c *sessionsCmd) Validate() error {
 }
 
 func (c *sessionsCmd) Run(a *app) error {
+	if c.Deleted {
+		return c.listDeleted(a)
+	}
 	all, err := a.ledger.List(a.ctx)
 	if err != nil {
 		return err

@@ -1,0 +1,187 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// deletedPrefix is where a deleted session's refs go:
+// refs/thoughtbox/deleted/<id>/sessions/<id>/main (and branches), beside
+// refs/thoughtbox/deleted/<id>/record, a commit whose parent is the main
+// chain's tip and whose message records who deleted the session, when, and
+// every ref it had at which commit. Outside refs/heads, the session leaves
+// listings, search, loads and pushes; `git log thoughtbox/deleted/<id>/record`
+// still reads the record and the whole session, and restore puts it back.
+const deletedPrefix = "refs/thoughtbox/deleted/"
+
+// DeleteSession moves every ref of a session under
+// refs/thoughtbox/deleted/<id>/ with a record commit, in one batch through
+// the log (all or nothing). Deletion is local: a remote keeps the session,
+// and pull does not bring it back while it is deleted here.
+func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledger.Author, at time.Time) (ledger.DeletedSession, error) {
+	if err := validSessionID(id); err != nil {
+		return ledger.DeletedSession{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
+	}
+	refs, err := s.be.listRefs(refPrefix + id + "/")
+	if err != nil {
+		return ledger.DeletedSession{}, err
+	}
+	mainTip, ok := refs[mainRef(id)]
+	if !ok {
+		return ledger.DeletedSession{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
+	}
+	if kept, err := s.be.listRefs(deletedPrefix + id + "/"); err != nil {
+		return ledger.DeletedSession{}, err
+	} else if len(kept) > 0 {
+		return ledger.DeletedSession{}, fmt.Errorf("session %s has a deletion record already (%s): restore it first: %w", id, deletedPrefix+id+"/record", ledger.ErrConflict)
+	}
+	c, err := s.readCommit(mainTip)
+	if err != nil {
+		return ledger.DeletedSession{}, err
+	}
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "Delete session: %s\n\n", firstLine(title, 72))
+	for _, name := range names {
+		fmt.Fprintf(&msg, "%s %s\n", refs[name], name)
+	}
+	fmt.Fprintf(&msg, "\nThoughtbox-Session: %s\nThoughtbox-Deleted: %s\nThoughtbox-Deleted-By: %s\n", id, at.UTC().Format(time.RFC3339), firstLine(author.Name, 100))
+	rec := &commit{tree: c.tree, parents: []hash{mainTip}, message: msg.String(),
+		author:    sig(author, at),
+		committer: signature{committerName, committerEmail, at.UTC()}}
+	rb := rec.encode()
+	rid := hashObject(typeCommit, rb)
+	b := &batch{objects: []logObject{{id: rid, typ: typeCommit, data: rb}}}
+	b.updates = append(b.updates, refUpdate{name: deletedPrefix + id + "/record", new: rid})
+	for _, name := range names {
+		b.updates = append(b.updates,
+			refUpdate{name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), new: refs[name]},
+			refUpdate{name: name, old: refs[name]})
+	}
+	if err := s.be.apply(ctx, b); err != nil {
+		if errors.Is(err, errConflict) {
+			return ledger.DeletedSession{}, ledger.ErrConflict
+		}
+		return ledger.DeletedSession{}, err
+	}
+	s.forgetChains(names)
+	return ledger.DeletedSession{ID: id, Title: title, DeletedAt: at.UTC(), DeletedBy: author.Name, Refs: names, Record: rid.String()}, nil
+}
+
+// RestoreSession puts a deleted session's refs back where they were and
+// removes the deletion record. It fails, changing nothing, if a ref of the
+// session exists again (a pull brought it back).
+func (s *Store) RestoreSession(ctx context.Context, id string) (ledger.DeletedSession, error) {
+	if err := validSessionID(id); err != nil {
+		return ledger.DeletedSession{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
+	}
+	list, err := s.deleted(id)
+	if err != nil {
+		return ledger.DeletedSession{}, err
+	}
+	if len(list) == 0 {
+		return ledger.DeletedSession{}, fmt.Errorf("%w: %s is not a deleted session ('thoughtbox sessions --deleted' lists them)", ledger.ErrSessionNotFound, id)
+	}
+	kept, err := s.be.listRefs(deletedPrefix + id + "/")
+	if err != nil {
+		return ledger.DeletedSession{}, err
+	}
+	b := &batch{}
+	var names []string
+	for keep, tip := range kept {
+		b.updates = append(b.updates, refUpdate{name: keep, old: tip})
+		rest := strings.TrimPrefix(keep, deletedPrefix+id+"/")
+		if rest == "record" {
+			continue
+		}
+		name := "refs/heads/" + rest
+		names = append(names, name)
+		b.updates = append(b.updates, refUpdate{name: name, new: tip})
+	}
+	sort.Slice(b.updates, func(i, j int) bool { return b.updates[i].name < b.updates[j].name })
+	if err := s.be.apply(ctx, b); err != nil {
+		if errors.Is(err, errConflict) {
+			return ledger.DeletedSession{}, fmt.Errorf("session %s exists again (pulled back from a remote?), or was restored meanwhile: %w", id, ledger.ErrConflict)
+		}
+		return ledger.DeletedSession{}, err
+	}
+	s.forgetChains(names)
+	return list[0], nil
+}
+
+// DeletedSessions lists the deleted sessions, most recently deleted first.
+func (s *Store) DeletedSessions() ([]ledger.DeletedSession, error) { return s.deleted("") }
+
+func (s *Store) deleted(only string) ([]ledger.DeletedSession, error) {
+	prefix := deletedPrefix
+	if only != "" {
+		prefix += only + "/"
+	}
+	refs, err := s.be.listRefs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []ledger.DeletedSession
+	for name, tip := range refs {
+		id, rest, ok := strings.Cut(strings.TrimPrefix(name, deletedPrefix), "/")
+		if !ok || rest != "record" {
+			continue
+		}
+		c, err := s.readCommit(tip)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		tr := trailers(c.message)
+		d := ledger.DeletedSession{ID: id, Record: tip.String(), DeletedBy: tr["Thoughtbox-Deleted-By"]}
+		d.DeletedAt, _ = time.Parse(time.RFC3339, tr["Thoughtbox-Deleted"])
+		subject, body, _ := strings.Cut(c.message, "\n")
+		d.Title = strings.TrimPrefix(subject, "Delete session: ")
+		for _, line := range strings.Split(body, "\n") {
+			if _, ref, ok := strings.Cut(line, " "); ok && strings.HasPrefix(ref, refPrefix) {
+				d.Refs = append(d.Refs, ref)
+			}
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].DeletedAt.Equal(out[j].DeletedAt) {
+			return out[i].DeletedAt.After(out[j].DeletedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// IsDeleted reports whether a session has a deletion record here.
+func (s *Store) IsDeleted(id string) (bool, error) {
+	return s.isDeleted(id)
+}
+
+func (s *Store) isDeleted(id string) (bool, error) {
+	if validSessionID(id) != nil {
+		return false, nil
+	}
+	h, err := s.be.readRef(deletedPrefix + id + "/record")
+	return h != zeroHash, err
+}
+
+// forgetChains drops the cached state of these chains: their refs moved
+// outside the write path that keeps it.
+func (s *Store) forgetChains(refs []string) {
+	for _, ref := range refs {
+		cs := s.chain(ref)
+		cs.mu.Lock()
+		cs.valid = false
+		cs.mu.Unlock()
+	}
+}
