@@ -73,15 +73,17 @@ func knowledge(ctx context.Context, c *call) (any, error) {
 	if k == nil {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "the knowledge zone is not configured on this server")
 	}
-	// The zone belongs to the server's project. A connection that moved
-	// to another project (navigate, bind_root) would otherwise read and
-	// write the wrong project's patterns without noticing.
+	// The zone belongs to the connection's project: one that moved
+	// (navigate, bind_root) reads and writes that project's patterns,
+	// from the store behind its ledger.
 	if c.ledger != c.g.ledger {
-		e := ledger.Errorf(ledger.CodeInvalidOperation,
-			"the knowledge zone is that of project %q; this connection moved to project %q, whose knowledge zone this server does not serve",
-			c.g.opts.Project, c.project)
-		e.Details = map[string]any{"project": c.project, "knowledgeProject": c.g.opts.Project}
-		return nil, e
+		pk, ok := c.ledger.Knowledge()
+		if !ok {
+			e := ledger.Errorf(ledger.CodeInvalidOperation, "project %q keeps no knowledge zone", c.project)
+			e.Details = map[string]any{"project": c.project}
+			return nil, e
+		}
+		k = pk
 	}
 	var head map[string]json.RawMessage
 	if err := decodeArgs(c.args, &head); err != nil {

@@ -3,12 +3,13 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gitstore"
@@ -261,26 +262,6 @@ func TestKnowledgeNotConfigured(t *testing.T) {
 	}
 }
 
-// TestKnowledgeStaysInItsProject: after navigate moves a connection to
-// another project, the server's knowledge zone is not silently used for it.
-func TestKnowledgeStaysInItsProject(t *testing.T) {
-	other := ledger.New(newStore(t), ledger.Options{})
-	e, _ := newKnowledgeEnv(t, gateway.Options{OpenProject: ignoreCreate(func(_ context.Context, name string) (*ledger.Ledger, error) {
-		if name != "other" {
-			return nil, errors.New("no such project")
-		}
-		return other, nil
-	})})
-	c := e.connect(t, clientOpts{})
-	c.ok("start_new", nil)
-	c.kn("list", nil)
-	c.ok("navigate", map[string]any{"project": "other"})
-	body := c.fail("knowledge", map[string]any{"operation": "list"}, ledger.CodeInvalidOperation)
-	if msg := body["message"].(string); !contains(msg, `"_default"`) || !contains(msg, `"other"`) {
-		t.Errorf("error = %v", body)
-	}
-}
-
 // TestKnowledgeCommitsAuthor: each change is one commit on
 // refs/heads/knowledge, authored by the MCP client.
 func TestKnowledgeCommitsAuthor(t *testing.T) {
@@ -359,5 +340,51 @@ func TestKnowledgeArgsNameTheExpectedFields(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q does not name %q", msg, want)
 		}
+	}
+}
+
+// TestKnowledgeFollowsTheProject: after navigate {project} (and bind_root),
+// the knowledge operation serves the connection's project's zone — it used
+// to refuse every call with INVALID_OPERATION — and never the server's.
+func TestKnowledgeFollowsTheProject(t *testing.T) {
+	otherStore := newStore(t)
+	other := ledger.New(otherStore, ledger.Options{})
+	e, home := newKnowledgeEnv(t, gateway.Options{OpenProject: func(_ context.Context, name string, _ bool) (*ledger.Ledger, func(), error) {
+		if name != "other" {
+			return nil, nil, gateway.ErrNoProject
+		}
+		return other, func() {}, nil
+	}})
+	c := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/other"}}})
+	c.ready("knowledge here")
+	c.kn("create", map[string]any{"title": "Home pattern", "description": "d", "content": "c"})
+	c.ok("navigate", map[string]any{"project": "other"})
+	c.kn("create", map[string]any{"title": "Other pattern", "description": "d", "content": "c"})
+	titles := func(k *ledger.Knowledge) []string {
+		page, err := k.ListPatterns(t.Context(), ledger.PatternFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range page.Patterns {
+			out = append(out, p.Title)
+		}
+		return out
+	}
+	otherK, _ := other.Knowledge()
+	if got := titles(otherK); len(got) != 1 || got[0] != "Other pattern" {
+		t.Errorf("the other project's zone holds %v", got)
+	}
+	if got := titles(home); len(got) != 1 || got[0] != "Home pattern" {
+		t.Errorf("the server's zone holds %v", got)
+	}
+	if l := c.kn("list", nil); len(list(l["patterns"])) != 1 {
+		t.Errorf("list in the other project = %v", l)
+	}
+	c2 := e.connect(t, clientOpts{roots: []*mcp.Root{{URI: "file:///src/other"}}})
+	c2.ok("bind_root", map[string]any{"rootUri": "file:///src/other"})
+	c2.ready("in other")
+	if l := c2.kn("list", nil); len(list(l["patterns"])) != 1 {
+		t.Errorf("list after bind_root = %v", l)
 	}
 }

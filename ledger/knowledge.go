@@ -885,3 +885,14 @@ func normalizeListing(limit, offset *int, sortBy, sortOrder *string, def, max in
 	}
 	return nil
 }
+
+// Knowledge returns the knowledge zone kept in the ledger's own store, so
+// that whoever holds a project's ledger reaches that project's zone (and
+// no other's); false if the store keeps no knowledge zone.
+func (l *Ledger) Knowledge() (*Knowledge, bool) {
+	ks, ok := l.store.(KnowledgeStore)
+	if !ok {
+		return nil, false
+	}
+	return NewKnowledge(ks, KnowledgeOptions{Now: l.now}), true
+}
