@@ -106,7 +106,9 @@ func (s *JSONL) run() {
 // Publish queues an event for writing; it drops the event if the buffer is
 // full or the sink is closed.
 func (s *JSONL) Publish(e ledger.Event) {
-	if s == nil {
+	if s == nil || e.Type == ledger.EventCritiqueAdded {
+		// critique_added is not among seed 002's ThoughtboxEvent types:
+		// it is for sinks in the process (the Observatory).
 		return
 	}
 	s.mu.RLock()

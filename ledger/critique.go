@@ -101,5 +101,8 @@ func (l *Ledger) critiqueLocked(st *sessionState, id string, c Critique, commit 
 	n.Data.Critique = &c
 	n.chain.tip = commit
 	l.touch(st.id, c.Timestamp)
+	node := n.ThoughtNode
+	l.publish(Event{Type: EventCritiqueAdded, SessionID: st.id, Timestamp: c.Timestamp, Node: &node,
+		Data: map[string]any{"thoughtNumber": node.Data.ThoughtNumber, "branchId": string(node.Data.BranchID), "model": c.Model}})
 	return &CritiqueResult{Node: n.ThoughtNode, Commit: commit}
 }

@@ -17,6 +17,9 @@ const (
 	// EventSessionUpdated follows a change of a session's title,
 	// description or tags.
 	EventSessionUpdated EventType = "session_updated"
+	// EventCritiqueAdded follows a critique recorded on a thought; its
+	// Node is the thought with the critique.
+	EventCritiqueAdded EventType = "critique_added"
 )
 
 // Event is something that happened to the ledger, published after it was

@@ -237,7 +237,8 @@ func encode(topic, event string, payload any) []byte {
 // any event published under it, so it misses nothing.
 func (h *hub) publish(e ledger.Event) {
 	switch e.Type {
-	case ledger.EventSessionStarted, ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated:
+	case ledger.EventSessionStarted, ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated,
+		ledger.EventCritiqueAdded:
 	default:
 		return
 	}
@@ -306,6 +307,23 @@ func (h *hub) dispatch(e ledger.Event) {
 			h.deliver(topic, t.ID, encode(topic, "session:ended", ended))
 			h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:ended", ended))
 		}
+	case ledger.EventCritiqueAdded:
+		// Not in the original's protocol: a critique arrives after its
+		// thought, so it gets an event of its own carrying the thought
+		// with its critique (and the critique alone, for a light client).
+		if e.Node == nil || e.Node.Data.Critique == nil {
+			return
+		}
+		topic := TopicReasoningPrefix + e.SessionID
+		if !h.hasSubscribers(topic) {
+			return
+		}
+		t := thoughtOf(*e.Node)
+		// nodeID "": a critique is not a thought a snapshot could already
+		// hold, so a subscriber waiting for its snapshot keeps it.
+		h.deliver(topic, "", encode(topic, "thought:critiqued", map[string]any{
+			"thoughtId": t.ID, "thought": t, "critique": e.Node.Data.Critique,
+		}))
 	}
 }
 

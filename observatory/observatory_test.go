@@ -651,3 +651,39 @@ func TestSessionWrittenElsewhere(t *testing.T) {
 		t.Errorf("snapshot of a session written elsewhere has %d thoughts, want 3", len(snap.Thoughts))
 	}
 }
+
+// TestCritiquePushedLive: a critique recorded on a thought reaches the
+// session's subscribers as thought:critiqued, with the thought and the
+// critique; a later snapshot holds it too.
+func TestCritiquePushedLive(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	id := f.start("Critiqued")
+	f.add(id, ledger.ThoughtInput{Thought: "Cache everything.", NextThoughtNeeded: true})
+	c := f.dial(nil)
+	topic := "reasoning:" + id
+	c.send(topic, "subscribe")
+	c.expect(topic, "subscribed", nil)
+	c.expect(topic, "session:snapshot", nil)
+	crit := ledger.Critique{Text: "Everything is too much: what is hot?", Model: "test-model"}
+	if _, err := f.l.AddCritique(f.ctx, id, "", 1, crit, agent); err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		ThoughtID string
+		Thought   observatory.Thought
+		Critique  ledger.Critique
+	}
+	c.expect(topic, "thought:critiqued", &p)
+	if p.ThoughtID != p.Thought.ID || p.Thought.ThoughtNumber != 1 || p.Critique.Text != crit.Text || p.Critique.Model != "test-model" ||
+		p.Thought.Critique == nil || p.Thought.Critique.Text != crit.Text {
+		t.Fatalf("thought:critiqued = %+v", p)
+	}
+	c2 := f.dial(nil)
+	c2.send(topic, "subscribe")
+	c2.expect(topic, "subscribed", nil)
+	var snap observatory.Snapshot
+	c2.expect(topic, "session:snapshot", &snap)
+	if snap.Thoughts[0].Critique == nil || snap.Thoughts[0].Critique.Text != crit.Text {
+		t.Fatalf("snapshot after the critique: %+v", snap.Thoughts[0])
+	}
+}

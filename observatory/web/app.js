@@ -130,6 +130,17 @@ function handle(topic, event, p) {
     case "thought:branched":
       addThought(p.thought, p.branchId ? p : null);
       return;
+    case "thought:critiqued": {
+      const t = state.nodes.get(p.thoughtId);
+      if (!t) return;
+      t.critique = p.critique;
+      const d = state.details.get(p.thoughtId);
+      if (d) d.critique = p.critique;
+      state.fresh.add(p.thoughtId);
+      scheduleGraph();
+      if (state.selected === p.thoughtId) renderDetail();
+      return;
+    }
     case "session:ended":
       if (state.session) {
         state.session.status = "completed";
