@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -855,4 +856,29 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 		return nil, fmt.Errorf("session %s: %w", sessionID, err)
 	}
 	return func() { h.Unlock() }, nil
+}
+
+// ChangeStamp is a cheap fingerprint of what other processes may have
+// written: the log's and packed-refs' sizes and times. Every writer of
+// ours goes through the log, so a stamp that did not change means no new
+// thought; one that changed says to look (a reader such as the standalone
+// Observatory polls it). Memory storage has no other writers: "".
+func (s *Store) ChangeStamp() (string, error) {
+	be, ok := s.be.(*fsBackend)
+	if !ok {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, p := range []string{be.logPath, filepath.Join(be.gitDir, "packed-refs")} {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil:
+			fmt.Fprintf(&b, "%d/%d;", fi.Size(), fi.ModTime().UnixNano())
+		case errors.Is(err, fs.ErrNotExist):
+			b.WriteString("-;")
+		default:
+			return "", err
+		}
+	}
+	return b.String(), nil
 }

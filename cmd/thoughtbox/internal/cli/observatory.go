@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -20,10 +21,15 @@ type observatoryCmd struct {
 	HTTPAPI bool   `name:"http-api" help:"Serve the HTTP API under /api/ (env THOUGHTBOX_OBSERVATORY_HTTP_API)."`
 }
 
+// followEvery is how often the standalone Observatory looks for writes by
+// other processes (a stat of two files when nothing changed).
+const followEvery = 250 * time.Millisecond
+
 // Run serves the Observatory over the project's ledger until interrupted:
 // for a person browsing a ledger (a clone of a team's, say) with no agent
-// attached. Sessions written meanwhile by other processes show when they
-// are opened again.
+// attached. Thoughts written meanwhile by other processes (an agent's
+// serve, a thoughtbox add, a pull) reach the page live, followed through
+// the storage.
 func (c *observatoryCmd) Run(a *app) error {
 	s, err := a.cfg.Observatory()
 	if err != nil {
@@ -40,6 +46,17 @@ func (c *observatoryCmd) Run(a *app) error {
 	o, ln, err := listenObservatory(a, s, c.Host)
 	if err != nil {
 		return err
+	}
+	// Nothing is written here: what the page shows live comes from other
+	// processes, so follow the storage.
+	if a.store != nil {
+		followCtx, stopFollow := context.WithCancel(a.ctx)
+		followed := make(chan struct{})
+		go func() {
+			defer close(followed)
+			o.Follow(followCtx, a.store, followEvery)
+		}()
+		defer func() { stopFollow(); <-followed }()
 	}
 	err = o.Serve(a.ctx, ln)
 	if errors.Is(err, http.ErrServerClosed) {
