@@ -158,6 +158,23 @@ type exitRequest struct{ code int }
 
 // Main runs the command line args (without the program name) and returns
 // the exit status.
+// shortUsage is what a bare `thoughtbox` prints.
+const shortUsage = `Usage: thoughtbox <command> [flags]
+
+Thoughtbox keeps an AI agent's reasoning as Git commits.
+
+  thoughtbox serve                   run the MCP server (Streamable HTTP on 127.0.0.1:1731;
+                                     --transport stdio for clients that start it)
+  thoughtbox sessions                list the sessions of the project
+  thoughtbox show <id>               a session as a tree of thoughts and branches
+  thoughtbox start <title>           start a session; thoughtbox add <id> <text> records a thought
+  thoughtbox export <id>             JSON, Markdown or cipher
+  thoughtbox push | pull | clone     share the ledger through any Git remote
+  thoughtbox observatory             watch reasoning live in a browser
+
+Run 'thoughtbox --help' for every command and setting, 'thoughtbox <command> --help' for one.
+`
+
 func Main(ctx context.Context, args []string, env Env) (code int) {
 	if env.Stdin == nil {
 		env.Stdin = eofReader{}
@@ -170,6 +187,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	}
 	if env.LookupEnv == nil {
 		env.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if len(args) == 0 {
+		// Someone trying the program: a short usage, not an error.
+		fmt.Fprint(env.Stdout, shortUsage)
+		return 0
 	}
 
 	var cl commandLine
