@@ -447,8 +447,9 @@ func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSumma
 				began := time.Now()
 				x.mu.RLock()
 				d0 := x.docs[s.Meta.ID]
+				fresh := d0 != nil && d0.current(s)
 				x.mu.RUnlock()
-				if d0 != nil && d0.current(s) {
+				if fresh {
 					continue // a search read it meanwhile
 				}
 				d, err := l.readForIndex(ctx, s)
