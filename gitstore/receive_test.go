@@ -290,7 +290,13 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := os.MkdirAll(remote, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(remote, Options{}); err != nil { // a bare repository
+	r, err := Open(remote, Options{}) // a bare repository
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed at once: left open, its flusher went on writing into the
+	// remote while the test's directory was being removed.
+	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
