@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // What a pull brings in is checked before any ref of ours moves: a chain
@@ -18,9 +20,26 @@ import (
 // refs/thoughtbox/quarantine/<remote>/sessions/<id>/main (and branches).
 const quarantinePrefix = "refs/thoughtbox/quarantine/"
 
-// DefaultMaxThoughtBytes is the largest thought file (or knowledge entry)
-// a pull accepts when TransferOptions.MaxThoughtBytes is 0.
+// DefaultMaxThoughtBytes is the largest thought text (and critique text)
+// a pull accepts when TransferOptions.MaxThoughtBytes is 0: the ledger's
+// own default, so that what one ledger accepts from an agent another
+// accepts from a pull.
 const DefaultMaxThoughtBytes = 1 << 20
+
+// maxIncomingFileRoom is what a file a pull brings in may hold beyond the
+// texts the thought limit bounds: the limit is on a thought's text, not
+// on the file that stores it. A thought file holds a thought and perhaps a
+// critique, each up to the limit, and JSON may write each byte of them as
+// six (`<` is written \u003c); the room is for the rest — a long session's
+// manifest, an RLM transcript, a knowledge entry's front matter — and
+// stops a remote from handing us a file no ledger could have written.
+const maxIncomingFileRoom = 64 << 20
+
+// maxIncomingFileBytes is the largest file a pull takes under a thought
+// limit of maxThought.
+func maxIncomingFileBytes(maxThought int) int64 {
+	return 2*6*int64(maxThought) + maxIncomingFileRoom
+}
 
 // Quarantined is an incoming chain a pull refused to make live.
 type Quarantined struct {
@@ -51,7 +70,8 @@ func (o TransferOptions) maxThoughtBytes() int {
 // at the session's current tips here, so a pull costs what it brings.
 func (s *Store) checkIncomingSession(ctx context.Context, id string, incoming map[string]hash, maxBytes int) ([]string, error) {
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
+		maxText: maxBytes}
 	local, err := s.be.listRefs(refPrefix + id + "/")
 	if err != nil {
 		return nil, err
@@ -91,14 +111,17 @@ func (s *Store) checkIncomingSession(ctx context.Context, id string, incoming ma
 		v.checkChain(&chains[i])
 		s.checkSessionLayout(v, &chains[i])
 	}
-	// Every file the new commits brought is within the limit. The walk
-	// read them all; the status map names them.
+	// The thoughts at the tips were measured by checkChain (their text,
+	// as the ledger measures a thought it accepts). Every other file the
+	// new commits brought — older versions of thought files included — is
+	// bounded too. The walk read them all; the status map names them.
+	fileMax := maxIncomingFileBytes(maxBytes)
 	for obj, problem := range v.status {
 		if problem != "" {
 			continue
 		}
-		if size, err := s.blobSize(obj); err == nil && size > maxBytes {
-			v.fail("file %s is %d bytes: more than the limit of %d (MaxThoughtBytes)", obj, size, maxBytes)
+		if size, err := s.blobSize(obj); err == nil && int64(size) > fileMax {
+			v.fail("file %s is %d bytes: more than %d, the most a file may hold under a thought limit of %d bytes (THOUGHTBOX_MAX_THOUGHT_BYTES)", obj, size, fileMax, maxBytes)
 		}
 	}
 	res := v.res
@@ -174,7 +197,9 @@ func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
 
 // checkIncomingKnowledge checks the knowledge zone's incoming tip: only
 // patterns/ and notes/ folders of .md entries, each valid UTF-8 with its
-// front matter and within the size limit.
+// front matter and content no longer than the knowledge service accepts
+// (ledger.MaxKnowledgeContentBytes, which the thought limit does not
+// change).
 func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error) {
 	var problems []string
 	cm, err := s.readCommit(tip)
@@ -207,13 +232,16 @@ func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error)
 				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
 			case t != typeBlob:
 				problems = append(problems, fmt.Sprintf("%s: a %s, not a file", path, t))
-			case len(data) > maxBytes:
-				problems = append(problems, fmt.Sprintf("%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, len(data), maxBytes))
+			case int64(len(data)) > maxIncomingFileBytes(maxBytes):
+				problems = append(problems, fmt.Sprintf("%s is %d bytes: more than %d, the most a file may hold", path, len(data), maxIncomingFileBytes(maxBytes)))
 			case !utf8.Valid(data):
 				problems = append(problems, fmt.Sprintf("%s is not UTF-8 text", path))
 			default:
-				if _, _, ok := splitFrontMatter(data); !ok {
+				_, content, ok := splitFrontMatter(data)
+				if !ok {
 					problems = append(problems, fmt.Sprintf("%s has no front matter (--- … ---)", path))
+				} else if n := len(trimContent(content)); n > ledger.MaxKnowledgeContentBytes {
+					problems = append(problems, fmt.Sprintf("%s has %d bytes of content: more than the limit of %d", path, n, ledger.MaxKnowledgeContentBytes))
 				}
 			}
 		}

@@ -2,8 +2,10 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -231,6 +233,50 @@ func TestPullQuarantinesOversizedThought(t *testing.T) {
 	if len(res.Quarantined) != 0 || len(res.Created) != 1 || res.Created[0].Session != f.s2 {
 		t.Errorf("pull with the default limit: %+v", res)
 	}
+}
+
+// TestPullMeasuresThoughtText: the limit a pull applies is on a thought's
+// text, as the ledger measures it when it accepts one, not on the file
+// that stores it. A thought exactly at the limit made of '<' (which the
+// thought file's JSON writes as six bytes each) comes in; under a limit one
+// byte lower the same chain is quarantined, naming the thought.
+func TestPullMeasuresThoughtText(t *testing.T) {
+	f := newIncomingFixture(t, false)
+	f.think(f.al, f.s2, strings.Repeat("<", ledger.DefaultMaxThoughtBytes))
+	if _, err := f.a.Push(context.Background(), f.remote, TransferOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := f.pull(TransferOptions{MaxThoughtBytes: ledger.DefaultMaxThoughtBytes - 1})
+	f.wantQuarantined(res, f.s2, fmt.Sprintf("is %d bytes: more than the limit of %d", ledger.DefaultMaxThoughtBytes, ledger.DefaultMaxThoughtBytes-1), zeroHash)
+	res = f.pull(TransferOptions{})
+	if len(res.Quarantined) != 0 || len(res.Created) != 1 || res.Created[0].Session != f.s2 {
+		t.Fatalf("pull with the default limit: %+v", res)
+	}
+	v, err := f.bl.Load(context.Background(), f.s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := v.Graph.Thought(2); !ok || n.Data.Thought != strings.Repeat("<", ledger.DefaultMaxThoughtBytes) || !v.Integrity.Valid {
+		t.Errorf("the pulled thought: found %v, %d bytes; integrity %+v", ok, len(n.Data.Thought), v.Integrity)
+	}
+}
+
+// TestPullLimitIgnoresFileEncoding: under a limit far below the size of a
+// thought file or a manifest, short thoughts come in — on both transports.
+func TestPullLimitIgnoresFileEncoding(t *testing.T) {
+	forBothFileTransports(t, func(t *testing.T, builtin bool) {
+		f := newIncomingFixture(t, builtin)
+		for i := 0; i < 30; i++ {
+			f.think(f.al, f.s1, "step <"+strconv.Itoa(i)+">")
+		}
+		if _, err := f.a.Push(context.Background(), f.remote, TransferOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res := f.pull(TransferOptions{MaxThoughtBytes: len("first thought of one")})
+		if len(res.Quarantined) != 0 || len(res.Created) != 2 {
+			t.Fatalf("pull under a limit of %d bytes: %+v", len("first thought of one"), res)
+		}
+	})
 }
 
 // TestPullQuarantinesBadKnowledge: a knowledge entry without front matter

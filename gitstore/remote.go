@@ -60,8 +60,10 @@ type TransferOptions struct {
 	// Force lists sessions whose refs on the remote may be replaced even
 	// though they are not ancestors of ours (push only).
 	Force []string
-	// MaxThoughtBytes is the largest thought file or knowledge entry a
-	// pull accepts; 0 means DefaultMaxThoughtBytes (1 MiB).
+	// MaxThoughtBytes is the longest thought (and critique) text a pull
+	// accepts, in bytes, measured as the ledger measures a thought it is
+	// given; 0 means DefaultMaxThoughtBytes (1 MiB). Files are bounded by
+	// what such texts can take once encoded (see maxIncomingFileBytes).
 	MaxThoughtBytes int
 }
 

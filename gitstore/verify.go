@@ -132,6 +132,11 @@ type verifier struct {
 	checkedFiles map[string]bool
 	// trees holds, by path, the last tree checked there (see checkedTree).
 	trees map[string]*checkedTree
+	// maxText, when above 0, bounds the text of each thought and critique
+	// checked, in bytes: a pull's check of what a remote brings in. Verify
+	// leaves it 0, since a ledger's own thoughts were measured when it
+	// accepted them, perhaps under another limit.
+	maxText int
 }
 
 // verifyChain is one ref of the session.
@@ -596,6 +601,14 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *tree, nam
 		}
 		if td.BranchID != branch {
 			v.fail("%s: %s/%s holds branchId %q, but the file is in the folder of %s", at, dirPath, name, td.BranchID, chain)
+		}
+		if v.maxText > 0 {
+			if n := len(td.Thought); n > v.maxText {
+				v.fail("%s: the thought in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, n, v.maxText)
+			}
+			if td.Critique != nil && len(td.Critique.Text) > v.maxText {
+				v.fail("%s: the critique in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, len(td.Critique.Text), v.maxText)
+			}
 		}
 	}
 	for _, e := range dir.entries {
