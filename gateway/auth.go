@@ -115,6 +115,17 @@ func (t *Tokens) lookup(token string) *Grant {
 	return found
 }
 
+// ReadScope says whether token is in the file, whom it stands for, and
+// whether it may read project: what the Observatory, which only reads,
+// needs of a token (observatory.Tokens).
+func (t *Tokens) ReadScope(token, project string) (identity string, known, canRead bool) {
+	g := t.lookup(token)
+	if g == nil {
+		return "", false, false
+	}
+	return g.Identity, true, g.CanRead(project)
+}
+
 const grantKey = "thoughtbox.grant"
 
 // authorize requires a bearer token when one is configured (AuthToken,

@@ -20,10 +20,15 @@ func (o *Observatory) routes() *http.ServeMux {
 	files := http.FileServerFS(web)
 	mux.HandleFunc("GET /ws", o.serveWS)
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
-		if !o.authorized(r) {
+		if a, identity := o.authorize(r); a != accessGranted {
+			status, p := o.refusal(a, identity)
+			msg := p.Message
+			if status == http.StatusUnauthorized {
+				msg = "The Observatory needs a token: open it as /?token=<token>"
+			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			w.Write([]byte("The Observatory needs its token: open it as /?token=<THOUGHTBOX_AUTH_TOKEN>.\n"))
+			w.WriteHeader(status)
+			w.Write([]byte(msg + ".\n"))
 			return
 		}
 		if tok := r.URL.Query().Get("token"); tok != "" {
@@ -48,10 +53,12 @@ func (o *Observatory) routes() *http.ServeMux {
 // its result or error as JSON.
 func (o *Observatory) api(h func(w http.ResponseWriter, r *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !o.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="thoughtbox-observatory"`)
-			writeError(w, http.StatusUnauthorized, ErrorPayload{Code: ledger.CodeInvalidOperation,
-				Message: "missing or wrong token: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN>"})
+		if a, identity := o.authorize(r); a != accessGranted {
+			status, p := o.refusal(a, identity)
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="thoughtbox-observatory"`)
+			}
+			writeError(w, status, p)
 			return
 		}
 		if !o.originAllowed(r) {

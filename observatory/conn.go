@@ -18,9 +18,9 @@ const writeWait = 10 * time.Second
 
 // serveWS upgrades a request to the Observatory's socket and runs it.
 func (o *Observatory) serveWS(w http.ResponseWriter, r *http.Request) {
-	if !o.authorized(r) {
-		writeError(w, http.StatusUnauthorized, ErrorPayload{Code: ledger.CodeInvalidOperation,
-			Message: "missing or wrong token: send Authorization: Bearer <THOUGHTBOX_AUTH_TOKEN> or ?token="})
+	if a, identity := o.authorize(r); a != accessGranted {
+		status, p := o.refusal(a, identity)
+		writeError(w, status, p)
 		return
 	}
 	if !o.originAllowed(r) {

@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -66,6 +67,14 @@ type Config struct {
 	// (which also sets a cookie, so that the page's own requests carry
 	// it), or that cookie.
 	AuthToken string
+	// Tokens, when set, are tokens accepted the same way, each with the
+	// projects it may read (THOUGHTBOX_AUTH_TOKENS_FILE; gateway.Tokens
+	// is one). A token that may not read Project is refused with 403.
+	// With AuthToken and Tokens both set, either opens the Observatory.
+	Tokens Tokens
+	// Project is the name of the project the ledger holds, which the
+	// scopes of Tokens are checked against.
+	Project string
 	// AbandonAfter is how long a session that is not completed may go
 	// without a thought before it counts as abandoned.
 	AbandonAfter time.Duration
@@ -87,6 +96,13 @@ type Config struct {
 	// Log receives one line per noteworthy event (a client cut off); nil
 	// discards them.
 	Log io.Writer
+}
+
+// Tokens looks up bearer tokens that carry scopes.
+type Tokens interface {
+	// ReadScope says whether token is known, whom it stands for, and
+	// whether it may read project.
+	ReadScope(token, project string) (identity string, known, canRead bool)
 }
 
 // AuthorReader reads who recorded a commit, and when (gitstore.Store does).
@@ -186,23 +202,68 @@ func (o *Observatory) now() time.Time {
 	return time.Now()
 }
 
-// authorized checks the token, if one is configured.
-func (o *Observatory) authorized(r *http.Request) bool {
-	if o.cfg.AuthToken == "" {
-		return true
+// access is what a request's token allows.
+type access int
+
+const (
+	accessGranted access = iota
+	// accessUnknown: no token, or none the Observatory knows (401).
+	accessUnknown
+	// accessOutOfScope: a known token that may not read the project (403).
+	accessOutOfScope
+)
+
+// codePermissionDenied is the code of a refusal for scope, the one the
+// gateway gives (gateway.CodePermissionDenied).
+const codePermissionDenied ledger.Code = "PERMISSION_DENIED"
+
+// authorize checks the tokens a request carries (the Authorization
+// header, ?token=, the cookie), if tokens are configured. A request
+// carrying a token in scope is granted whatever else it carries; identity
+// names the holder of a known token out of scope, for the refusal.
+func (o *Observatory) authorize(r *http.Request) (a access, identity string) {
+	if o.cfg.AuthToken == "" && o.cfg.Tokens == nil {
+		return accessGranted, ""
 	}
-	want := []byte(o.cfg.AuthToken)
-	ok := func(got string) bool { return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 }
-	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") && ok(strings.TrimSpace(tok)) {
-		return true
+	var candidates []string
+	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
+		candidates = append(candidates, strings.TrimSpace(tok))
 	}
-	if ok(r.URL.Query().Get("token")) {
-		return true
+	candidates = append(candidates, r.URL.Query().Get("token"))
+	if c, err := r.Cookie(tokenCookie); err == nil {
+		candidates = append(candidates, c.Value)
 	}
-	if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {
-		return true
+	a = accessUnknown
+	for _, tok := range candidates {
+		if tok == "" {
+			continue
+		}
+		if o.cfg.AuthToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(o.cfg.AuthToken)) == 1 {
+			return accessGranted, ""
+		}
+		if o.cfg.Tokens == nil {
+			continue
+		}
+		switch id, known, canRead := o.cfg.Tokens.ReadScope(tok, o.cfg.Project); {
+		case canRead:
+			return accessGranted, ""
+		case known:
+			a, identity = accessOutOfScope, id
+		}
 	}
-	return false
+	return a, identity
+}
+
+// refusal is the error payload and status of a request authorize did not
+// grant.
+func (o *Observatory) refusal(a access, identity string) (int, ErrorPayload) {
+	if a == accessOutOfScope {
+		return http.StatusForbidden, ErrorPayload{Code: codePermissionDenied,
+			Message: fmt.Sprintf("the token of %s may not read project %q", identity, o.cfg.Project),
+			Details: map[string]any{"project": o.cfg.Project, "identity": identity}}
+	}
+	return http.StatusUnauthorized, ErrorPayload{Code: ledger.CodeInvalidOperation,
+		Message: "missing or unknown token: send Authorization: Bearer <token> or ?token=<token> (THOUGHTBOX_AUTH_TOKEN or one of THOUGHTBOX_AUTH_TOKENS_FILE)"}
 }
 
 const tokenCookie = "thoughtbox_observatory_token"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/observatory"
@@ -398,6 +399,97 @@ func TestAuthToken(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("API with the cookie: %d", resp.StatusCode)
+	}
+}
+
+// TestAuthTokensFile guards the page, the socket and the API with the
+// tokens of a tokens file (parsed by the gateway, as serve does): a token
+// that may read the project (or write it, which implies reading) is let
+// in, one in the file without the project in its scope is refused with
+// 403 naming its holder, one not in the file with 401; the single token
+// set beside the file still opens everything.
+func TestAuthTokensFile(t *testing.T) {
+	const (
+		reader   = "reader-token-0123456789"
+		writer   = "writer-token-0123456789"
+		outsider = "outsider-token-0123456"
+		single   = "single-token-0123456789"
+	)
+	tokens, err := gateway.ParseTokens(strings.NewReader(
+		reader+" rita read:alpha\n"+
+			writer+" walt write:alpha\n"+
+			outsider+" otto read:beta write:gamma\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, observatory.Config{Tokens: tokens, Project: "alpha", AuthToken: single, HTTPAPI: true})
+	f.start("visible")
+	get := func(path string, h http.Header) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+	for _, tc := range []struct {
+		name   string
+		token  string
+		status int
+		body   string
+	}{
+		{"reader", reader, http.StatusOK, ""},
+		{"writer", writer, http.StatusOK, ""},
+		{"single token", single, http.StatusOK, ""},
+		{"token out of scope", outsider, http.StatusForbidden, "otto may not read project"},
+		{"unknown token", "unknown-token-0123456789", http.StatusUnauthorized, "token"},
+		{"no token", "", http.StatusUnauthorized, "token"},
+	} {
+		var h http.Header
+		if tc.token != "" {
+			h = bearer(tc.token)
+		}
+		for _, path := range []string{"/", "/api/sessions", "/?token=" + tc.token} {
+			hh := h
+			if strings.Contains(path, "token=") {
+				hh = nil
+			}
+			status, body := get(path, hh)
+			if status != tc.status || !strings.Contains(body, tc.body) {
+				t.Errorf("%s: GET %s = %d %q, want %d with %q", tc.name, path, status, body, tc.status, tc.body)
+			}
+			if tc.status == http.StatusOK && path == "/api/sessions" && !strings.Contains(body, "visible") {
+				t.Errorf("%s: the API lists %s", tc.name, body)
+			}
+		}
+		ws, resp, err := websocket.DefaultDialer.Dial(f.wsURL(), h)
+		switch {
+		case tc.status == http.StatusOK && err != nil:
+			t.Errorf("%s: socket refused: %v", tc.name, err)
+		case tc.status != http.StatusOK && (err == nil || resp == nil || resp.StatusCode != tc.status):
+			t.Errorf("%s: socket: %v (response %v), want %d", tc.name, err, resp, tc.status)
+		}
+		if ws != nil {
+			ws.Close()
+		}
+	}
+	// The cookie the page sets from ?token= carries the token's scope.
+	req, _ := http.NewRequest("GET", f.srv.URL+"/api/sessions", nil)
+	req.AddCookie(&http.Cookie{Name: "thoughtbox_observatory_token", Value: outsider})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("API with an out-of-scope cookie: %d, want 403", resp.StatusCode)
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/observatory"
 )
 
 type observatoryCmd struct {
-	Host    string `placeholder:"ADDR" help:"Address to listen on (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
+	Host    string `placeholder:"ADDR" help:"Address to listen on (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN or THOUGHTBOX_AUTH_TOKENS_FILE."`
 	Port    string `placeholder:"N" help:"Port to listen on (env THOUGHTBOX_OBSERVATORY_PORT; default 1729; 0 picks a free one)."`
 	HTTPAPI bool   `name:"http-api" help:"Serve the HTTP API under /api/ (env THOUGHTBOX_OBSERVATORY_HTTP_API)."`
 }
@@ -43,7 +44,11 @@ func (c *observatoryCmd) Run(a *app) error {
 		s.Port = n
 	}
 	s.HTTPAPI = s.HTTPAPI || c.HTTPAPI
-	o, ln, err := listenObservatory(a, s, c.Host)
+	tokens, err := readTokensFile(a)
+	if err != nil {
+		return err
+	}
+	o, ln, err := listenObservatory(a, s, c.Host, tokens)
 	if err != nil {
 		return err
 	}
@@ -66,14 +71,15 @@ func (c *observatoryCmd) Run(a *app) error {
 }
 
 // startObservatoryIfEnabled starts the Observatory in the background when
-// THOUGHTBOX_OBSERVATORY_ENABLED is set; stop (nil when it is not) ends it
-// and waits.
-func startObservatoryIfEnabled(a *app, hostFlag string) (stop func(), err error) {
+// THOUGHTBOX_OBSERVATORY_ENABLED is set, guarded by the server's tokens
+// (nil when there is no tokens file); stop (nil when it is not enabled)
+// ends it and waits.
+func startObservatoryIfEnabled(a *app, hostFlag string, tokens *gateway.Tokens) (stop func(), err error) {
 	s, err := a.cfg.Observatory()
 	if err != nil || !s.Enabled {
 		return nil, err
 	}
-	o, ln, err := listenObservatory(a, s, hostFlag)
+	o, ln, err := listenObservatory(a, s, hostFlag, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -89,26 +95,34 @@ func startObservatoryIfEnabled(a *app, hostFlag string) (stop func(), err error)
 }
 
 // listenObservatory makes the Observatory for a's ledger, binds its port
-// and hands it the ledger's events.
-func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string) (*observatory.Observatory, net.Listener, error) {
+// and hands it the ledger's events. tokens (nil for none) are checked
+// against the project a serves.
+func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, tokens *gateway.Tokens) (*observatory.Observatory, net.Listener, error) {
 	host := firstSet(hostFlag, a.cfg.Getenv(EnvHost), "127.0.0.1")
-	o := observatory.New(a.ledger, observatory.Config{
+	cfg := observatory.Config{
 		Host:           host,
 		Port:           s.Port,
 		Origins:        s.Origins,
 		MaxConnections: s.MaxConnections,
 		HTTPAPI:        s.HTTPAPI,
 		AuthToken:      a.cfg.Getenv(EnvAuthToken),
+		Project:        a.cfg.Project,
 		AbandonAfter:   s.AbandonAfter,
 		Authors:        a.store,
 		Log:            a.env.Stderr,
-	})
+	}
+	if tokens != nil {
+		// Set only when there are tokens: a nil *gateway.Tokens in the
+		// interface would count as tokens configured.
+		cfg.Tokens = tokens
+	}
+	o := observatory.New(a.ledger, cfg)
 	ln, err := net.Listen("tcp", o.Addr())
 	if err != nil {
 		return nil, nil, fmt.Errorf("Observatory: listen on %s: %w (set THOUGHTBOX_OBSERVATORY_PORT to use another port)", o.Addr(), err)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" {
-		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: the Observatory listens on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read the ledger\n", host)
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: the Observatory listens on %s without THOUGHTBOX_AUTH_TOKEN or THOUGHTBOX_AUTH_TOKENS_FILE: anyone who can reach it can read the ledger\n", host)
 	}
 	a.observatory.set(o)
 	api := ""

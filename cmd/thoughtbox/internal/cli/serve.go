@@ -103,17 +103,9 @@ func (c *serveCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	var tokens *gateway.Tokens
-	if path := a.cfg.Getenv(EnvAuthTokensFile); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return &config.SettingError{Name: EnvAuthTokensFile, Value: path, Reason: err.Error()}
-		}
-		tokens, err = gateway.ParseTokens(f, path)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", EnvAuthTokensFile, err)
-		}
+	tokens, err := readTokensFile(a)
+	if err != nil {
+		return err
 	}
 	var thoughtLog = a.env.Stderr
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
@@ -161,7 +153,7 @@ func (c *serveCmd) Run(a *app) error {
 	defer func() { stopIndex(); <-indexed }()
 	// The Observatory, when enabled, runs beside either transport on its
 	// own port, until the server stops.
-	if stopObservatory, err := startObservatoryIfEnabled(a, c.Host); err != nil {
+	if stopObservatory, err := startObservatoryIfEnabled(a, c.Host, tokens); err != nil {
 		return err
 	} else if stopObservatory != nil {
 		defer stopObservatory()
