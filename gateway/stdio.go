@@ -138,7 +138,7 @@ func readFrame(r *bufio.Reader) (frame []byte, tooLarge bool, err error) {
 				if tooLarge {
 					return nil, true, nil
 				}
-				if len(bytes.TrimSpace(frame)) > 0 {
+				if !blank(frame) {
 					return frame, false, nil
 				}
 			}
@@ -147,12 +147,19 @@ func readFrame(r *bufio.Reader) (frame []byte, tooLarge bool, err error) {
 		if tooLarge {
 			return nil, true, nil
 		}
-		if len(bytes.TrimSpace(frame)) == 0 {
+		if blank(frame) {
 			return nil, false, nil
 		}
 		return frame, false, nil
 	}
 }
+
+// jsonSpace is the white space JSON allows between tokens. Other space
+// (a form feed, a no-break space) is text that is not JSON: a line of it
+// is answered with a parse error, not skipped as blank.
+const jsonSpace = " \t\r\n"
+
+func blank(p []byte) bool { return len(bytes.Trim(p, jsonSpace)) == 0 }
 
 // tooDeep reports whether p nests arrays and objects deeper than maxDepth
 // (outside strings). It is checked before decoding, so that a hostile
@@ -205,7 +212,7 @@ func parseStrict(data []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(rest)) > 0 {
+	if !blank(rest) {
 		return errors.New("invalid trailing data at the end of the message")
 	}
 	return nil
@@ -219,7 +226,7 @@ func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
 	if tooDeep(frame) {
 		return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
 	}
-	trimmed := bytes.TrimSpace(frame)
+	trimmed := bytes.Trim(frame, jsonSpace)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return c.decodeBatch(trimmed)
 	}

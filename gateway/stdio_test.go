@@ -189,6 +189,33 @@ func TestStdioMalformedLines(t *testing.T) {
 	}
 }
 
+// TestStdioOtherSpaceIsNotBlank: a line of white space JSON does not
+// allow (a form feed, a no-break space), or a message wrapped in it, is
+// not JSON: each is answered with a parse error, where the reader used to
+// skip it without a word (found by FuzzStdioFrame).
+func TestStdioOtherSpaceIsNotBlank(t *testing.T) {
+	lines := []string{"\f", "\v", "\u00a0", "\u0085", "\f" + `{"jsonrpc":"2.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":6,"method":"ping"}` + "\f",
+		" \t\r", `{"jsonrpc":"2.0","id":1,"method":"ping"}`}
+	var out syncBuilder
+	conn, _ := stdioTransport{in: strings.NewReader(strings.Join(lines, "\n") + "\n"), out: &out}.Connect(t.Context())
+	var got []any
+	for {
+		m, err := conn.Read(t.Context())
+		if err != nil {
+			break
+		}
+		r := m.(*jsonrpc.Request)
+		got = append(got, r.ID.Raw())
+		conn.Write(t.Context(), &jsonrpc.Response{ID: r.ID, Result: []byte(`{}`)})
+	}
+	if want := []any{int64(1)}; !slices.Equal(got, want) {
+		t.Errorf("requests read: %v, want %v", got, want)
+	}
+	if n := strings.Count(out.String(), `"error":{"code":-32700`); n != 6 {
+		t.Errorf("%d parse errors, want 6 (one for each line but the blank one and the ping):\n%s", n, out.String())
+	}
+}
+
 // TestStdioAnswersBeforeEOF checks that requests piped in before the end of
 // the input are all answered: EOF waits for the calls already read.
 func TestStdioAnswersBeforeEOF(t *testing.T) {
