@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,7 +79,7 @@ func fanOut(b *testing.B, storage string, subs, thoughts int) {
 	obs := observatory.New(l, observatory.Config{MaxConnections: subs + 10})
 	r.o.Store(obs)
 	f := &fixture{l: l, store: store, obs: obs, ctx: context.Background()}
-	f.srv = newBenchServer(obs)
+	f.srv = newBenchServer(b, obs)
 	defer f.srv.Close()
 	defer obs.Close()
 	s, err := l.StartSession(f.ctx, ledger.CreateSessionParams{Title: "fan-out"}, agent)
@@ -170,6 +169,6 @@ func fanOut(b *testing.B, storage string, subs, thoughts int) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func newBenchServer(o *observatory.Observatory) *httptest.Server {
-	return httptest.NewServer(o.Handler())
+func newBenchServer(b *testing.B, o *observatory.Observatory) *server {
+	return serve(b, o)
 }

@@ -8,7 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,7 +39,7 @@ type fixture struct {
 	l     *ledger.Ledger
 	store *gitstore.Store
 	obs   *observatory.Observatory
-	srv   *httptest.Server
+	srv   *server
 	ctx   context.Context
 }
 
@@ -58,13 +58,41 @@ func newFixture(t *testing.T, cfg observatory.Config) *fixture {
 	}
 	obs := observatory.New(l, cfg)
 	r.o.Store(obs)
-	srv := httptest.NewServer(obs.Handler())
+	srv := serve(t, obs)
 	t.Cleanup(func() {
 		obs.Close()
 		srv.Close()
 		store.Close()
 	})
 	return &fixture{t: t, l: l, store: store, obs: obs, srv: srv, ctx: context.Background()}
+}
+
+// server runs an Observatory as the CLI does, with Serve on a loopback
+// port the test picks.
+type server struct {
+	URL  string
+	stop context.CancelFunc
+	done chan error
+}
+
+func serve(tb testing.TB, o *observatory.Observatory) *server {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{URL: "http://" + ln.Addr().String(), stop: cancel, done: make(chan error, 1)}
+	go func() { s.done <- o.Serve(ctx, ln) }()
+	return s
+}
+
+func (s *server) Close() {
+	if s.stop != nil {
+		s.stop()
+		<-s.done
+		s.stop = nil
+	}
 }
 
 func (f *fixture) start(title string, tags ...string) string {
@@ -458,15 +486,70 @@ func (f *fixture) obsThoughts(id string) int {
 }
 
 // TestReaderThatNeverReads: a client that subscribes and then reads
-// nothing is cut off when its queue fills; the writer is not held up, and
-// a client that reads gets every thought.
+// nothing does not hold up the writer, and a client that reads gets every
+// thought, in order, however slow the machine. The writer's time with and
+// without the stuck client is logged, not asserted: on a shared machine
+// it says more about the neighbours than about the Observatory. What is
+// asserted is structural: the reading client is never cut off (a queue is
+// cut off only when stalled or 16 times over QueueSize, and 600 messages
+// are within 16 × 64), and Publish never waits (every write completes
+// while the stuck client's socket is blocked).
 func TestReaderThatNeverReads(t *testing.T) {
 	f := newFixture(t, observatory.Config{QueueSize: 64})
 	id := f.start("stuck reader")
 	topic := "reasoning:" + id
 
+	good := f.dial(nil)
+	good.send(topic, "subscribe")
+	good.expect(topic, "subscribed", nil)
+	good.expect(topic, "session:snapshot", nil)
+	good.ws.SetReadDeadline(time.Time{})
+
+	// Each phase writes 600 thoughts of 8 KiB: more than the stuck
+	// socket's buffers hold with Linux's defaults, so its writer blocks.
+	const n = 600
+	text := strings.Repeat("y", 8<<10)
+	received := make(chan int, 1)
+	go func() {
+		count := 0
+		defer func() { received <- count }()
+		key := []byte(`"thoughtNumber":`)
+		for count < 2*n {
+			_, data, err := good.ws.ReadMessage()
+			if err != nil {
+				t.Errorf("the reading client, after %d thoughts: %v", count, err)
+				return
+			}
+			if !bytes.Contains(data[:min(len(data), 80)], []byte(`"thought:`)) {
+				continue
+			}
+			num := -1
+			if k := bytes.Index(data, key); k >= 0 {
+				rest := data[k+len(key):]
+				num, _ = strconv.Atoi(string(rest[:max(0, bytes.IndexAny(rest, ",}"))]))
+			}
+			if num != count+1 {
+				t.Errorf("the reading client got thought %d after %d", num, count)
+				return
+			}
+			count++
+		}
+	}()
+	write := func() (elapsed, slowest time.Duration) {
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			t0 := time.Now()
+			f.add(id, ledger.ThoughtInput{Thought: fmt.Sprint(i, text), NextThoughtNeeded: true})
+			slowest = max(slowest, time.Since(t0))
+		}
+		return time.Since(start), slowest
+	}
+	alone, slowestAlone := write()
+
 	// The stuck client's socket gets a tiny receive buffer before it
-	// connects, so that the server's writes to it block soon.
+	// connects, so that the server's writes to it block soon. It reads
+	// its subscription's first two messages, so that it is known to be
+	// subscribed, and nothing after.
 	d := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
 		nd := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 			return c.Control(func(fd uintptr) {
@@ -475,52 +558,25 @@ func TestReaderThatNeverReads(t *testing.T) {
 		}}
 		return nd.Dial(network, addr)
 	}}
-	stuck, _, err := d.Dial(f.wsURL(), nil)
+	ws, _, err := d.Dial(f.wsURL(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stuck.Close()
-	stuck.WriteJSON([]any{topic, "subscribe"})
+	defer ws.Close()
+	stuck := &wsClient{t: t, ws: ws}
+	stuck.send(topic, "subscribe")
+	stuck.expect(topic, "subscribed", nil)
+	stuck.expect(topic, "session:snapshot", nil)
 
-	good := f.dial(nil)
-	good.send(topic, "subscribe")
-	good.expect(topic, "subscribed", nil)
-	good.expect(topic, "session:snapshot", nil)
-	good.ws.SetReadDeadline(time.Time{})
-
-	// 600 thoughts of 8 KiB: more than the stuck socket's buffers and its
-	// queue hold, in most kernels' settings.
-	const n = 600
-	text := strings.Repeat("y", 8<<10)
-	received := make(chan int, 1)
-	go func() {
-		count := 0
-		defer func() { received <- count }()
-		for count < n {
-			_, data, err := good.ws.ReadMessage()
-			if err != nil {
-				t.Errorf("the reading client: %v", err)
-				return
-			}
-			if bytes.Contains(data[:min(len(data), 80)], []byte(`"thought:`)) {
-				count++
-			}
-		}
-	}()
-	start := time.Now()
-	var slowest time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		f.add(id, ledger.ThoughtInput{Thought: fmt.Sprint(i, text), NextThoughtNeeded: true})
-		slowest = max(slowest, time.Since(t0))
+	withStuck, slowestStuck := write()
+	if got := <-received; got != 2*n {
+		t.Errorf("the reading client got %d thoughts, want %d", got, 2*n)
 	}
-	elapsed := time.Since(start)
-	if got := <-received; got != n {
-		t.Errorf("the reading client got %d thoughts, want %d", got, n)
+	if d := f.obs.Dropped(); d > 1 {
+		t.Errorf("%d clients cut off; only the stuck one may be", d)
 	}
-	// Whether the kernel's socket buffers filled first depends on its
-	// settings, so the cut-off itself is asserted in TestStuckQueueIsCutOff.
-	t.Logf("%d thoughts with a stuck subscriber: %v (slowest write %v); clients cut off for falling behind: %d", n, elapsed, slowest, f.obs.Dropped())
+	t.Logf("%d thoughts of 8 KiB: %v alone (slowest write %v), %v with a stuck subscriber (slowest %v); clients cut off: %d",
+		n, alone, slowestAlone, withStuck, slowestStuck, f.obs.Dropped())
 }
 
 func TestHTTPAPI(t *testing.T) {
