@@ -19,8 +19,11 @@ func (l corkListener) Accept() (net.Conn, error) {
 	return &corkConn{Conn: c}, nil
 }
 
-// corkFlushAt is how much a corked connection holds before it writes anyway.
-const corkFlushAt = 256 << 10
+// corkSize is how much a corked connection holds before it writes anyway.
+// The buffer is allocated once per connection and kept: growing it anew
+// for every batch cost a quarter of the server's time in the fan-out
+// benchmark.
+const corkSize = 64 << 10
 
 // corkConn buffers writes between cork and uncork. A nil *corkConn (a
 // connection that did not come from corkListener) does nothing.
@@ -34,18 +37,25 @@ type corkConn struct {
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.corked && len(c.buf)+len(p) <= corkFlushAt {
-		c.buf = append(c.buf, p...)
-		return len(p), nil
+	if !c.corked {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+		return c.Conn.Write(p)
 	}
-	if err := c.flushLocked(); err != nil {
-		return 0, err
+	if len(c.buf)+len(p) > cap(c.buf) {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+		if len(p) >= corkSize {
+			return c.Conn.Write(p)
+		}
+		if c.buf == nil {
+			c.buf = make([]byte, 0, corkSize)
+		}
 	}
-	if c.corked && len(p) < corkFlushAt {
-		c.buf = append(c.buf, p...)
-		return len(p), nil
-	}
-	return c.Conn.Write(p)
+	c.buf = append(c.buf, p...)
+	return len(p), nil
 }
 
 func (c *corkConn) flushLocked() error {
@@ -74,11 +84,7 @@ func (c *corkConn) uncork() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.corked = false
-	err := c.flushLocked()
-	if cap(c.buf) > corkFlushAt {
-		c.buf = nil
-	}
-	return err
+	return c.flushLocked()
 }
 
 // CloseWrite lets net/http half-close a connection it is done with, as it
