@@ -158,6 +158,7 @@ func fanOutClients(spec string) int {
 	}
 	fmt.Println("ready")
 	wg.Wait()
+	fmt.Println("done")
 	w := bufio.NewWriter(os.Stdout)
 	for i := range got {
 		for _, a := range got[i] {
@@ -231,6 +232,7 @@ func fanOut(b *testing.B, storage string, subs, thoughts int, child bool) {
 	}
 	text := strings.Repeat("a thought of ordinary length, ", 8)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	start := time.Now()
 	for n := 1; n <= thoughts; n++ {
 		if _, err := l.AddThought(f.ctx, s.ID, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: n < thoughts}, agent); err != nil {
@@ -240,6 +242,17 @@ func fanOut(b *testing.B, storage string, subs, thoughts int, child bool) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	wg.Wait()
+	var clientCPU time.Duration
+	if child {
+		if line, err := out.ReadString('\n'); err != nil || line != "done\n" {
+			b.Fatalf("the client process: %q %v", line, err)
+		}
+	}
+	// Every subscriber has had every thought (or the writer is alone):
+	// the CPU this process used since the first thought is the writer's
+	// and the server's whole cost, and the clients' too when they run
+	// here.
+	cpu := cpuTime() - cpu0
 	if child {
 		got = make([][]arrival, subs)
 		for {
@@ -253,6 +266,7 @@ func fanOut(b *testing.B, storage string, subs, thoughts int, child bool) {
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("the client process: %v", err)
 		}
+		clientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	var lat []time.Duration
 	for i := range got {
@@ -268,6 +282,10 @@ func fanOut(b *testing.B, storage string, subs, thoughts int, child bool) {
 	}
 	b.ReportMetric(float64(thoughts)/elapsed.Seconds(), "thoughts/s")
 	b.ReportMetric(float64(st.in.Nanoseconds())/float64(thoughts)/1000, "publish-µs/thought")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(thoughts), "cpu-µs/thought")
+	if child {
+		b.ReportMetric(float64(clientCPU.Microseconds())/float64(thoughts), "client-cpu-µs/thought")
+	}
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
