@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -86,7 +87,7 @@ func (a *accessTimes) save() {
 		os.Remove(tmp.Name())
 		return
 	}
-	if os.Rename(tmp.Name(), a.path) != nil {
+	if durable.Rename(tmp.Name(), a.path) != nil {
 		os.Remove(tmp.Name())
 		return
 	}

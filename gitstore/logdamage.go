@@ -185,7 +185,7 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 	if err := writeAside(path+".repaired", out); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(path+".repaired", path); err != nil {
+	if err := durable.Rename(path+".repaired", path); err != nil {
 		return nil, err
 	}
 	if err := durable.SyncDir(filepath.Dir(path)); err != nil {

@@ -249,8 +249,14 @@ func installPack(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if _, err := idxfile.NewEncoder(idxTmp).Encode(idx); err != nil {
 		return 0, n, err
 	}
+	// Closed before the renames: Windows does not rename a file that is
+	// open (and the flock goes with it; cleanTransferDir leaves files this
+	// recent alone anyway).
 	for _, f := range []*os.File{tmp, idxTmp} {
 		if err := f.Sync(); err != nil {
+			return 0, n, err
+		}
+		if err := f.Close(); err != nil {
 			return 0, n, err
 		}
 	}
@@ -258,10 +264,10 @@ func installPack(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 		return 0, n, err
 	}
 	base := filepath.Join(packDir, "pack-"+sum.String())
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+	if err := durable.Rename(tmp.Name(), base+".pack"); err != nil {
 		return 0, n, err
 	}
-	if err := os.Rename(idxTmp.Name(), base+".idx"); err != nil {
+	if err := durable.Rename(idxTmp.Name(), base+".idx"); err != nil {
 		return 0, n, err
 	}
 	if err := syncDir(packDir); err != nil {

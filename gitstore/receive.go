@@ -379,7 +379,7 @@ func (st *receiveStorer) rewritePacked(name string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(lockPath, path); err != nil {
+	if err := durable.Rename(lockPath, path); err != nil {
 		return err
 	}
 	done = true

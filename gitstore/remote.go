@@ -20,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // A project shares its ledger through ordinary Git remotes. Remotes are
@@ -367,7 +369,7 @@ func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
 		if err := f.Close(); err != nil {
 			return err
 		}
-		if err := os.Rename(lock, path); err != nil {
+		if err := durable.Rename(lock, path); err != nil {
 			return err
 		}
 		done = true

@@ -45,8 +45,31 @@ func (o *Observatory) routes() *http.ServeMux {
 		mux.HandleFunc("GET /api/sessions/{id}", o.api(o.apiSnapshot))
 		mux.HandleFunc("GET /api/sessions/{id}/export", o.api(o.apiExport))
 		mux.HandleFunc("GET /api/sessions/{id}/analysis", o.api(o.apiAnalysis))
+		mux.HandleFunc("OPTIONS /api/", o.preflight)
 	}
 	return mux
+}
+
+// preflight answers a browser's CORS preflight: a page from an allowed
+// origin that sends its token in an Authorization header asks first. The
+// preflight itself carries no token (browsers never send one), so it is
+// answered on the origin alone; the GET that follows is checked in full.
+func (o *Observatory) preflight(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	if origin == "" || !o.originAllowed(r) {
+		writeError(w, http.StatusForbidden, ErrorPayload{Code: ledger.CodeInvalidOperation,
+			Message: "origin " + strconv.Quote(origin) + " is not allowed: add it to THOUGHTBOX_OBSERVATORY_CORS"})
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization")
+	h.Set("Access-Control-Max-Age", "600")
+	h.Add("Vary", "Origin")
+	h.Add("Vary", "Access-Control-Request-Method")
+	h.Add("Vary", "Access-Control-Request-Headers")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // api wraps an API handler with the token and origin checks, and writes

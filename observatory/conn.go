@@ -58,13 +58,33 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 	ping := time.NewTicker(o.cfg.PingInterval)
 	defer ping.Stop()
 	idleSince := time.Now()
+	cork, _ := ws.NetConn().(*corkConn)
+	var spare [][]byte
 	for {
 		select {
-		case msg := <-c.send:
-			ws.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+		case <-c.wake:
+			if ctx.Err() != nil {
 				return
 			}
+			batch := c.take(spare)
+			if len(batch) == 0 {
+				continue // woken for messages an earlier take got
+			}
+			ws.SetWriteDeadline(time.Now().Add(writeWait))
+			// Everything queued goes out in as few system calls as the
+			// socket takes: under load, a subscriber's messages pile up
+			// between two turns of this loop.
+			cork.cork()
+			for _, msg := range batch {
+				if err := ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+					return
+				}
+			}
+			if err := cork.uncork(); err != nil {
+				return
+			}
+			clear(batch) // let the messages go
+			spare = batch
 		case <-ping.C:
 			if o.hub.subscribedTo(c) > 0 {
 				idleSince = time.Now()
@@ -121,7 +141,12 @@ func parseClientMessage(data []byte) (clientMessage, error) {
 
 // readLoop handles the client's messages until the connection fails.
 func (o *Observatory) readLoop(ctx context.Context, ws *websocket.Conn, c *client, done func()) {
-	defer done()
+	defer func() {
+		done()
+		// The peer is gone or closing: a write blocked on its full
+		// socket would otherwise hold the connection for writeWait.
+		ws.NetConn().SetWriteDeadline(time.Now())
+	}()
 	ws.SetReadLimit(o.cfg.ReadLimit)
 	deadline := func() { ws.SetReadDeadline(time.Now().Add(2 * o.cfg.PingInterval)) }
 	deadline()

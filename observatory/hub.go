@@ -57,7 +57,17 @@ type hub struct {
 
 // client is one WebSocket connection as the hub sees it.
 type client struct {
-	send chan []byte
+	// qmu guards queue, queued and since. It is taken inside hub.mu by
+	// the hub, and alone by the connection's writer.
+	qmu    sync.Mutex
+	queue  [][]byte
+	queued int // bytes in queue
+	// since is when the oldest message in queue was queued: the writer
+	// takes the whole queue at once, so this is how long the connection
+	// has taken nothing.
+	since time.Time
+	// wake tells the writer that the queue is not empty.
+	wake chan struct{}
 	// gone is closed when the hub stops delivering to the client: it fell
 	// behind, or the Observatory is closing. reason says which.
 	gone     chan struct{}
@@ -116,7 +126,7 @@ func (h *hub) join(max int) (*client, error) {
 	if max > 0 && len(h.clients) >= max {
 		return nil, fmt.Errorf("too many Observatory connections: %d open, THOUGHTBOX_OBSERVATORY_MAX_CONNECTIONS is %d", len(h.clients), max)
 	}
-	c := &client{send: make(chan []byte, h.o.cfg.QueueSize), gone: make(chan struct{}), subs: map[string]*subscription{}}
+	c := &client{wake: make(chan struct{}, 1), gone: make(chan struct{}), subs: map[string]*subscription{}}
 	h.clients[c] = struct{}{}
 	return c, nil
 }
@@ -157,14 +167,51 @@ func (h *hub) cutOffLocked(c *client, reason string) {
 	h.removeLocked(c)
 }
 
-// queueLocked puts msg on c's queue, or cuts c off if the queue is full.
+// Bounds of a client's queue past QueueSize: how many times QueueSize it
+// may hold while its writer still takes from it, and how many bytes.
+const (
+	queueSlack    = 16
+	queueMaxBytes = 16 << 20
+)
+
+// queueLocked puts msg on c's queue, or cuts c off if c is stuck or too
+// far behind. A queue past QueueSize alone is not enough: on a loaded
+// machine a reader that keeps up on average can be a few hundred messages
+// behind for a moment, and cutting it off would cost it a snapshot.
 func (h *hub) queueLocked(c *client, msg []byte) {
-	select {
-	case c.send <- msg:
-	default:
+	now := time.Now()
+	c.qmu.Lock()
+	n := len(c.queue)
+	if n >= h.o.cfg.QueueSize && (n >= queueSlack*h.o.cfg.QueueSize || c.queued+len(msg) > queueMaxBytes ||
+		now.Sub(c.since) > h.o.cfg.StallTimeout) {
+		c.qmu.Unlock()
 		h.dropped.Add(1)
 		h.cutOffLocked(c, "fell behind the ledger's events; reconnect for a fresh snapshot")
+		return
 	}
+	if n == 0 {
+		c.since = now
+	}
+	c.queue = append(c.queue, msg)
+	c.queued += len(msg)
+	c.qmu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default: // the writer has been told already
+	}
+}
+
+// take empties c's queue and returns what it held; spare, emptied, becomes
+// the new queue, so that two slices serve a connection's whole life.
+func (c *client) take(spare [][]byte) [][]byte {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if len(c.queue) == 0 {
+		return nil // and spare stays the caller's
+	}
+	q := c.queue
+	c.queue, c.queued = spare[:0], 0
+	return q
 }
 
 // deliver sends msg to every live subscriber of topic, and holds it for
@@ -183,7 +230,7 @@ func (h *hub) deliver(topic, nodeID string, msg []byte) {
 			h.queueLocked(c, msg)
 			continue
 		}
-		if len(s.pending) >= h.o.cfg.QueueSize {
+		if len(s.pending) >= queueSlack*h.o.cfg.QueueSize {
 			h.dropped.Add(1)
 			h.cutOffLocked(c, "fell behind the ledger's events; reconnect for a fresh snapshot")
 			continue

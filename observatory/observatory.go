@@ -43,6 +43,7 @@ const (
 	DefaultPingInterval   = 30 * time.Second
 	DefaultIdleTimeout    = 10 * time.Minute
 	DefaultQueueSize      = 1024
+	DefaultStallTimeout   = 5 * time.Second
 	// maxActive bounds the sessions:active list sent on joining.
 	maxActive = 100
 )
@@ -86,9 +87,12 @@ type Config struct {
 	// IdleTimeout closes a connection that subscribes to nothing for
 	// that long.
 	IdleTimeout time.Duration
-	// QueueSize is how many messages may wait for one client; past it the
-	// client is disconnected (never the writer slowed).
-	QueueSize int
+	// QueueSize is how many messages may wait for one client before it
+	// counts as behind. A client behind that has taken nothing from its
+	// queue for StallTimeout, or that is 16 times QueueSize (or 16 MiB)
+	// behind, is disconnected; the writer is never slowed.
+	QueueSize    int
+	StallTimeout time.Duration
 	// Authors, if set, gives the detail panel each thought's author.
 	Authors AuthorReader
 	// Now is the clock for statuses; default time.Now.
@@ -143,6 +147,9 @@ func New(l *ledger.Ledger, cfg Config) *Observatory {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = DefaultQueueSize
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -173,7 +180,7 @@ func (o *Observatory) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: o.mux, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(corkListener{ln}) }()
 	select {
 	case err := <-errc:
 		return err

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +24,16 @@ import (
 
 var screenshots = flag.Bool("screenshots", false, "save the Observatory browser test's screenshots to testdata/observatory (for the README) instead of a temporary directory")
 
-// domDeadline is how soon a committed thought must show in the page. It is
-// a functional bound (the page follows the ledger live), not a speed claim:
-// the issue asks for 500 ms, which held on a lightly loaded machine (the
-// slowest thought took 116-184 ms at load average 9-20) but not at load 27
-// on two cores, where the slowest took 1.6 s; so the bound is 5 s, and the
-// test logs the slowest.
-const domDeadline = 5 * time.Second
+// domDeadline bounds how long one committed thought may take to show in
+// the page: a functional bound (the page follows the ledger live) that
+// holds on a loaded two-core CI, where the slowest of ten thoughts took
+// 1.6 s at load average 27. The issue's 500 ms is asserted on the median
+// over the thoughts (medianTarget), which one slow moment cannot move;
+// the test logs the median and the slowest.
+const (
+	domDeadline  = 5 * time.Second
+	medianTarget = 500 * time.Millisecond
+)
 
 // observedServer is a `thoughtbox serve` with the Observatory enabled.
 type observedServer struct {
@@ -205,19 +209,31 @@ func TestObservatoryInBrowser(t *testing.T) {
 		{map[string]any{"thought": "S7|C|S6|Ship the LRU behind a flag; revisit Redis if instances exceed 40.", "nextThoughtNeeded": true}, "7", ""},
 		{map[string]any{"thought": "S8|A|S7|Roll out to 10% on Monday, watch p99 and memory.", "nextThoughtNeeded": false}, "8", ""},
 	}
-	var slowest time.Duration
+	// Each thought's latency runs from the gateway's reply (the thought
+	// is committed by then) to its node in the DOM; from the call's start
+	// it also counts the MCP round trip and the commit.
+	var latencies, fromCall []time.Duration
 	for _, st := range steps {
+		t0 := time.Now()
 		r := callGateway(t, mcpSession, "thought", st.args)
 		if r.isError {
 			t.Fatalf("thought %v: %s", st.args["thought"], r.text)
 		}
-		d := within("thought "+st.node, fmt.Sprintf(`#graph [data-node-id=%q]`, sid+":"+st.node))
+		replied := time.Now()
+		within("thought "+st.node, fmt.Sprintf(`#graph [data-node-id=%q]`, sid+":"+st.node))
 		if st.sel != "" {
-			d = max(d, within("thought "+st.node, "#graph "+st.sel))
+			within("thought "+st.node, "#graph "+st.sel)
 		}
-		slowest = max(slowest, d)
+		latencies = append(latencies, time.Since(replied))
+		fromCall = append(fromCall, time.Since(t0))
 	}
-	t.Logf("slowest thought to reach the DOM after its reply: %v", slowest)
+	med, slowest := medianMax(latencies)
+	medCall, slowestCall := medianMax(fromCall)
+	t.Logf("thought in the DOM after its reply: median %v, slowest %v, all %v (from the call's start: median %v, slowest %v)",
+		med, slowest, latencies, medCall, slowestCall)
+	if med > medianTarget {
+		t.Errorf("median latency from reply to DOM is %v over %d thoughts, want under %v (all: %v)", med, len(latencies), medianTarget, latencies)
+	}
 	run("the session shows as completed", chromedp.WaitReady(`#session-head .status.completed`, chromedp.ByQuery))
 
 	// The critique is committed after its thought; a fresh snapshot (the
@@ -275,4 +291,12 @@ func TestObservatoryInBrowser(t *testing.T) {
 	run("reconnected", chromedp.WaitReady(`#conn.open`, chromedp.ByQuery),
 		chromedp.WaitReady(fmt.Sprintf(`[data-node-id=%q]`, sid+":1"), chromedp.ByQuery),
 		chromedp.WaitReady(fmt.Sprintf(`[data-node-id=%q]`, sid+":9"), chromedp.ByQuery))
+}
+
+// medianMax returns the median (the upper one of an even count) and the
+// largest of ds.
+func medianMax(ds []time.Duration) (time.Duration, time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[len(s)-1]
 }

@@ -23,7 +23,14 @@ func TestStandaloneObservatoryFollowsOtherProcesses(t *testing.T) {
 	t.Parallel()
 	bin := thoughtboxBinary(t)
 	data := t.TempDir()
-	env := append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data)
+	// No HOST: the Observatory must then bind loopback only.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOST=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "THOUGHTBOX_DATA_DIR="+data)
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
@@ -70,6 +77,9 @@ func TestStandaloneObservatoryFollowsOtherProcesses(t *testing.T) {
 	case addr = <-urls:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the observatory never said where it listens")
+	}
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("without HOST the observatory listens on %s, want 127.0.0.1", addr)
 	}
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
 	if err != nil {
