@@ -232,6 +232,9 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		}
 		return ExitOK
 	}
+	if err := checkEmptyValues(kctx); err != nil {
+		return reportUsageOf(env.Stderr, kctx.Command(), err)
+	}
 	if err := checkFormat(cl.Format, kctx.Selected().Target.Addr().Interface()); err != nil {
 		return reportUsage(env.Stderr, err)
 	}

@@ -14,7 +14,7 @@ import (
 type startCmd struct {
 	Title       string   `arg:"" help:"Session title (at most 200 characters)."`
 	Tags        []string `name:"tag" placeholder:"TAG" help:"A tag; repeat the flag for more."`
-	Description string   `placeholder:"TEXT" help:"A longer description."`
+	Description string   `placeholder:"TEXT" emptyok:"" help:"A longer description (empty: none)."`
 }
 
 // Validate refuses a title that is wrong in itself (exit 2).
@@ -68,6 +68,9 @@ func (c *addCmd) Validate() error {
 	}
 	if strings.TrimSpace(c.Text) == "" {
 		return fmt.Errorf("<text> must not be empty (- reads it from standard input)")
+	}
+	if err := checkID("--branch", c.Branch); err != nil {
+		return err
 	}
 	if c.From != nil && c.Branch == "" {
 		return fmt.Errorf("--from needs --branch: it names the main-chain thought a branch forks from")
