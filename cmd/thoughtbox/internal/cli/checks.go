@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // The checks below refuse a command line that is wrong in itself with exit
@@ -62,6 +64,18 @@ func checkPage(limit, offset, most int) error {
 	}
 	if offset < 0 {
 		return fmt.Errorf("--offset must be at least 0, got %d", offset)
+	}
+	return nil
+}
+
+// checkTitle refuses a title (of a session or a pattern) longer than the
+// ledger keeps.
+func checkTitle(name string, title *string) error {
+	if title == nil {
+		return nil
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(*title)); n > ledger.MaxTitleLength {
+		return fmt.Errorf("%s must be at most %d characters, got %d", name, ledger.MaxTitleLength, n)
 	}
 	return nil
 }

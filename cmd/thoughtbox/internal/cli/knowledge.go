@@ -127,6 +127,9 @@ func (c *knowledgeCreateCmd) Validate() error {
 	if c.Content != nil && strings.TrimSpace(*c.Content) == "" {
 		return errors.New("--content must not be empty (- or no --content reads standard input)")
 	}
+	if err := checkTitle("--title", &c.Title); err != nil {
+		return err
+	}
 	return checkID("--id", c.ID)
 }
 
@@ -175,7 +178,7 @@ func (c *knowledgeUpdateCmd) Validate() error {
 	if c.Title != nil && strings.TrimSpace(*c.Title) == "" {
 		return errors.New("--title must not be empty")
 	}
-	return nil
+	return checkTitle("--title", c.Title)
 }
 
 func (c *knowledgeUpdateCmd) Run(a *app) error {

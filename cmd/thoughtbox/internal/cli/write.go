@@ -22,7 +22,7 @@ func (c *startCmd) Validate() error {
 	if strings.TrimSpace(c.Title) == "" {
 		return fmt.Errorf("<title> must not be empty")
 	}
-	return nil
+	return checkTitle("<title>", &c.Title)
 }
 
 func (c *startCmd) Run(a *app) error {
@@ -64,6 +64,9 @@ func (c *addCmd) Validate() error {
 	}{{"--number", c.Number}, {"--total", c.Total}, {"--from", c.From}, {"--revises", c.Revises}} {
 		if f.v != nil && *f.v < 1 {
 			return fmt.Errorf("%s must be at least 1, got %d", f.flag, *f.v)
+		}
+		if f.v != nil && *f.v > ledger.MaxThoughtNumber {
+			return fmt.Errorf("%s must be at most %d, got %d", f.flag, ledger.MaxThoughtNumber, *f.v)
 		}
 	}
 	if strings.TrimSpace(c.Text) == "" {
@@ -203,7 +206,7 @@ func (c *editCmd) Validate() error {
 	if c.Title != nil && strings.TrimSpace(*c.Title) == "" {
 		return fmt.Errorf("--title must not be empty")
 	}
-	return nil
+	return checkTitle("--title", c.Title)
 }
 
 func (c *editCmd) Run(a *app) error {
