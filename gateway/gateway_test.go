@@ -343,9 +343,24 @@ func TestBadArguments(t *testing.T) {
 		}
 	})
 	t.Run("flat and nested disagree", func(t *testing.T) {
-		r := c.tool("thoughtbox_gateway", map[string]any{"operation": "read_thoughts", "last": 1, "args": map[string]any{"last": 2}})
-		if !r.isError || !contains(r.texts[0], `"field":"last"`) || !contains(r.texts[0], "given twice with different values") {
-			t.Errorf("conflict: %v", r.texts)
+		for _, in := range []map[string]any{
+			{"operation": "read_thoughts", "last": 1, "args": map[string]any{"last": 2}},
+			{"operation": "session", "subOperation": "list", "args": map[string]any{"subOperation": "get"}},
+		} {
+			r := c.tool("thoughtbox_gateway", in)
+			field := "last"
+			if in["operation"] == "session" {
+				field = "subOperation"
+			}
+			if !r.isError {
+				t.Fatalf("conflict %v accepted: %v", in, r.texts)
+			}
+			body := r.json(t)
+			d, _ := body["details"].(map[string]any)
+			if body["code"] != string(ledger.CodeInvalidPayload) || d["field"] != field || d["problem"] != "conflict" ||
+				!contains(body["message"].(string), "given twice with different values") {
+				t.Errorf("conflict %v: %v, want INVALID_PAYLOAD naming %s", in, body, field)
+			}
 		}
 	})
 	t.Run("args not an object", func(t *testing.T) {

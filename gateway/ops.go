@@ -185,7 +185,7 @@ Call as {"operation": "<name>", "args": {...}} (or with the arguments flat besid
   2. cipher (read the notation guide once)                      -> stage 2
   3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework
   navigate with a domain at stage 2 -> stage 3 (mental models narrowed to it). get_state always tells you the stage.
-A call that names an existing session (sessionId) skips the stages it needs: clients that reconnect for every call pass sessionId each time.
+A call that names an existing session (sessionId, also taken by knowledge and mental_models) skips the stages it needs, and so do session list/search/list_deleted: clients that reconnect for every call pass sessionId each time.
 Example: {"operation": "thought", "args": {"thought": "S1|H|The cache is stale", "nextThoughtNeeded": true}}
 Operations (minimum stage):
 `)
@@ -377,6 +377,12 @@ func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operatio
 			return errorResult(err)
 		}
 	}
+	if op.name == "knowledge" || op.name == "mental_models" {
+		var err error
+		if args, err = c.takeSessionArg(ctx, args); err != nil {
+			return errorResult(err)
+		}
+	}
 	cl := &call{conn: c, session: ss, args: args}
 	defer cl.releaseAll()
 	if err := cl.checkScope(op.name); err != nil {
@@ -405,44 +411,77 @@ func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operatio
 // what the skipped calls would have taught.
 type resumeNote struct {
 	Resumed   string            `json:"resumed"`
-	SessionID string            `json:"sessionId"`
+	SessionID string            `json:"sessionId,omitempty"`
 	Cipher    string            `json:"cipher"`
 	Markers   map[string]string `json:"markers"`
 	Next      string            `json:"next"`
 }
 
-// resume lets a call below its stage go ahead when it names an existing
-// session (sessionId, or the seeds' reasoningSessionId). Clients that open a
-// new MCP session for every call (stateless HTTP clients, the Inspector's
-// CLI) could otherwise never get past stage 0. The connection takes that
-// session as its active one and the stage the operation needs; the first
-// such call on a connection gets a resumeNote. Without a session id the
-// stage rule stands.
+// readsWithoutSession lists the sub-operations that only list what the
+// ledger holds, as list_sessions does at stage 0: a call below its stage may
+// run them without naming a session (see conn.resume).
+var readsWithoutSession = map[string][]string{
+	"session": {"list", "search", "list_deleted"},
+}
+
+// resume decides whether a call below its stage may go ahead anyway.
+// Clients that open a new MCP session for every call (stateless HTTP
+// clients, the Inspector's CLI) could otherwise never get past stage 0.
+// The rule:
+//   - a call that names an existing session (sessionId, or the seeds'
+//     reasoningSessionId) goes ahead; the connection takes that session as
+//     its active one and the stage the operation needs;
+//   - session restore names a deleted session, which is not among the live
+//     ones: it goes ahead and restore itself refuses an id that is not
+//     deleted;
+//   - a listing that acts on no session (readsWithoutSession) goes ahead,
+//     and the stage stays where it is, so thoughts still need the flow or
+//     a named session.
+//
+// Anything else meets the stage rule. The first call on a connection that
+// skipped the flow gets a resumeNote.
 func (c *conn) resume(ctx context.Context, op *operation, args json.RawMessage) (*resumeNote, error) {
 	var ids struct {
 		SessionID          *string `json:"sessionId"`
 		ReasoningSessionID *string `json:"reasoningSessionId"`
+		Operation          *string `json:"operation"`
+		SubOperation       *string `json:"subOperation"`
 	}
 	json.Unmarshal(args, &ids) // a malformed call is refused by its own decoder
-	var arg string
+	var arg, sub string
 	switch {
 	case ids.SessionID != nil && *ids.SessionID != "":
 		arg = *ids.SessionID
 	case ids.ReasoningSessionID != nil && *ids.ReasoningSessionID != "":
 		arg = *ids.ReasoningSessionID
+	}
+	switch {
+	case ids.Operation != nil:
+		sub = *ids.Operation
+	case ids.SubOperation != nil:
+		sub = *ids.SubOperation
+	}
+	prev := c.stage
+	var why string
+	switch {
+	case arg != "" && op.name == "session" && sub == "restore":
+		why = fmt.Sprintf("session restore names a deleted session (%s)", arg)
+	case arg != "":
+		id, err := c.ledger.Resolve(ctx, arg)
+		if err != nil {
+			return nil, err
+		}
+		c.setSession(id)
+		c.stage = op.minStage
+		c.publish(stageChangedEvent, map[string]any{
+			"previousStage": int(prev), "newStage": int(c.stage), "trigger": op.name + " (resumed session " + id + ")",
+		})
+		why = "the call named session " + id
+	case slices.Contains(readsWithoutSession[op.name], sub):
+		why = fmt.Sprintf("%s %s only lists and acts on no session; the stage stays at %d", op.name, sub, prev)
 	default:
 		return nil, stageError(op, c.stage)
 	}
-	id, err := c.ledger.Resolve(ctx, arg)
-	if err != nil {
-		return nil, err
-	}
-	prev := c.stage
-	c.setSession(id)
-	c.stage = op.minStage
-	c.publish(stageChangedEvent, map[string]any{
-		"previousStage": int(prev), "newStage": int(c.stage), "trigger": op.name + " (resumed session " + id + ")",
-	})
 	if c.resumeTaught {
 		return nil, nil
 	}
@@ -451,13 +490,57 @@ func (c *conn) resume(ctx context.Context, op *operation, args json.RawMessage) 
 	for _, t := range ledger.CipherTypes() {
 		markers[string(t)] = t.Name()
 	}
+	next := "keep passing sessionId on each call if your client reconnects; otherwise the connection now works on this session"
+	if c.sessionID == "" {
+		next = "to record thoughts, call start_new then cipher on one connection, or pass the sessionId of an existing session on each call"
+	}
 	return &resumeNote{
-		Resumed:   fmt.Sprintf("this connection skipped the stage flow (stage %d -> %d) because the call named session %s", prev, c.stage, id),
-		SessionID: id,
+		Resumed:   fmt.Sprintf("this connection skipped the stage flow (stage %d -> %d) because %s", prev, c.stage, why),
+		SessionID: c.sessionID,
 		Cipher:    "thoughts may be written as S{n}|{type}|{refs}|{content}, e.g. S3|E|S1,S2|the logs show the cache was cold; the cipher operation returns the full guide",
 		Markers:   markers,
-		Next:      "keep passing sessionId on each call if your client reconnects; otherwise the connection now works on this session",
+		Next:      next,
 	}, nil
+}
+
+// takeSessionArg serves operations that take no session of their own
+// (knowledge, mental_models): a sessionId (or reasoningSessionId) that a
+// reconnecting client passes on every call names the connection's active
+// session and is taken out of the arguments the operation decodes. An id
+// that names no session is refused.
+func (c *conn) takeSessionArg(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	ms, err := objectMembers(args, "args")
+	if err != nil {
+		return args, nil // the operation's own decoder reports it
+	}
+	var named []string
+	kept := ms[:0:0]
+	for _, m := range ms {
+		if m.key != "sessionId" && m.key != "reasoningSessionId" {
+			kept = append(kept, m)
+			continue
+		}
+		var v string
+		if json.Unmarshal(m.value, &v) != nil {
+			e := ledger.InvalidField(m.key, "expected string, got %s", jsonKind(m.value))
+			e.Details["expected"] = "string"
+			return nil, e
+		}
+		if v != "" {
+			named = append(named, v)
+		}
+	}
+	if len(kept) == len(ms) {
+		return args, nil
+	}
+	for _, arg := range named {
+		id, err := c.ledger.Resolve(ctx, arg)
+		if err != nil {
+			return nil, err
+		}
+		c.setSession(id)
+	}
+	return encodeMembers(kept), nil
 }
 
 func stageError(op *operation, current Stage) *ledger.Error {

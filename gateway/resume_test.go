@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,4 +105,94 @@ func TestRefusalsNameTheNextCall(t *testing.T) {
 	if len(as) != 1 || len(bs) != 1 || as[0].(map[string]any)["id"] != bs[0].(map[string]any)["id"] {
 		t.Errorf("list_sessions and session list disagree on page 2: %v vs %v", as, bs)
 	}
+}
+
+// TestReconnectEveryCallEveryOperation drives a session's whole life from a
+// client that opens a new connection before every call: thoughts, reads,
+// every session sub-operation (delete and restore included), knowledge and
+// mental models. Calls that name a session, restore naming a deleted one,
+// and session listings go ahead; each fresh connection is told once what the
+// skipped stages teach. A thought, knowledge or mental model call that names
+// no session still meets the stage rule.
+func TestReconnectEveryCallEveryOperation(t *testing.T) {
+	e, _ := newKnowledgeEnv(t, gateway.Options{})
+	id := e.connect(t, clientOpts{}).ok("start_new", map[string]any{"sessionTitle": "stateless", "tags": []string{"x"}})["sessionId"].(string)
+	fresh := func() *client { return e.connect(t, clientOpts{}) }
+
+	call := func(op string, args map[string]any) map[string]any {
+		t.Helper()
+		r := fresh().gw(op, args)
+		if r.isError {
+			t.Fatalf("%s %v on a fresh connection: %s", op, args, r.texts[0])
+		}
+		last := r.texts[len(r.texts)-1]
+		if len(r.texts) < 2 || !strings.Contains(last, `"resumed"`) || !strings.Contains(last, "S{n}|{type}|{refs}|{content}") || strings.Contains(r.texts[0], `"resumed"`) {
+			t.Fatalf("%s %v: the reply does not end with the skipped stages' summary: %v", op, args, r.texts)
+		}
+		return r.json(t)
+	}
+	session := func(sub string, args map[string]any) map[string]any {
+		t.Helper()
+		in := map[string]any{"subOperation": sub}
+		for k, v := range args {
+			in[k] = v
+		}
+		return call("session", in)
+	}
+
+	call("thought", map[string]any{"thought": "S1|H|the cache is cold", "nextThoughtNeeded": true, "sessionId": id})
+	call("thought", map[string]any{"thought": "second", "nextThoughtNeeded": false, "sessionId": id[:8]})
+	if got := list(call("read_thoughts", map[string]any{"sessionId": id, "last": 5})["thoughts"]); len(got) != 2 {
+		t.Fatalf("read_thoughts: %d thoughts, want 2", len(got))
+	}
+	call("get_structure", map[string]any{"sessionId": id})
+
+	if s := session("get", map[string]any{"sessionId": id}); !strings.Contains(fmt.Sprint(s), "stateless") {
+		t.Fatalf("session get: %v", s)
+	}
+	if s := session("list", nil); num(s["count"]) < 1 && len(list(s["sessions"])) != 1 {
+		t.Fatalf("session list: %v", s)
+	}
+	session("search", map[string]any{"query": "cache"})
+	session("export", map[string]any{"sessionId": id, "format": "markdown"})
+	session("analyze", map[string]any{"sessionId": id})
+	session("resume", map[string]any{"sessionId": id})
+	session("update", map[string]any{"sessionId": id, "title": "renamed"})
+	session("delete", map[string]any{"sessionId": id})
+	if d := list(session("list_deleted", nil)["deleted"]); len(d) != 1 || d[0].(map[string]any)["id"] != id {
+		t.Fatalf("list_deleted: %v", d)
+	}
+	// The session is deleted: naming it is no way past the stages, except
+	// for restore, which is what brings it back.
+	fresh().fail("session", map[string]any{"subOperation": "get", "sessionId": id}, ledger.CodeSessionNotFound)
+	fresh().fail("session", map[string]any{"subOperation": "restore", "sessionId": "00000000-dead"}, ledger.CodeSessionNotFound)
+	session("restore", map[string]any{"sessionId": id})
+	if s := session("get", map[string]any{"sessionId": id}); !strings.Contains(fmt.Sprint(s), "renamed") {
+		t.Fatalf("session get after restore: %v", s)
+	}
+
+	// Knowledge and mental models name the session to go ahead.
+	fresh().fail("knowledge", map[string]any{"operation": "list"}, ledger.CodeStageRequirementNotMet)
+	fresh().fail("mental_models", map[string]any{"operation": "list_tags"}, ledger.CodeStageRequirementNotMet)
+	p := call("knowledge", map[string]any{"operation": "create", "title": "Cold cache", "description": "d", "content": "c", "sessionId": id})
+	pid, _ := p["pattern"].(map[string]any)["id"].(string)
+	if pid == "" {
+		t.Fatalf("knowledge create: %v", p)
+	}
+	call("knowledge", map[string]any{"operation": "get", "id": pid, "sessionId": id})
+	if got := ids(call("knowledge", map[string]any{"operation": "list", "sessionId": id[:8]})["patterns"]); len(got) != 1 || got[0] != pid {
+		t.Fatalf("knowledge list: %v", got)
+	}
+	call("knowledge", map[string]any{"operation": "write_note", "title": "n", "content": "c", "reasoningSessionId": id})
+	call("knowledge", map[string]any{"operation": "list_notes", "sessionId": id})
+	fresh().fail("knowledge", map[string]any{"operation": "list", "sessionId": "00000000-dead"}, ledger.CodeSessionNotFound)
+	call("mental_models", map[string]any{"operation": "list_models", "sessionId": id})
+	call("mental_models", map[string]any{"operation": "get_model", "modelId": "five-whys", "sessionId": id})
+
+	// Reading without a session leaves the stage alone: the connection
+	// still cannot record a thought without naming a session.
+	c := fresh()
+	c.ok("session", map[string]any{"subOperation": "list"})
+	c.fail("thought", map[string]any{"thought": "lost", "nextThoughtNeeded": true}, ledger.CodeStageRequirementNotMet)
+	c.fail("cipher", nil, ledger.CodeStageRequirementNotMet)
 }

@@ -150,7 +150,7 @@ func TestSessionListOtherProject(t *testing.T) {
 func TestSessionGetResumeAndStages(t *testing.T) {
 	e := newEnv(t, gateway.Options{})
 	c := e.connect(t, clientOpts{})
-	c.fail("session", map[string]any{"operation": "list"}, ledger.CodeStageRequirementNotMet)
+	c.fail("session", map[string]any{"operation": "get"}, ledger.CodeStageRequirementNotMet)
 	c.ready("first")
 	id := apiSession(c, "Why is the API slow?")
 

@@ -18,7 +18,7 @@ type thoughtParams struct {
 	NextThoughtNeeded *bool    `json:"nextThoughtNeeded"`
 	ThoughtNumber     *int     `json:"thoughtNumber"`
 	TotalThoughts     *int     `json:"totalThoughts"`
-	IsRevision        bool     `json:"isRevision"`
+	IsRevision        *bool    `json:"isRevision"`
 	RevisesThought    *int     `json:"revisesThought"`
 	BranchFromThought *int     `json:"branchFromThought"`
 	BranchID          string   `json:"branchId"`
@@ -54,7 +54,8 @@ func (p *thoughtParams) input() ledger.ThoughtInput {
 		ThoughtNumber:     p.ThoughtNumber,
 		TotalThoughts:     p.TotalThoughts,
 		NextThoughtNeeded: *p.NextThoughtNeeded,
-		IsRevision:        p.IsRevision,
+		IsRevision:        p.IsRevision != nil && *p.IsRevision,
+		NotRevision:       p.IsRevision != nil && !*p.IsRevision,
 		RevisesThought:    p.RevisesThought,
 		BranchFromThought: p.BranchFromThought,
 		BranchID:          p.BranchID,

@@ -388,3 +388,7 @@ func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
 	}
 	return errors.New("this store keeps no config")
 }
+
+// ValidRemoteName says why name cannot name a remote, or nil if it can; the
+// command line checks it before opening anything.
+func ValidRemoteName(name string) error { return validRemoteName(name) }

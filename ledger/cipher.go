@@ -418,6 +418,11 @@ func (in *ThoughtInput) revisionFromCipher() (inferred bool, err error) {
 	if target == 0 {
 		return false, nil
 	}
+	if in.NotRevision {
+		return false, InvalidField("isRevision",
+			"is false, but the cipher line revises S%d (^S%d); leave isRevision out (or send true with revisesThought %d), or write S%d without ^ for a plain reference",
+			target, target, target, target).with("cipherRevises", target)
+	}
 	if in.RevisesThought != nil {
 		if *in.RevisesThought != target {
 			return false, InvalidField("revisesThought",

@@ -60,6 +60,10 @@ type ThoughtInput struct {
 	BranchID          string `json:"branchId,omitempty"`
 	NeedsMoreThoughts bool   `json:"needsMoreThoughts,omitempty"`
 	IncludeGuide      bool   `json:"includeGuide,omitempty"`
+	// NotRevision says the agent sent isRevision: false in so many words,
+	// which a cipher line that revises (^S{n}) contradicts. It is not
+	// stored.
+	NotRevision bool `json:"-"`
 	// RLM, if set, is committed with the thought (see ThoughtData.RLM). It
 	// is the outcome of work the gateway did, not something an agent
 	// submits, hence no JSON name.

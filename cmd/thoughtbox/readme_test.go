@@ -188,3 +188,31 @@ func isServer(l string) bool {
 	}
 	return false
 }
+
+// TestREADMEGoVersion: the Go version the README asks for is the one
+// go.mod's go line names, so that building from a clone as the README says
+// works with the toolchain it names.
+func TestREADMEGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+(?:\.\d+)?)\s*$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	want := string(m[1])
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stated := regexp.MustCompile(`\bGo (\d+\.\d+(?:\.\d+)?)`).FindAllSubmatch(readme, -1)
+	if len(stated) == 0 {
+		t.Fatalf("the README states no Go version; go.mod needs go %s", want)
+	}
+	for _, s := range stated {
+		if string(s[1]) != want {
+			t.Errorf("the README states %q; go.mod's go line is %s", s[0], want)
+		}
+	}
+}

@@ -152,6 +152,12 @@ type app struct {
 	projectFlagged bool
 }
 
+// settingsChecker is a command that checks its settings before the ledger
+// is opened (and its files created).
+type settingsChecker interface {
+	checkSettings(cfg *config.Config) error
+}
+
 // exitRequest carries kong's request to exit (after --help) out of the
 // parser without ending the process.
 type exitRequest struct{ code int }
@@ -226,6 +232,9 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		}
 		return ExitOK
 	}
+	if err := checkEmptyValues(kctx); err != nil {
+		return reportUsageOf(env.Stderr, kctx.Command(), err)
+	}
 	if err := checkFormat(cl.Format, kctx.Selected().Target.Addr().Interface()); err != nil {
 		return reportUsage(env.Stderr, err)
 	}
@@ -267,6 +276,17 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			return report(env.Stderr, cfg, err)
 		}
 		return ExitOK
+	}
+	if sc, ok := kctx.Selected().Target.Addr().Interface().(settingsChecker); ok {
+		// Servers read many settings; a bad one is reported before the
+		// data directory, config.json or the project is created.
+		cfg, err := config.Inspect(config.Flags{DataDir: deref(cl.DataDir), Project: deref(cl.Project)}, env.LookupEnv)
+		if err == nil {
+			err = sc.checkSettings(cfg)
+		}
+		if err != nil {
+			return report(env.Stderr, cfg, err)
+		}
 	}
 	dataDir, project := deref(cl.DataDir), deref(cl.Project)
 	cfg, err := config.Resolve(config.Flags{DataDir: dataDir, Project: project}, env.LookupEnv)

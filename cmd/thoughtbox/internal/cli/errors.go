@@ -41,14 +41,22 @@ var flagOf = map[string]string{
 
 // reportUsage prints a kong parse error and returns ExitUsage.
 func reportUsage(w io.Writer, err error) int {
-	printError(w, err.Error())
-	hint := "run 'thoughtbox --help' for usage"
+	cmd := ""
 	var pe *kong.ParseError
 	if errors.As(err, &pe) && pe.Context != nil {
-		if cmd := pe.Context.Command(); cmd != "" {
-			name, _, _ := strings.Cut(cmd, " ")
-			hint = fmt.Sprintf("run 'thoughtbox %s --help' for usage", name)
-		}
+		cmd = pe.Context.Command()
+	}
+	return reportUsageOf(w, cmd, err)
+}
+
+// reportUsageOf prints a usage error of the command cmd (kong's spelling,
+// "" for none) and returns ExitUsage.
+func reportUsageOf(w io.Writer, cmd string, err error) int {
+	printError(w, err.Error())
+	hint := "run 'thoughtbox --help' for usage"
+	if cmd != "" {
+		name, _, _ := strings.Cut(cmd, " ")
+		hint = fmt.Sprintf("run 'thoughtbox %s --help' for usage", name)
 	}
 	printHint(w, hint)
 	return ExitUsage

@@ -122,6 +122,17 @@ type knowledgeCreateCmd struct {
 	Sessions    []string `name:"from-session" placeholder:"SESSION" help:"A session the pattern was derived from; repeat for more."`
 }
 
+// Validate checks the flags' values (exit 2).
+func (c *knowledgeCreateCmd) Validate() error {
+	if c.Content != nil && strings.TrimSpace(*c.Content) == "" {
+		return errors.New("--content must not be empty (- or no --content reads standard input)")
+	}
+	if err := checkTitle("--title", &c.Title); err != nil {
+		return err
+	}
+	return checkID("--id", c.ID)
+}
+
 func (c *knowledgeCreateCmd) Run(a *app) error {
 	content, err := a.contentArg(c.Content)
 	if err != nil {
@@ -164,7 +175,10 @@ func (c *knowledgeUpdateCmd) Validate() error {
 	if c.Title == nil && c.Description == nil && c.Content == nil && len(c.Tags) == 0 && !c.NoTags && len(c.Sessions) == 0 {
 		return errors.New("nothing to update: give --title, --description, --content, --tag, --no-tags or --from-session")
 	}
-	return nil
+	if c.Title != nil && strings.TrimSpace(*c.Title) == "" {
+		return errors.New("--title must not be empty")
+	}
+	return checkTitle("--title", c.Title)
 }
 
 func (c *knowledgeUpdateCmd) Run(a *app) error {

@@ -22,6 +22,31 @@ type observatoryCmd struct {
 	HTTPAPI bool   `name:"http-api" help:"Serve the HTTP API under /api/ (env THOUGHTBOX_OBSERVATORY_HTTP_API)."`
 }
 
+// settings reads and checks the Observatory's settings (see
+// checkSettings).
+func (c *observatoryCmd) settings(cfg *config.Config) (config.ObservatorySettings, error) {
+	s, err := cfg.Observatory()
+	if err != nil {
+		return s, err
+	}
+	if c.Port != "" {
+		n, err := strconv.Atoi(c.Port)
+		if err != nil || n < 0 || n > 65535 {
+			return s, &config.SettingError{Name: "--port", Value: c.Port, Reason: "expected a port number from 0 to 65535"}
+		}
+		s.Port = n
+	}
+	return s, nil
+}
+
+func (c *observatoryCmd) checkSettings(cfg *config.Config) error {
+	if _, err := c.settings(cfg); err != nil {
+		return err
+	}
+	_, err := readTokensFile(cfg)
+	return err
+}
+
 // followEvery is how often the standalone Observatory looks for writes by
 // other processes (a stat of two files when nothing changed).
 const followEvery = 250 * time.Millisecond
@@ -32,19 +57,12 @@ const followEvery = 250 * time.Millisecond
 // serve, a thoughtbox add, a pull) reach the page live, followed through
 // the storage.
 func (c *observatoryCmd) Run(a *app) error {
-	s, err := a.cfg.Observatory()
+	s, err := c.settings(a.cfg)
 	if err != nil {
 		return err
 	}
-	if c.Port != "" {
-		n, err := strconv.Atoi(c.Port)
-		if err != nil || n < 0 || n > 65535 {
-			return &config.SettingError{Name: "--port", Value: c.Port, Reason: "expected a port number from 0 to 65535"}
-		}
-		s.Port = n
-	}
 	s.HTTPAPI = s.HTTPAPI || c.HTTPAPI
-	tokens, err := readTokensFile(a)
+	tokens, err := readTokensFile(a.cfg)
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,57 @@ type serveCmd struct {
 	Port      string `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
 }
 
+// serveSettings are serve's settings, read and checked before anything is
+// written.
+type serveSettings struct {
+	transport      string
+	lim            serverLimits
+	tokens         *gateway.Tokens
+	host, portText string
+	port           int
+}
+
+// settings reads and checks every setting of serve (flags, environment,
+// config.json), so that a bad one is reported before the data directory
+// or the project is touched (see checkSettings).
+func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
+	var s serveSettings
+	s.transport = firstSet(c.Transport, cfg.Getenv(EnvTransport), "http")
+	if s.transport != "http" && s.transport != "stdio" {
+		name := "--transport"
+		if c.Transport == "" {
+			name = EnvTransport
+		}
+		return s, &config.SettingError{Name: name, Value: s.transport, Reason: "expected stdio or http"}
+	}
+	var err error
+	if s.lim, err = readLimits(cfg); err != nil {
+		return s, err
+	}
+	if s.tokens, err = readTokensFile(cfg); err != nil {
+		return s, err
+	}
+	if _, err := cfg.Observatory(); err != nil {
+		return s, err
+	}
+	s.host = firstSet(c.Host, cfg.Getenv(EnvHost), "127.0.0.1")
+	s.portText = firstSet(c.Port, cfg.Getenv(EnvPort), "1731")
+	s.port, err = strconv.Atoi(s.portText)
+	if s.transport == "http" && (err != nil || s.port < 0 || s.port > 65535) {
+		name := "--port"
+		if c.Port == "" {
+			name = EnvPort
+		}
+		return s, &config.SettingError{Name: name, Value: s.portText, Reason: "expected a port number from 0 to 65535"}
+	}
+	return s, nil
+}
+
+func (c *serveCmd) checkSettings(cfg *config.Config) error {
+	_, err := c.settings(cfg)
+	return err
+}
+
 func (c *serveCmd) Run(a *app) error {
 	if path := a.cfg.Getenv(EnvHeapProfile); path != "" {
 		defer func() {
@@ -91,22 +142,11 @@ func (c *serveCmd) Run(a *app) error {
 		defer pprof.StopCPUProfile()
 	}
 	softMemoryLimit(a.ctx)
-	transport := firstSet(c.Transport, a.cfg.Getenv(EnvTransport), "http")
-	if transport != "http" && transport != "stdio" {
-		name := "--transport"
-		if c.Transport == "" {
-			name = EnvTransport
-		}
-		return &config.SettingError{Name: name, Value: transport, Reason: "expected stdio or http"}
-	}
-	lim, err := readLimits(a.cfg)
+	set, err := c.settings(a.cfg)
 	if err != nil {
 		return err
 	}
-	tokens, err := readTokensFile(a)
-	if err != nil {
-		return err
-	}
+	transport, lim, tokens := set.transport, set.lim, set.tokens
 	var thoughtLog = a.env.Stderr
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
@@ -162,16 +202,7 @@ func (c *serveCmd) Run(a *app) error {
 		return g.ServeStdio(a.ctx, a.env.Stdin, a.env.Stdout)
 	}
 
-	host := firstSet(c.Host, a.cfg.Getenv(EnvHost), "127.0.0.1")
-	portText := firstSet(c.Port, a.cfg.Getenv(EnvPort), "1731")
-	port, err := strconv.Atoi(portText)
-	if err != nil || port < 0 || port > 65535 {
-		name := "--port"
-		if c.Port == "" {
-			name = EnvPort
-		}
-		return &config.SettingError{Name: name, Value: portText, Reason: "expected a port number from 0 to 65535"}
-	}
+	host, port, portText := set.host, set.port, set.portText
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, portText), err)

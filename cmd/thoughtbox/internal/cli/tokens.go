@@ -10,8 +10,8 @@ import (
 
 // readTokensFile reads THOUGHTBOX_AUTH_TOKENS_FILE, if set (nil if not):
 // the MCP server and the Observatory check the same tokens.
-func readTokensFile(a *app) (*gateway.Tokens, error) {
-	path := a.cfg.Getenv(EnvAuthTokensFile)
+func readTokensFile(cfg *config.Config) (*gateway.Tokens, error) {
+	path := cfg.Getenv(EnvAuthTokensFile)
 	if path == "" {
 		return nil, nil
 	}

@@ -14,7 +14,7 @@ import (
 type startCmd struct {
 	Title       string   `arg:"" help:"Session title (at most 200 characters)."`
 	Tags        []string `name:"tag" placeholder:"TAG" help:"A tag; repeat the flag for more."`
-	Description string   `placeholder:"TEXT" help:"A longer description."`
+	Description string   `placeholder:"TEXT" emptyok:"" help:"A longer description (empty: none)."`
 }
 
 // Validate refuses a title that is wrong in itself (exit 2).
@@ -22,7 +22,7 @@ func (c *startCmd) Validate() error {
 	if strings.TrimSpace(c.Title) == "" {
 		return fmt.Errorf("<title> must not be empty")
 	}
-	return nil
+	return checkTitle("<title>", &c.Title)
 }
 
 func (c *startCmd) Run(a *app) error {
@@ -65,9 +65,15 @@ func (c *addCmd) Validate() error {
 		if f.v != nil && *f.v < 1 {
 			return fmt.Errorf("%s must be at least 1, got %d", f.flag, *f.v)
 		}
+		if f.v != nil && *f.v > ledger.MaxThoughtNumber {
+			return fmt.Errorf("%s must be at most %d, got %d", f.flag, ledger.MaxThoughtNumber, *f.v)
+		}
 	}
 	if strings.TrimSpace(c.Text) == "" {
 		return fmt.Errorf("<text> must not be empty (- reads it from standard input)")
+	}
+	if err := checkID("--branch", c.Branch); err != nil {
+		return err
 	}
 	if c.From != nil && c.Branch == "" {
 		return fmt.Errorf("--from needs --branch: it names the main-chain thought a branch forks from")
@@ -200,7 +206,7 @@ func (c *editCmd) Validate() error {
 	if c.Title != nil && strings.TrimSpace(*c.Title) == "" {
 		return fmt.Errorf("--title must not be empty")
 	}
-	return nil
+	return checkTitle("--title", c.Title)
 }
 
 func (c *editCmd) Run(a *app) error {
