@@ -53,6 +53,10 @@ const (
 	// Go duration, default DefaultAutoPullInterval).
 	EnvAutoPull         = "THOUGHTBOX_AUTO_PULL"
 	EnvAutoPullInterval = "THOUGHTBOX_AUTO_PULL_INTERVAL"
+	// EnvAutoPushInterval, when set, has THOUGHTBOX_AUTO_PUSH also push
+	// sessions still open, at most this often (a Go duration): without it
+	// a session reaches the remote only when it closes.
+	EnvAutoPushInterval = "THOUGHTBOX_AUTO_PUSH_INTERVAL"
 )
 
 // Defaults.
@@ -62,8 +66,8 @@ const (
 	// DefaultAutoPullInterval is how often a server pulls from
 	// THOUGHTBOX_AUTO_PULL unless told otherwise.
 	DefaultAutoPullInterval = 30 * time.Second
-	// MinAutoPullInterval keeps a mistyped interval (1ms for 1m) from
-	// hammering a team's Git host.
+	// MinAutoPullInterval, the least interval of auto-pull and auto-push,
+	// keeps a mistyped one (1ms for 1m) from hammering a team's Git host.
 	MinAutoPullInterval = time.Second
 )
 
@@ -121,6 +125,9 @@ type Config struct {
 	// AutoPullInterval is THOUGHTBOX_AUTO_PULL_INTERVAL, or
 	// DefaultAutoPullInterval; it matters only with THOUGHTBOX_AUTO_PULL.
 	AutoPullInterval time.Duration
+	// AutoPushInterval is THOUGHTBOX_AUTO_PUSH_INTERVAL, or 0: open
+	// sessions are not pushed, closed ones are.
+	AutoPushInterval time.Duration
 
 	lookup LookupEnv
 }
@@ -223,6 +230,13 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 			return nil, &SettingError{Name: EnvAutoPullInterval, Value: v, Reason: "expected a duration of at least 1s such as 30s or 5m"}
 		}
 		c.AutoPullInterval = d
+	}
+	if v, ok := env(EnvAutoPushInterval); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < MinAutoPullInterval {
+			return nil, &SettingError{Name: EnvAutoPushInterval, Value: v, Reason: "expected a duration of at least 1s such as 10s or 1m"}
+		}
+		c.AutoPushInterval = d
 	}
 
 	file, created, err := loadOrCreate(c.DataDir, create && c.Storage == StorageFS, time.Now)

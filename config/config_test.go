@@ -424,3 +424,23 @@ func TestResolveAutoPullInterval(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveAutoPushInterval(t *testing.T) {
+	c, err := Resolve(Flags{DataDir: t.TempDir()}, envOf(map[string]string{}))
+	if err != nil || c.AutoPushInterval != 0 {
+		t.Fatalf("unset: %v, %v; want 0 (closed sessions only)", c, err)
+	}
+	c, err = Resolve(Flags{DataDir: t.TempDir()}, envOf(map[string]string{EnvAutoPushInterval: "2s"}))
+	if err != nil || c.AutoPushInterval != 2*time.Second {
+		t.Fatalf("2s: %v, %v", c, err)
+	}
+	dir := t.TempDir()
+	_, err = Resolve(Flags{DataDir: dir}, envOf(map[string]string{EnvAutoPushInterval: "10ms"}))
+	var se *SettingError
+	if !errors.As(err, &se) || se.Name != EnvAutoPushInterval {
+		t.Errorf("10ms: err = %v, want a SettingError naming %s", err, EnvAutoPushInterval)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
+		t.Errorf("config.json was written for a refused setting")
+	}
+}
