@@ -228,6 +228,17 @@ func run(o options, progress io.Writer) (*report, error) {
 					return
 				case <-t.C:
 				}
+				// One listing says which sessions grew here; only those are
+				// read, through read_thoughts (the server's view of the
+				// session, which is what an agent there would get), so
+				// that the watcher's own calls stay few under load.
+				counts, err := listCounts(watchCtx, c)
+				if err != nil {
+					if watchCtx.Err() != nil {
+						return
+					}
+					continue
+				}
 				for _, x := range reg.all() {
 					if x.server == i {
 						continue
@@ -236,7 +247,7 @@ func run(o options, progress io.Writer) (*report, error) {
 					delaysMu.Lock()
 					have := seen[i][x.id]
 					delaysMu.Unlock()
-					if closed && have >= acked {
+					if closed && have >= acked || counts[x.id] <= have {
 						continue
 					}
 					visible, err := lastThought(watchCtx, c, x.id)
@@ -469,6 +480,28 @@ func lastThought(ctx context.Context, c *mcp.ClientSession, id string) (int, err
 	t, _ := ts[0].(map[string]any)
 	n, _ := t["thoughtNumber"].(float64)
 	return int(n), nil
+}
+
+// listCounts pages through session list and returns each session's
+// thought count.
+func listCounts(ctx context.Context, c *mcp.ClientSession) (map[string]int, error) {
+	counts := map[string]int{}
+	for offset := 0; ; offset += 100 {
+		r, err := call(ctx, c, "session", map[string]any{"operation": "list", "limit": 100, "offset": offset})
+		if err != nil {
+			return nil, err
+		}
+		list, _ := r["sessions"].([]any)
+		for _, x := range list {
+			m, _ := x.(map[string]any)
+			id, _ := m["id"].(string)
+			n, _ := m["thoughtCount"].(float64)
+			counts[id] = int(n)
+		}
+		if more, _ := r["hasMore"].(bool); !more {
+			return counts, nil
+		}
+	}
 }
 
 type notFound struct{ msg string }
