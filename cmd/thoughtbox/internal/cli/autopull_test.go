@@ -214,3 +214,30 @@ func TestAutoPullStopsPromptly(t *testing.T) {
 		t.Fatal("the puller did not stop within a minute of close, waiting on an hour's interval")
 	}
 }
+
+// TestAutoPullQuarantine: a chain that fails the checks of what a pull
+// brings in (here a thought over B's size limit) is kept aside, as with
+// `thoughtbox pull`: B does not list it, and the log says so once.
+func TestAutoPullQuarantine(t *testing.T) {
+	remote := bareRemote(t)
+	a, b := newTeamMember(t), newTeamMember(t)
+	ctx := context.Background()
+	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Too long for B"}, ledger.Author{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.think(t, s.ID, strings.Repeat("a long thought ", 20))
+	a.push(t, remote)
+	var log syncBuffer
+	p := newAutoPuller(b.store, b.ledger, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{MaxThoughtBytes: 64}, &log)
+	defer p.close()
+	pulledAfterNow(p)
+	pulledAfterNow(p)
+	got := log.String()
+	if strings.Count(got, "failed the checks") != 1 || !strings.Contains(got, "session "+s.ID) || !strings.Contains(got, "auto-pull from "+remote) {
+		t.Errorf("log of a quarantined chain:\n%s", got)
+	}
+	if list, _ := b.ledger.List(ctx); len(list) != 0 {
+		t.Errorf("B lists a quarantined session: %+v", list)
+	}
+}
