@@ -41,15 +41,20 @@ func TestServeStdioAutoPull(t *testing.T) {
 	callGateway(t, s, "cipher", map[string]any{})
 
 	// Another member of the team writes and pushes with the CLI.
-	const id = "a1000000-0000-4000-8000-00000000000a"
-	env := append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir(), "THOUGHTBOX_TEST_SESSION_ID="+id)
-	for _, args := range [][]string{{"start", "Pulled question"}, {"add", id, "Measured on the other machine"}, {"push", remote}} {
+	env := append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir())
+	cli := func(args ...string) string {
+		t.Helper()
 		c := exec.Command(bin, args...)
 		c.Env = env
-		if out, err := c.CombinedOutput(); err != nil {
+		out, err := c.Output()
+		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
+		return strings.TrimSpace(string(out))
 	}
+	id := cli("start", "Pulled question")
+	cli("add", id, "Measured on the other machine")
+	cli("push", remote)
 	for {
 		r := callGateway(t, s, "session", map[string]any{"operation": "list"})
 		if strings.Contains(r.text, id) {
