@@ -48,12 +48,27 @@ const (
 	// EnvLockTimeout is how long a writer waits for a lock another
 	// process holds (a Go duration, e.g. 10s); see gitstore.Options.
 	EnvLockTimeout = "THOUGHTBOX_LOCK_TIMEOUT"
+	// EnvAutoPull names a remote (a name, URL or path) that `thoughtbox
+	// serve` pulls from in the background, every EnvAutoPullInterval (a
+	// Go duration, default DefaultAutoPullInterval).
+	EnvAutoPull         = "THOUGHTBOX_AUTO_PULL"
+	EnvAutoPullInterval = "THOUGHTBOX_AUTO_PULL_INTERVAL"
+	// EnvAutoPushInterval, when set, has THOUGHTBOX_AUTO_PUSH also push
+	// sessions still open, at most this often (a Go duration): without it
+	// a session reaches the remote only when it closes.
+	EnvAutoPushInterval = "THOUGHTBOX_AUTO_PUSH_INTERVAL"
 )
 
 // Defaults.
 const (
 	DefaultDataDir = "~/.thoughtbox"
 	DefaultProject = "_default"
+	// DefaultAutoPullInterval is how often a server pulls from
+	// THOUGHTBOX_AUTO_PULL unless told otherwise.
+	DefaultAutoPullInterval = 30 * time.Second
+	// MinAutoPullInterval, the least interval of auto-pull and auto-push,
+	// keeps a mistyped one (1ms for 1m) from hammering a team's Git host.
+	MinAutoPullInterval = time.Second
 )
 
 // FileName is the name of the configuration file in the data directory.
@@ -107,6 +122,12 @@ type Config struct {
 	MaxThoughtBytes int
 	// AutoCreateSession is THOUGHTBOX_AUTO_CREATE_SESSION (default true).
 	AutoCreateSession bool
+	// AutoPullInterval is THOUGHTBOX_AUTO_PULL_INTERVAL, or
+	// DefaultAutoPullInterval; it matters only with THOUGHTBOX_AUTO_PULL.
+	AutoPullInterval time.Duration
+	// AutoPushInterval is THOUGHTBOX_AUTO_PUSH_INTERVAL, or 0: open
+	// sessions are not pushed, closed ones are.
+	AutoPushInterval time.Duration
 
 	lookup LookupEnv
 }
@@ -200,6 +221,22 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 			return nil, &SettingError{Name: EnvLockTimeout, Value: v, Reason: "expected a positive duration such as 10s or 500ms"}
 		}
 		c.LockTimeout = d
+	}
+
+	c.AutoPullInterval = DefaultAutoPullInterval
+	if v, ok := env(EnvAutoPullInterval); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < MinAutoPullInterval {
+			return nil, &SettingError{Name: EnvAutoPullInterval, Value: v, Reason: "expected a duration of at least 1s such as 30s or 5m"}
+		}
+		c.AutoPullInterval = d
+	}
+	if v, ok := env(EnvAutoPushInterval); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < MinAutoPullInterval {
+			return nil, &SettingError{Name: EnvAutoPushInterval, Value: v, Reason: "expected a duration of at least 1s such as 10s or 1m"}
+		}
+		c.AutoPushInterval = d
 	}
 
 	file, created, err := loadOrCreate(c.DataDir, create && c.Storage == StorageFS, time.Now)

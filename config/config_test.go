@@ -387,3 +387,60 @@ func TestObservatorySettings(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveAutoPullInterval(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		bad   bool
+	}{
+		{"", DefaultAutoPullInterval, false},
+		{"2s", 2 * time.Second, false},
+		{"5m", 5 * time.Minute, false},
+		{"1s", time.Second, false},
+		{"500ms", 0, true},
+		{"0", 0, true},
+		{"-30s", 0, true},
+		{"30", 0, true},
+		{"soon", 0, true},
+	} {
+		dir := t.TempDir()
+		c, err := Resolve(Flags{DataDir: dir}, envOf(map[string]string{EnvAutoPullInterval: tc.value}))
+		if tc.bad {
+			var se *SettingError
+			if !errors.As(err, &se) || se.Name != EnvAutoPullInterval || !strings.Contains(se.Reason, "at least 1s") {
+				t.Errorf("%q: err = %v, want a SettingError naming %s", tc.value, err, EnvAutoPullInterval)
+			}
+			if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
+				t.Errorf("%q: config.json was written for a refused setting", tc.value)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.value, err)
+		}
+		if c.AutoPullInterval != tc.want {
+			t.Errorf("%q: AutoPullInterval = %v, want %v", tc.value, c.AutoPullInterval, tc.want)
+		}
+	}
+}
+
+func TestResolveAutoPushInterval(t *testing.T) {
+	c, err := Resolve(Flags{DataDir: t.TempDir()}, envOf(map[string]string{}))
+	if err != nil || c.AutoPushInterval != 0 {
+		t.Fatalf("unset: %v, %v; want 0 (closed sessions only)", c, err)
+	}
+	c, err = Resolve(Flags{DataDir: t.TempDir()}, envOf(map[string]string{EnvAutoPushInterval: "2s"}))
+	if err != nil || c.AutoPushInterval != 2*time.Second {
+		t.Fatalf("2s: %v, %v", c, err)
+	}
+	dir := t.TempDir()
+	_, err = Resolve(Flags{DataDir: dir}, envOf(map[string]string{EnvAutoPushInterval: "10ms"}))
+	var se *SettingError
+	if !errors.As(err, &se) || se.Name != EnvAutoPushInterval {
+		t.Errorf("10ms: err = %v, want a SettingError naming %s", err, EnvAutoPushInterval)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
+		t.Errorf("config.json was written for a refused setting")
+	}
+}

@@ -101,3 +101,47 @@ func nodes(ns []ledger.ThoughtNode) []string {
 	}
 	return out
 }
+
+// TestForgetDropsStaleViews: two ledgers on one store, as a server and a
+// pull moving its refs. The ledger that holds a view answers reads from
+// it until told the session changed; after Forget its view, search and
+// next number follow the store, and a session it never read costs nothing.
+func TestForgetDropsStaleViews(t *testing.T) {
+	gs, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gs.Close()
+	ctx := context.Background()
+	writer, server := ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{})
+	s, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "shared"}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.AddThought(ctx, s.ID, th("one"), agent); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := server.View(ctx, s.ID); err != nil || v.Graph.Len() != 1 {
+		t.Fatalf("first view: %v, %v", v, err)
+	}
+	if r, err := server.Search(ctx, ledger.SearchQuery{Query: "one"}); err != nil || r.Total != 1 {
+		t.Fatalf("search: %+v, %v", r, err)
+	}
+	if _, err := writer.AddThought(ctx, s.ID, th("zebra"), agent); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := server.View(ctx, s.ID); v.Graph.Len() != 1 {
+		t.Fatalf("the view was reloaded without Forget (%d thoughts): this test no longer shows anything", v.Graph.Len())
+	}
+	server.Forget(s.ID, "never-read-by-this-ledger")
+	if v, err := server.View(ctx, s.ID); err != nil || v.Graph.Len() != 2 {
+		t.Fatalf("view after Forget: %d thoughts, %v", v.Graph.Len(), err)
+	}
+	if r, err := server.Search(ctx, ledger.SearchQuery{Query: "zebra"}); err != nil || r.Total != 1 {
+		t.Errorf("search after Forget: %+v, %v", r, err)
+	}
+	res, err := server.AddThought(ctx, s.ID, th("three"), agent)
+	if err != nil || res.Thought.ThoughtNumber != 3 {
+		t.Errorf("next thought after Forget: %+v, %v", res, err)
+	}
+}

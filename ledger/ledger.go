@@ -429,6 +429,28 @@ func (l *Ledger) View(ctx context.Context, id string) (*SessionView, error) {
 	return l.viewLocked(st), nil
 }
 
+// Forget drops this ledger's views of sessions that changed in the store
+// behind its back — a pull that moved their refs — so that the next read
+// (View, a listing, a search, the next thought) loads each afresh instead
+// of answering from the view it held. Sessions it never read are left
+// alone. Its own writes never need this: they keep the views current.
+func (l *Ledger) Forget(ids ...string) {
+	for _, id := range ids {
+		l.mu.Lock()
+		st := l.sessions[id]
+		l.mu.Unlock()
+		if st != nil {
+			// Waits for a write in progress on the session: the view it
+			// leaves is the one to drop.
+			st.mu.Lock()
+			st.graph = nil
+			st.shared = false
+			st.mu.Unlock()
+		}
+		l.index.forget(id)
+	}
+}
+
 func (l *Ledger) viewLocked(st *sessionState) *SessionView {
 	st.shared = true
 	l.touch(st.id, l.now())

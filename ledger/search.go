@@ -540,6 +540,13 @@ func (l *Ledger) readForIndex(ctx context.Context, s SessionSummary) (*searchDoc
 	return d, nil
 }
 
+// forget drops a session's doc, so that the next search reads it again.
+func (x *searchIndex) forget(id string) {
+	x.mu.Lock()
+	delete(x.docs, id)
+	x.mu.Unlock()
+}
+
 // added records a thought this process committed, if the index holds the
 // session as it was just before; otherwise the session is read again at
 // the next search. Called with the session's lock held.

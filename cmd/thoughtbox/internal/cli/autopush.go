@@ -17,9 +17,12 @@ import (
 )
 
 // autoPusher pushes a session to a remote when it closes (a thought with
-// nextThoughtNeeded false), as THOUGHTBOX_AUTO_PUSH asks. Pushing happens
-// in the background and never fails the thought: a failed push is logged,
-// and its sessions are pushed again with the next one.
+// nextThoughtNeeded false), as THOUGHTBOX_AUTO_PUSH asks; with
+// THOUGHTBOX_AUTO_PUSH_INTERVAL it also pushes sessions that are still
+// open and gained thoughts, at most once an interval, so that a team's
+// other servers see work in progress too. Pushing happens in the
+// background and never fails the thought: a failed push is logged, and its
+// sessions are pushed again with the next one.
 type autoPusher struct {
 	store  *gitstore.Store
 	remote string
@@ -30,20 +33,28 @@ type autoPusher struct {
 	opts        gitstore.TransferOptions
 	log         io.Writer
 	next        ledger.EventSink // the sink this one wraps (may be nil)
+	// every is THOUGHTBOX_AUTO_PUSH_INTERVAL: 0 pushes closed sessions
+	// only.
+	every time.Duration
 
 	mu      sync.Mutex
 	pending map[string]bool // sessions closed and not yet pushed
 	closed  bool            // a session closed since the last push
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	grown   bool            // an open session gained a thought since the last push
+	// marked counts the events that put each session in pending: a
+	// session that gains a thought while a push of it is under way stays
+	// pending, since the push may have left that thought behind.
+	marked map[string]int
+	wake   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 	// pushes counts finished push attempts, for tests.
 	pushes int
 }
 
-func newAutoPusher(store *gitstore.Store, remote, pendingFile string, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
-	p := &autoPusher{store: store, remote: remote, pendingFile: pendingFile, opts: opts, log: log, next: next,
-		pending: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time.Duration, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
+	p := &autoPusher{store: store, remote: remote, pendingFile: pendingFile, every: every, opts: opts, log: log, next: next,
+		pending: map[string]bool{}, marked: map[string]int{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.loadPending()
 	go p.run()
 	return p
@@ -66,7 +77,7 @@ func withAutoPush(cfg *config.Config, store *gitstore.Store, sink ledger.EventSi
 		return nil, nil, err
 	}
 	pending := filepath.Join(cfg.RepoPath(), "thoughtbox", "autopush-pending")
-	p := newAutoPusher(store, remote, pending, o, log, sink)
+	p := newAutoPusher(store, remote, pending, cfg.AutoPushInterval, o, log, sink)
 	return p, p, nil
 }
 
@@ -80,11 +91,20 @@ func (p *autoPusher) Publish(e ledger.Event) {
 	default:
 		return
 	}
-	if more, ok := e.Data["nextThoughtNeeded"].(bool); !ok || more {
+	more, ok := e.Data["nextThoughtNeeded"].(bool)
+	if !ok || more && p.every == 0 {
 		return
 	}
 	p.mu.Lock()
 	p.pending[e.SessionID] = true
+	p.marked[e.SessionID]++
+	if more {
+		// Goes with the next tick, not at once: a busy session is pushed
+		// once an interval, not once a thought.
+		p.grown = true
+		p.mu.Unlock()
+		return
+	}
 	p.closed = true
 	p.mu.Unlock()
 	select {
@@ -95,12 +115,20 @@ func (p *autoPusher) Publish(e ledger.Event) {
 
 func (p *autoPusher) run() {
 	defer close(p.done)
+	var tick <-chan time.Time
+	if p.every > 0 {
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-p.wake:
 			p.pushPending()
+		case <-tick:
+			p.pushPending()
 		case <-p.stop:
-			p.pushPending() // a session closed just before the end still goes
+			p.pushPending() // a session closed (or grown) just before the end still goes
 			return
 		}
 	}
@@ -109,14 +137,16 @@ func (p *autoPusher) run() {
 func (p *autoPusher) pushPending() {
 	p.mu.Lock()
 	ids := make([]string, 0, len(p.pending))
+	marks := make(map[string]int, len(p.pending))
 	for id := range p.pending {
 		ids = append(ids, id)
+		marks[id] = p.marked[id]
 	}
-	fresh := p.closed
-	p.closed = false
+	fresh := p.closed || p.grown
+	p.closed, p.grown = false, false
 	p.mu.Unlock()
 	// Sessions left over from an earlier failure wait for the next
-	// session that closes.
+	// session that closes (or, with an interval, grows).
 	if len(ids) == 0 || !fresh {
 		return
 	}
@@ -142,8 +172,9 @@ func (p *autoPusher) pushPending() {
 		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s: %s rejected (%s): %s\n", p.remote, r.Ref, r.Reason, r.Message)
 	}
 	for _, id := range ids {
-		if !rejected[id] {
+		if !rejected[id] && p.marked[id] == marks[id] {
 			delete(p.pending, id)
+			delete(p.marked, id)
 		}
 	}
 }

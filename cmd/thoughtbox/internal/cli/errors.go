@@ -140,6 +140,10 @@ func settingHint(name string) string {
 		return "set THOUGHTBOX_STORAGE to fs (a Git repository in the data directory) or memory (nothing kept), or unset it"
 	case config.EnvPartition:
 		return "set THOUGHTBOX_PARTITION to monthly, weekly, daily or none, or unset it to use config.json's sessionPartitionGranularity"
+	case config.EnvAutoPullInterval:
+		return "set THOUGHTBOX_AUTO_PULL_INTERVAL to how often the server pulls, e.g. 30s or 5m (at least 1s), or unset it for 30s"
+	case config.EnvAutoPushInterval:
+		return "set THOUGHTBOX_AUTO_PUSH_INTERVAL to how often open sessions are pushed, e.g. 10s (at least 1s), or unset it to push sessions when they close"
 	case config.EnvProject, "--project":
 		return "a project name is 1 to 100 letters, digits, '_', '-' or '.', not starting with '.' or '-'"
 	}

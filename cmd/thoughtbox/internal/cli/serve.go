@@ -191,6 +191,14 @@ func (c *serveCmd) Run(a *app) error {
 		a.ledger.WarmSearchIndex(indexCtx)
 	}()
 	defer func() { stopIndex(); <-indexed }()
+	// THOUGHTBOX_AUTO_PULL keeps this server in step with the rest of a
+	// team through their remote. Only the server's own project is pulled;
+	// projects opened by navigate are brought in by 'thoughtbox pull'.
+	puller, err := startAutoPull(a.cfg, a.store, a.ledger, a.env.Stderr)
+	if err != nil {
+		return err
+	}
+	defer puller.close()
 	// The Observatory, when enabled, runs beside either transport on its
 	// own port, until the server stops.
 	if stopObservatory, err := startObservatoryIfEnabled(a, c.Host, tokens); err != nil {

@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// syncBuffer is a log the puller writes from its goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type teamMember struct {
+	store  *gitstore.Store
+	ledger *ledger.Ledger
+}
+
+func newTeamMember(t *testing.T) *teamMember {
+	t.Helper()
+	s, err := gitstore.Open(filepath.Join(t.TempDir(), "ledger.git"), gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &teamMember{store: s, ledger: ledger.New(s, ledger.Options{})}
+}
+
+func (m *teamMember) think(t *testing.T, id, text string) *ledger.AddResult {
+	t.Helper()
+	r, err := m.ledger.AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "agent"})
+	if err != nil {
+		t.Fatalf("thought %q: %v", text, err)
+	}
+	return r
+}
+
+func (m *teamMember) push(t *testing.T, remote string) {
+	t.Helper()
+	if _, err := m.store.Push(context.Background(), remote, gitstore.TransferOptions{}); err != nil {
+		t.Fatalf("push: %v", err)
+	}
+}
+
+func bareRemote(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed")
+	}
+	remote := filepath.Join(t.TempDir(), "team.git")
+	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return remote
+}
+
+// pulledAfterNow waits for a pull that began after this call.
+func pulledAfterNow(p *autoPuller) {
+	p.waitPulls(p.finished() + 2)
+}
+
+// TestAutoPullServerSeesTeam: what ledger A pushes, ledger B's auto-pull
+// brings in, and B's reads — including of a session B had already read
+// and so holds a view of — show it without B writing first; B's next
+// thought then follows A's.
+func TestAutoPullServerSeesTeam(t *testing.T) {
+	remote := bareRemote(t)
+	a, b := newTeamMember(t), newTeamMember(t)
+	ctx := context.Background()
+	var log syncBuffer
+	p := newAutoPuller(b.store, b.ledger, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{}, &log)
+	defer p.close()
+
+	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Why the cache misses"}, ledger.Author{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.think(t, s.ID, "The eviction counter climbs with every deploy.")
+	a.think(t, s.ID, "Suspect the warmup job.")
+	a.push(t, remote)
+	pulledAfterNow(p)
+
+	list, err := b.ledger.List(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].ThoughtCount != 2 {
+		t.Fatalf("B's list after the pull: %+v, %v", list, err)
+	}
+	found, err := b.ledger.Search(ctx, ledger.SearchQuery{Query: "eviction"})
+	if err != nil || found.Total != 1 {
+		t.Fatalf("B's search for a word of A's thought: %+v, %v", found, err)
+	}
+	v, err := b.ledger.View(ctx, s.ID)
+	if err != nil || v.Graph.Len() != 2 {
+		t.Fatalf("B's view: %v thoughts, %v", v, err)
+	}
+
+	// A goes on; B, which holds a view of two thoughts, must see three.
+	a.think(t, s.ID, "The warmup job evicts the hottest keys: quarantine it.")
+	a.push(t, remote)
+	pulledAfterNow(p)
+	v, err = b.ledger.View(ctx, s.ID)
+	if err != nil || v.Graph.Len() != 3 {
+		t.Fatalf("B's view after A's third thought was pulled: %d thoughts, %v", v.Graph.Len(), err)
+	}
+	if list, _ = b.ledger.List(ctx); list[0].ThoughtCount != 3 {
+		t.Errorf("B's list counts %d thoughts, want 3", list[0].ThoughtCount)
+	}
+	if found, _ = b.ledger.Search(ctx, ledger.SearchQuery{Query: "quarantine"}); found.Total != 1 {
+		t.Errorf("B's search misses a word of the pulled thought: %+v", found)
+	}
+	r := b.think(t, s.ID, "Agreed; B takes it from here.")
+	if r.Thought.ThoughtNumber != 4 {
+		t.Errorf("B's next thought is number %d, want 4", r.Thought.ThoughtNumber)
+	}
+	if got := log.String(); got != "" {
+		t.Errorf("log of pulls that went well: %q", got)
+	}
+
+	// Both extend the session apart: B's pull keeps A's chain aside, says
+	// so once, and changes nothing of B's.
+	b.think(t, s.ID, "B's fifth.")
+	a.think(t, s.ID, "A's fourth, unaware of B.")
+	a.push(t, remote)
+	pulledAfterNow(p)
+	pulledAfterNow(p)
+	if got := log.String(); strings.Count(got, "diverged (extended") != 1 || !strings.Contains(got, "auto-pull from "+remote) || !strings.Contains(got, "refs/thoughtbox/diverged/") {
+		t.Errorf("log after a divergence:\n%s", got)
+	}
+	if v, _ = b.ledger.View(ctx, s.ID); v.Graph.Len() != 5 {
+		t.Errorf("B's session has %d thoughts after the divergence, want its own 5", v.Graph.Len())
+	}
+}
+
+// TestAutoPullFailureIsLoggedOnce: an unreachable remote is logged with
+// its name and cause, once, while writes go on; when it comes back the
+// log says so and its sessions arrive.
+func TestAutoPullFailureIsLoggedOnce(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed")
+	}
+	missing := filepath.Join(t.TempDir(), "team.git")
+	a, b := newTeamMember(t), newTeamMember(t)
+	ctx := context.Background()
+	var log syncBuffer
+	p := newAutoPuller(b.store, b.ledger, missing, 10*time.Millisecond, 0, gitstore.TransferOptions{}, &log)
+	defer p.close()
+	pulledAfterNow(p)
+	pulledAfterNow(p)
+	own, err := b.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Written meanwhile"}, ledger.Author{Name: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.think(t, own.ID, "Writes do not wait for the remote.")
+	got := log.String()
+	if strings.Count(got, "auto-pull from "+missing+" failed") != 1 || !strings.Contains(got, "no Git repository") {
+		t.Fatalf("log of a missing remote:\n%s", got)
+	}
+
+	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "From A"}, ledger.Author{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.think(t, s.ID, "Hello from A.")
+	if out, err := exec.Command("git", "init", "--bare", "-q", missing).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	a.push(t, missing)
+	pulledAfterNow(p)
+	if got := log.String(); !strings.Contains(got, "auto-pull from "+missing+" works again") {
+		t.Errorf("no recovery in the log:\n%s", got)
+	}
+	list, _ := b.ledger.List(ctx)
+	ids := []string{}
+	for _, x := range list {
+		ids = append(ids, x.ID)
+	}
+	if !slices.Contains(ids, s.ID) || !slices.Contains(ids, own.ID) {
+		t.Errorf("B lists %v, want %s and %s", ids, s.ID, own.ID)
+	}
+}
+
+// TestAutoPullStopsPromptly: closing the puller returns while it waits
+// for its next pull.
+func TestAutoPullStopsPromptly(t *testing.T) {
+	remote := bareRemote(t)
+	b := newTeamMember(t)
+	p := newAutoPuller(b.store, b.ledger, remote, time.Hour, 0, gitstore.TransferOptions{}, &syncBuffer{})
+	p.waitPulls(1)
+	done := make(chan struct{})
+	go func() { p.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the puller did not stop within a minute of close, waiting on an hour's interval")
+	}
+}
+
+// TestAutoPullQuarantine: a chain that fails the checks of what a pull
+// brings in (here a thought over B's size limit) is kept aside, as with
+// `thoughtbox pull`: B does not list it, and the log says so once.
+func TestAutoPullQuarantine(t *testing.T) {
+	remote := bareRemote(t)
+	a, b := newTeamMember(t), newTeamMember(t)
+	ctx := context.Background()
+	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Too long for B"}, ledger.Author{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.think(t, s.ID, strings.Repeat("a long thought ", 20))
+	a.push(t, remote)
+	var log syncBuffer
+	p := newAutoPuller(b.store, b.ledger, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{MaxThoughtBytes: 64}, &log)
+	defer p.close()
+	pulledAfterNow(p)
+	pulledAfterNow(p)
+	got := log.String()
+	if strings.Count(got, "failed the checks") != 1 || !strings.Contains(got, "session "+s.ID) || !strings.Contains(got, "auto-pull from "+remote) {
+		t.Errorf("log of a quarantined chain:\n%s", got)
+	}
+	if list, _ := b.ledger.List(ctx); len(list) != 0 {
+		t.Errorf("B lists a quarantined session: %+v", list)
+	}
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// remoteCount is the number of commits of a session's main chain on the
+// remote, 0 when the remote lacks it.
+func remoteCount(t *testing.T, remote, id string) int {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", remote, "rev-list", "--count", "refs/heads/sessions/"+id+"/main").Output()
+	if err != nil {
+		return 0
+	}
+	var n int
+	for _, c := range strings.TrimSpace(string(out)) {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// TestAutoPushInterval: with an interval, an open session that gained
+// thoughts is pushed at the next tick; without one, only closing pushes.
+func TestAutoPushInterval(t *testing.T) {
+	for _, every := range []time.Duration{0, 20 * time.Millisecond} {
+		remote := bareRemote(t)
+		s, err := gitstore.Open(filepath.Join(t.TempDir(), "ledger.git"), gitstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := &syncBuffer{}
+		p := newAutoPusher(s, remote, "", every, gitstore.TransferOptions{}, log, nil)
+		defer func() { t.Log(log.String()) }()
+		l := ledger.New(s, ledger.Options{Events: p})
+		ctx := context.Background()
+		sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "open"}, ledger.Author{Name: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{"one", "two"} {
+			if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "a"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if every == 0 {
+			p.close()
+			s.Close()
+			if n := remoteCount(t, remote, sess.ID); n != 0 {
+				t.Errorf("without an interval an open session reached the remote (%d commits)", n)
+			}
+			continue
+		}
+		waitRemote(t, remote, sess.ID, 3, log)
+		if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: "three", NextThoughtNeeded: true}, ledger.Author{Name: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		// A thought added while the first push was under way must not be
+		// forgotten by it.
+		waitRemote(t, remote, sess.ID, 4, log)
+		p.close()
+		s.Close()
+	}
+}
+
+// waitRemote waits for the asynchronous push to bring the remote's chain
+// to n commits; a minute without it is a failure, not a slow machine.
+func waitRemote(t *testing.T, remote, id string, n int, log *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for remoteCount(t, remote, id) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the remote has %d commits of the session, want %d; log:\n%s", remoteCount(t, remote, id), n, log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
