@@ -291,8 +291,11 @@ func (a *app) warnQuarantined(res *gitstore.PullResult) {
 		plural(len(res.Quarantined), "ref", "refs"), remoteLabel(res.Remote, res.URL))
 	for _, q := range res.Quarantined {
 		what := "the knowledge zone"
-		if q.Session != "" {
+		switch {
+		case q.Session != "":
 			what = "session " + q.Session
+		case q.Notebook != "":
+			what = "notebook " + q.Notebook
 		}
 		fmt.Fprintf(w, "  %s (%s) kept as %s:\n", what, strings.TrimPrefix(q.Ref, "refs/heads/"), q.KeptAs)
 		for _, p := range q.Problems {
