@@ -43,3 +43,11 @@ type NotebookWrite struct {
 
 // ErrNotebookNotFound is returned when no notebook has the id asked for.
 var ErrNotebookNotFound = errors.New("notebook not found")
+
+// NotebookStore returns the ledger's own store as a NotebookStore, so that
+// whoever holds a project's ledger reaches that project's notebooks (and no
+// other's); false if the store keeps no notebooks.
+func (l *Ledger) NotebookStore() (NotebookStore, bool) {
+	ns, ok := l.store.(NotebookStore)
+	return ns, ok
+}
