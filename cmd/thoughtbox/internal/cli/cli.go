@@ -98,7 +98,7 @@ type commandLine struct {
 	Search      searchCmd      `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
-	Notebook  notebookCmd  `cmd:"" help:"Literate JavaScript/TypeScript notebooks, each on refs/heads/notebooks/<id>: list, show, run, export, import."`
+	Notebook  notebookCmd  `cmd:"" help:"Literate JavaScript/TypeScript notebooks, each on refs/heads/notebooks/<id>: create, list, show, run, export, import."`
 
 	Remote   remoteCmd   `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
 	Push     pushCmd     `cmd:"" help:"Push every session, its branches and the knowledge zone to a Git remote."`

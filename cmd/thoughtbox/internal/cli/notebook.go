@@ -17,6 +17,7 @@ import (
 // notebookCmd is `thoughtbox notebook …`: the project's notebooks, each
 // kept on refs/heads/notebooks/<id>.
 type notebookCmd struct {
+	Create notebookCreateCmd `cmd:"" help:"Create a notebook from a template and print its id."`
 	List   notebookListCmd   `cmd:"" help:"List the notebooks, most recently changed first."`
 	Show   notebookShowCmd   `cmd:"" help:"Show a notebook's cells, with the last output of each code cell."`
 	Run    notebookRunCmd    `cmd:"" help:"Run a notebook's code cells in order (or up to --cell) and record the outputs as one commit; exit 1 if a cell failed."`
@@ -70,6 +71,27 @@ func notebookError(err error) error {
 	return f
 }
 
+type notebookCreateCmd struct {
+	Name     string `arg:"" name:"name" help:"The notebook's title; its id is made from it."`
+	Template string `enum:"blank,sequential-feynman" default:"blank" placeholder:"blank|sequential-feynman" help:"What the notebook starts with: a blank page, or a worked explain-check-refine example."`
+	Language string `enum:"typescript,javascript" default:"typescript" placeholder:"typescript|javascript" help:"The language of its code cells."`
+}
+
+func (c *notebookCreateCmd) Run(a *app) error {
+	return a.notebooks(func(svc *notebook.Service) error {
+		nb, err := svc.Create(a.ctx, notebook.CreateRequest{Name: c.Name, Template: c.Template, Language: c.Language, Author: a.author()})
+		if err != nil {
+			return err
+		}
+		a.memoryNote()
+		if a.format == FormatJSON {
+			return writeJSON(a.env.Stdout, nb)
+		}
+		_, err = fmt.Fprintln(a.env.Stdout, nb.ID)
+		return err
+	})
+}
+
 type notebookListCmd struct{}
 
 func (c *notebookListCmd) Run(a *app) error {
@@ -85,7 +107,7 @@ func (c *notebookListCmd) Run(a *app) error {
 			return writeJSON(a.env.Stdout, list)
 		}
 		if len(list) == 0 {
-			fmt.Fprintf(a.env.Stderr, "no notebooks in project %s; 'thoughtbox notebook import <file.src.md>' adds one, or an agent's notebook {operation: \"create\"}\n", a.cfg.Project)
+			fmt.Fprintf(a.env.Stderr, "no notebooks in project %s; 'thoughtbox notebook create <name>' or 'thoughtbox notebook import <file.src.md>' adds one\n", a.cfg.Project)
 			return nil
 		}
 		tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
