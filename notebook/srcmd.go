@@ -21,6 +21,11 @@ import (
 
 const srcmdMetaPrefix = "<!-- srcbook:"
 
+// cellBreak separates two markdown cells in a row, which would otherwise
+// read back as one. It is an HTML comment: invisible where the Markdown
+// is rendered, and plain text to Srcbook.
+const cellBreak = "<!-- cell -->"
+
 type srcmdMeta struct {
 	Language Language        `json:"language"`
 	TSConfig json.RawMessage `json:"tsconfig.json,omitempty"`
@@ -41,11 +46,16 @@ func ExportText(nb *Notebook) string {
 	}
 	mb, _ := json.Marshal(meta)
 	parts := []string{srcmdMetaPrefix + string(mb) + " -->"}
-	for _, c := range nb.Cells {
+	for i, c := range nb.Cells {
 		switch c.Type {
 		case TitleCell:
 			parts = append(parts, "# "+c.Text)
 		case MarkdownCell:
+			// A break keeps the cell apart from a markdown cell before
+			// it, and keeps a first cell "# …" from reading as the title.
+			if (i > 0 && nb.Cells[i-1].Type == MarkdownCell) || (i == 0 && strings.HasPrefix(c.Text, "# ")) {
+				parts = append(parts, cellBreak)
+			}
 			parts = append(parts, c.Text)
 		case PackageJSONCell:
 			parts = append(parts, fenced("package.json", "json", c.Source))
@@ -116,15 +126,21 @@ func ParseText(text string) (*Notebook, error) {
 	}
 	for i < len(lines) {
 		line := lines[i]
-		if md == nil && strings.HasPrefix(line, "# ") && nb.Title() == "" {
+		if md == nil && len(nb.Cells) == 0 && strings.HasPrefix(line, "# ") {
 			nb.Cells = append(nb.Cells, Cell{Type: TitleCell, Text: strings.TrimPrefix(line, "# ")})
 			i += 2 // the heading and the blank line after it
+			continue
+		}
+		if line == cellBreak {
+			flush(false)
+			md = []string{}
+			i += 2
 			continue
 		}
 		if c, next, ok := codeBlock(lines, i); ok {
 			flush(false)
 			nb.Cells = append(nb.Cells, c)
-			i = next + 1 // the blank line after the block
+			i = next + 2 // past the blank line after the block
 			continue
 		}
 		md = append(md, line)

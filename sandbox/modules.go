@@ -178,7 +178,11 @@ func (m *moduleSystem) require(call goja.FunctionCall) goja.Value {
 // an alias of an in-memory module to its path. Links are resolved by
 // load, which alone touches the disk.
 func (m *moduleSystem) resolve(base, name string) string {
-	p := filepath.Join(base, filepath.FromSlash(name))
+	p := filepath.FromSlash(name)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	p = filepath.Clean(p)
 	if rel, ok := strings.CutPrefix(p, m.rootSlash); ok {
 		if to, ok := m.cfg.Aliases[filepath.ToSlash(rel)]; ok {
 			return m.rootSlash + filepath.FromSlash(to)
@@ -236,10 +240,25 @@ func (m *moduleSystem) runModule(name string) error {
 		err = m.timers.drain()
 	}
 	if err == nil && len(m.rejected) > 0 {
-		err = fmt.Errorf("Uncaught (in promise) %s", m.c.show(m.rejected[0].Result()))
+		err = fmt.Errorf("Uncaught (in promise) %s", m.describe(m.rejected[0].Result()))
 	}
 	m.timers.reset()
 	return err
+}
+
+// describe renders a thrown value: an Error as "Name: message", anything
+// else as print would.
+func (m *moduleSystem) describe(v goja.Value) string {
+	if o, ok := v.(*goja.Object); ok {
+		if msg := o.Get("message"); msg != nil && !goja.IsUndefined(msg) {
+			name := "Error"
+			if n := o.Get("name"); n != nil && !goja.IsUndefined(n) {
+				name = n.String()
+			}
+			return name + ": " + msg.String()
+		}
+	}
+	return m.c.show(v)
 }
 
 // explainModuleError renders an exception of a module run as
@@ -253,12 +272,7 @@ func (m *moduleSystem) explainModuleError(err error) string {
 	}
 	msg := "undefined"
 	if v := ex.Value(); v != nil {
-		msg = v.String()
-		if o, ok := v.(*goja.Object); ok {
-			if s := o.Get("message"); s != nil && !goja.IsUndefined(s) && o.Get("name") != nil {
-				msg = o.Get("name").String() + ": " + s.String()
-			}
-		}
+		msg = m.describe(v)
 	}
 	stack := ex.Stack()
 	pick := -1

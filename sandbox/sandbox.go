@@ -225,8 +225,11 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the sandbox: finding this program: %w", err)
 	}
-	// Nothing of the server's environment: no tokens, no paths.
-	cmd.Env = []string{childEnv + "=" + protocolVersion}
+	// Nothing of the server's environment: no tokens, no paths. The one
+	// other variable keeps glibc, in a binary that links it (cgo), to one
+	// malloc arena: each further arena reserves 64 MiB or more of address
+	// space, which counts against the child's address-space limit.
+	cmd.Env = []string{childEnv + "=" + protocolVersion, "MALLOC_ARENA_MAX=1"}
 	cmd.Dir = os.TempDir()
 
 	inR, inW, err := os.Pipe()
