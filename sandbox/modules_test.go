@@ -82,18 +82,18 @@ func TestModulesRefuseTheOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]string{
-		`require('fs')`:                            "module 'fs' is not available in notebooks",
-		`require('node:fs')`:                       "module 'node:fs' is not available in notebooks",
-		`require('fs/promises')`:                   "module 'fs/promises' is not available",
-		`require('child_process')`:                 "module 'child_process' is not available in notebooks",
-		`require('net')`:                           "module 'net' is not available",
-		`require('http')`:                          "module 'http' is not available",
-		`require('/etc/passwd')`:                   "module '/etc/passwd' is outside the notebook's folder",
-		`require('../../../../../../etc/passwd')`:  "is outside the notebook's folder",
-		`require('escape/secret.js')`:              "cannot find module 'escape/secret.js'",
-		`require('lib/secret.js')`:                 "cannot find module 'lib/secret.js'",
-		`require('../package.json')`:               "cannot find module '../package.json'",
-		`require('missing-package')`:               "not installed in this notebook's node_modules",
+		`require('fs')`:                             "module 'fs' is not available in notebooks",
+		`require('node:fs')`:                        "module 'node:fs' is not available in notebooks",
+		`require('fs/promises')`:                    "module 'fs/promises' is not available",
+		`require('child_process')`:                  "module 'child_process' is not available in notebooks",
+		`require('net')`:                            "module 'net' is not available",
+		`require('http')`:                           "module 'http' is not available",
+		`require('/etc/passwd')`:                    "module '/etc/passwd' is outside the notebook's folder",
+		`require('../../../../../../etc/passwd')`:   "is outside the notebook's folder",
+		`require('escape/secret.js')`:               "cannot find module 'escape/secret.js'",
+		`require('lib/secret.js')`:                  "cannot find module 'lib/secret.js'",
+		`require('../package.json')`:                "cannot find module '../package.json'",
+		`require('missing-package')`:                "not installed in this notebook's node_modules",
 		`require(` + "`" + outside + "/secret.js`)": "is outside the notebook's folder",
 	}
 	sources := map[string]string{}
