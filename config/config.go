@@ -57,7 +57,14 @@ const (
 	// sessions still open, at most this often (a Go duration): without it
 	// a session reaches the remote only when it closes.
 	EnvAutoPushInterval = "THOUGHTBOX_AUTO_PUSH_INTERVAL"
+	// EnvNotebookTimeout bounds one notebook run (a Go duration, e.g.
+	// 10s); default DefaultNotebookTimeout.
+	EnvNotebookTimeout = "THOUGHTBOX_NOTEBOOK_TIMEOUT"
 )
+
+// DefaultNotebookTimeout is how long a notebook run may take when
+// THOUGHTBOX_NOTEBOOK_TIMEOUT is not set.
+const DefaultNotebookTimeout = 10 * time.Second
 
 // Defaults.
 const (
@@ -128,6 +135,9 @@ type Config struct {
 	// AutoPushInterval is THOUGHTBOX_AUTO_PUSH_INTERVAL, or 0: open
 	// sessions are not pushed, closed ones are.
 	AutoPushInterval time.Duration
+	// NotebookTimeout is THOUGHTBOX_NOTEBOOK_TIMEOUT, or
+	// DefaultNotebookTimeout.
+	NotebookTimeout time.Duration
 
 	lookup LookupEnv
 }
@@ -238,6 +248,14 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 		}
 		c.AutoPushInterval = d
 	}
+	c.NotebookTimeout = DefaultNotebookTimeout
+	if v, ok := env(EnvNotebookTimeout); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Hour {
+			return nil, &SettingError{Name: EnvNotebookTimeout, Value: v, Reason: "expected a positive duration up to 1h such as 10s or 1500ms"}
+		}
+		c.NotebookTimeout = d
+	}
 
 	file, created, err := loadOrCreate(c.DataDir, create && c.Storage == StorageFS, time.Now)
 	if err != nil {
@@ -266,6 +284,17 @@ func (c *Config) Getenv(name string) string {
 // $DATA_DIR/projects/<project>.git.
 func (c *Config) RepoPath() string {
 	return filepath.Join(c.DataDir, "projects", c.Project+".git")
+}
+
+// NotebookWorkDir is where the project's notebooks keep their work
+// folders (package.json, node_modules), one per notebook:
+// $DATA_DIR/notebooks/<project>. With memory storage it is "", so that
+// nothing is written to the data directory (a temporary folder is used).
+func (c *Config) NotebookWorkDir() string {
+	if c.Storage == StorageMemory {
+		return ""
+	}
+	return filepath.Join(c.DataDir, "notebooks", c.Project)
 }
 
 // OpenStore opens the project's store: the bare repository at RepoPath

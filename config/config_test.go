@@ -119,6 +119,8 @@ func TestResolveInvalidSettings(t *testing.T) {
 		{flags: Flags{Project: "a/b"}, name: "--project", contains: "letters, digits"},
 		{flags: Flags{Project: "-rf"}, name: "--project", contains: "must not start"},
 		{flags: Flags{Project: strings.Repeat("p", 101)}, name: "--project", contains: "at most 100"},
+		{env: map[string]string{EnvNotebookTimeout: "ten"}, name: EnvNotebookTimeout, contains: "positive duration"},
+		{env: map[string]string{EnvNotebookTimeout: "-1s"}, name: EnvNotebookTimeout, contains: "positive duration"},
 	}
 	for _, tt := range tests {
 		env := map[string]string{EnvDataDir: dir}
@@ -442,5 +444,23 @@ func TestResolveAutoPushInterval(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
 		t.Errorf("config.json was written for a refused setting")
+	}
+}
+
+func TestNotebookSettings(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Resolve(Flags{Project: "p1"}, envOf(map[string]string{EnvDataDir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NotebookTimeout != DefaultNotebookTimeout || c.NotebookWorkDir() != filepath.Join(dir, "notebooks", "p1") {
+		t.Errorf("timeout %v, work dir %q", c.NotebookTimeout, c.NotebookWorkDir())
+	}
+	c, err = Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir, EnvNotebookTimeout: "1500ms", EnvStorage: "memory"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NotebookTimeout != 1500*time.Millisecond || c.NotebookWorkDir() != "" {
+		t.Errorf("memory: timeout %v, work dir %q (want none)", c.NotebookTimeout, c.NotebookWorkDir())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/notebook"
 )
 
 // ProtocolVersions are the MCP protocol versions the server offers. The
@@ -88,6 +89,11 @@ type Options struct {
 	// Knowledge is the project's knowledge zone, served by the knowledge
 	// operation; without it that operation fails as not configured.
 	Knowledge *ledger.Knowledge
+	// Notebooks, if set, makes the notebook service of a project from the
+	// store behind its ledger; the gateway asks once per project (again if
+	// the project was reopened) and closes what it got in Close. Without
+	// it the notebook operation fails as not configured.
+	Notebooks func(project string, store ledger.NotebookStore) *notebook.Service
 	// Sampling configures critique and RLM, which call a model through
 	// the client (see SamplingOptions).
 	Sampling SamplingOptions
@@ -110,6 +116,10 @@ type Gateway struct {
 	// not closed yet.
 	mu    sync.Mutex
 	conns map[*conn]struct{}
+
+	// nbMu guards nbs, the notebook services by project.
+	nbMu sync.Mutex
+	nbs  map[string]*projectNotebooks
 }
 
 // New returns a Gateway over l.

@@ -85,6 +85,10 @@ type operation struct {
 	// connection's current state; the tool is announced again when it
 	// changes.
 	describeTool func(c *conn) string
+	// configured, if set, says whether the server can serve the
+	// operation; its tool is not offered when it cannot (the operation
+	// itself then fails saying so).
+	configured func(g *Gateway) bool
 }
 
 // operationTable is the one table of operations, in the order the gateway
@@ -146,6 +150,11 @@ func newOperations() *operationTable {
 			summary: "structured reasoning frameworks; at stage 3 list_models is narrowed to your domain",
 			tool:    "thoughtbox_mental_models", schema: mentalModelsSchema,
 			describeTool: describeMentalModelsTool},
+		{name: "notebook", minStage: StageCipherLoaded, advancesTo: stageNone, handler: notebookOp,
+			args: notebookArgs, summary: notebookSummary,
+			tool: "thoughtbox_notebook", schema: notebookSchema,
+			describeTool: func(*conn) string { return notebookToolDescription },
+			configured:   func(g *Gateway) bool { return g.opts.Notebooks != nil }},
 		{name: "knowledge", minStage: StageInitComplete, advancesTo: stageNone, handler: knowledge, args: knowledgeArgs, summary: knowledgeSummary},
 	}
 	t := &operationTable{list: list, byName: map[string]*operation{}}
@@ -587,7 +596,7 @@ func (c *conn) advance(op *operation) {
 // models).
 func (c *conn) syncTools() {
 	for _, op := range c.g.ops.list {
-		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] {
+		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] || op.configured != nil && !op.configured(c.g) {
 			continue
 		}
 		desc := op.describeTool(c)

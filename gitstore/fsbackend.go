@@ -1049,7 +1049,7 @@ func (b *fsBackend) removeStaleFiles() error {
 	os.Remove(filepath.Join(b.gitDir, "packed-refs.lock")) // only our flusher packs refs
 	// refs/heads/main holds only our README commit; nobody else writes it.
 	os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
-	for _, root := range []string{"refs/heads/sessions", "refs/heads/knowledge"} {
+	for _, root := range []string{"refs/heads/sessions", "refs/heads/knowledge", "refs/heads/notebooks"} {
 		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				if strings.HasSuffix(p, ".lock") {

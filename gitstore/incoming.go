@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,7 +47,9 @@ type Quarantined struct {
 	// Session is the session the chain's ref names ("" for the knowledge
 	// zone).
 	Session string `json:"session,omitempty"`
-	Ref     string `json:"ref"`
+	// Notebook is the notebook the ref names ("" for another ref).
+	Notebook string `json:"notebook,omitempty"`
+	Ref      string `json:"ref"`
 	// KeptAs is the ref that holds the remote's chain.
 	KeptAs string `json:"keptAs"`
 	Tip    string `json:"tip"`
@@ -249,6 +252,97 @@ func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error)
 	return problems, nil
 }
 
+// checkIncomingNotebook checks a notebook's incoming tip as
+// checkSessionLayout does a session's: the tree holds notebooks/<id>/ and
+// nothing else (another notebook's folder would make it appear twice),
+// with a notebook.json that is a JSON object, and every file is UTF-8 text
+// within the size limit.
+func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []string {
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	cm, err := s.readCommit(tip)
+	if err != nil {
+		return []string{fmt.Sprintf("commit %s: %v", tip, err)}
+	}
+	root, _, err := s.readTreeBytes(cm.tree)
+	if err != nil {
+		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}
+	}
+	want := "notebooks/" + id + "/"
+	for _, e := range root.entries {
+		if e.name != "notebooks" || !e.dir {
+			fail("%s is outside %s: a notebook's ref holds only its own folder", e.name, want)
+		}
+	}
+	ne, ok := root.get("notebooks")
+	if !ok || !ne.dir {
+		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
+	}
+	nbs, _, err := s.readTreeBytes(ne.id)
+	if err != nil {
+		return append(problems, fmt.Sprintf("notebooks/: %v", err))
+	}
+	for _, e := range nbs.entries {
+		if e.name != id || !e.dir {
+			fail("notebooks/%s is not the folder of notebook %s", e.name, id)
+		}
+	}
+	fe, ok := nbs.get(id)
+	if !ok || !fe.dir {
+		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
+	}
+	folder, _, err := s.readTreeBytes(fe.id)
+	if err != nil {
+		return append(problems, fmt.Sprintf("%s: %v", want, err))
+	}
+	var walk func(t *tree, prefix string, depth int)
+	walk = func(t *tree, prefix string, depth int) {
+		for _, e := range t.entries {
+			path := prefix + e.name
+			if err := validNotebookPath(e.name); err != nil {
+				fail("%s: %v", path, err)
+				continue
+			}
+			if e.dir {
+				if depth >= 8 {
+					fail("%s/: folders nested more than 8 deep", path)
+					continue
+				}
+				sub, _, err := s.readTreeBytes(e.id)
+				if err != nil {
+					fail("%s/: %v", path, err)
+					continue
+				}
+				walk(sub, path+"/", depth+1)
+				continue
+			}
+			t, data, err := s.be.readObject(e.id)
+			switch {
+			case err != nil:
+				fail("%s: %v", path, err)
+			case t != typeBlob:
+				fail("%s: a %s, not a file", path, t)
+			case len(data) > maxBytes:
+				fail("%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, len(data), maxBytes)
+			case !utf8.Valid(data):
+				fail("%s is not UTF-8 text", path)
+			case path == want+"notebook.json" && !isJSONObject(data):
+				fail("%s is not a JSON object", path)
+			}
+		}
+	}
+	walk(folder, want, 0)
+	if e, ok := folder.get("notebook.json"); !ok || e.dir {
+		fail("%snotebook.json is missing", want)
+	}
+	return problems
+}
+
+func isJSONObject(data []byte) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(data, &v) == nil && v != nil
+}
+
 // quarantineIncoming checks every group (a session, or the knowledge zone)
 // whose refs a pull would move, and takes each that fails out of groups:
 // its remote tips are kept under quarantinePrefix and reported in res.
@@ -292,6 +386,8 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 			problems, err = s.checkIncomingSession(ctx, id, moving, maxBytes)
 		case groups[g][0] == knowledgeRef:
 			problems, err = s.checkIncomingKnowledge(moving[knowledgeRef], maxBytes)
+		case notebookOfRef(groups[g][0]) != "":
+			problems = s.checkIncomingNotebook(notebookOfRef(groups[g][0]), moving[groups[g][0]], maxBytes)
 		}
 		if err != nil {
 			return fmt.Errorf("check %s: %w", g, err)
@@ -314,7 +410,7 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 			if cur != moving[ref] {
 				kept.updates = append(kept.updates, refUpdate{name: keep, old: cur, new: moving[ref]})
 			}
-			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Ref: ref, KeptAs: keep,
+			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: notebookOfRef(ref), Ref: ref, KeptAs: keep,
 				Tip: moving[ref].String(), Problems: problems})
 		}
 	}

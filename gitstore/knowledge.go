@@ -238,19 +238,7 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 			b.objects = append(b.objects, logObject{id: did, typ: typeTree, data: db})
 			k.root.set(treeEntry{name: dirName, dir: true, id: did})
 		}
-		rb := k.root.encode()
-		rid := hashObject(typeTree, rb)
-		b.objects = append(b.objects, logObject{id: rid, typ: typeTree, data: rb})
-		c := &commit{tree: rid, message: knowledgeMessage(w, exists),
-			author:    sig(w.Author, when),
-			committer: signature{committerName, committerEmail, when.UTC()}}
-		if k.tip != zeroHash {
-			c.parents = []hash{k.tip}
-		}
-		cb := c.encode()
-		cid := hashObject(typeCommit, cb)
-		b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
-		b.updates = []refUpdate{{name: knowledgeRef, old: k.tip, new: cid}}
+		b.commitRoot(knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
 
 		err = s.be.apply(ctx, b)
 		if errors.Is(err, errConflict) && attempt < maxKnowledgeAttempts {
@@ -275,6 +263,28 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		}
 		return ledger.KnowledgeVersion(blob.String()), nil
 	}
+}
+
+// commitRoot adds to b the root tree, a commit of it on parent (zeroHash:
+// none) authored by author and committed by thoughtbox, and the
+// compare-and-swap moving ref from parent to that commit, which it returns.
+// The zones kept on their own refs (knowledge, notebooks) commit through
+// it.
+func (b *batch) commitRoot(ref string, parent hash, root *tree, message string, author ledger.Author, when time.Time) hash {
+	rb := root.encode()
+	rid := hashObject(typeTree, rb)
+	b.objects = append(b.objects, logObject{id: rid, typ: typeTree, data: rb})
+	c := &commit{tree: rid, message: message,
+		author:    sig(author, when),
+		committer: signature{committerName, committerEmail, when.UTC()}}
+	if parent != zeroHash {
+		c.parents = []hash{parent}
+	}
+	cb := c.encode()
+	cid := hashObject(typeCommit, cb)
+	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	b.updates = append(b.updates, refUpdate{name: ref, old: parent, new: cid})
+	return cid
 }
 
 func removeEntry(t *tree, name string) {

@@ -248,10 +248,11 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 // moves and applying them.
 var pullPlanned func()
 
-// validSharedRef accepts refs/heads/knowledge and the refs of a session:
+// validSharedRef accepts refs/heads/knowledge, a notebook's
+// refs/heads/notebooks/<id> and the refs of a session:
 // refs/heads/sessions/<id>/main and refs/heads/sessions/<id>/branches/<b>.
 func validSharedRef(name string) bool {
-	if name == knowledgeRef {
+	if name == knowledgeRef || notebookOfRef(name) != "" {
 		return true
 	}
 	rest, ok := strings.CutPrefix(name, refPrefix)

@@ -61,7 +61,7 @@ func sessionOfRef(ref string) string {
 
 // groupOfRef is the unit a transfer moves whole: a session's refs go
 // together, so that a remote never gets a branch without the main chain it
-// forks from.
+// forks from. A notebook is one ref, and so a group of its own.
 func groupOfRef(ref string) string {
 	if id := sessionOfRef(ref); id != "" {
 		return "session " + id
@@ -71,7 +71,8 @@ func groupOfRef(ref string) string {
 
 // shared reports whether a transfer moves ref.
 func shared(ref string) bool {
-	return strings.HasPrefix(ref, refPrefix) || ref == knowledgeRef || ref == "refs/heads/main"
+	return strings.HasPrefix(ref, refPrefix) || strings.HasPrefix(ref, notebookPrefix) ||
+		ref == knowledgeRef || ref == "refs/heads/main"
 }
 
 // Push sends the project's sessions and knowledge to a remote (a remote

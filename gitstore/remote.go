@@ -30,8 +30,9 @@ import (
 // with `thoughtbox remote list`.
 //
 // What moves: every session's refs (refs/heads/sessions/<id>/...), the
-// knowledge zone (refs/heads/knowledge) and, when the remote has none yet,
-// main with its README. Each session owns its refs, so pushes from many
+// knowledge zone (refs/heads/knowledge), every notebook's ref
+// (refs/heads/notebooks/<id>) and, when the remote has none yet, main with
+// its README. Each session owns its refs, so pushes from many
 // agents never touch the same ref unless they wrote the same session.
 
 // Remote is a named Git remote of the project.
@@ -56,8 +57,8 @@ type TransferOptions struct {
 	// server even when the git programs are installed. Without them it is
 	// used anyway.
 	BuiltinFile bool
-	// Sessions limits a push to these sessions (the knowledge ref goes
-	// too); nil pushes everything.
+	// Sessions limits a push to these sessions (the knowledge ref and the
+	// notebooks go too); nil pushes everything.
 	Sessions []string
 	// Force lists sessions whose refs on the remote may be replaced even
 	// though they are not ancestors of ours (push only).

@@ -63,6 +63,8 @@ type child struct {
 	replies  chan message
 	clock    *clock
 	output   boundedWriter
+
+	modules *moduleSystem // nil unless the session has Modules
 }
 
 func childMain(stdin io.Reader, stdout io.Writer) int {
@@ -194,6 +196,11 @@ func (c *child) setup() error {
 			return fmt.Errorf("host function %s: %w", name, err)
 		}
 	}
+	if c.init.Modules != nil {
+		if err := c.setupModules(c.init.Modules); err != nil {
+			return err
+		}
+	}
 	for name, f := range testGlobals {
 		_ = c.vm.Set(name, func(call goja.FunctionCall) goja.Value { return f(call, c.vm) })
 	}
@@ -288,6 +295,23 @@ func (c *child) run(m message, msgs <-chan message) bool {
 			}
 			done <- r
 		}()
+		if m.Module != "" {
+			if c.modules == nil {
+				r.Error = "this session has no modules"
+				return
+			}
+			err := c.modules.runModule(m.Module)
+			if err != nil {
+				var ie *goja.InterruptedError
+				r.Interrupted = errors.As(err, &ie)
+				if r.Interrupted {
+					r.Error = c.explain(err, timeout).Error()
+				} else {
+					r.Error = c.modules.explainModuleError(err)
+				}
+			}
+			return
+		}
 		v, err := c.vm.RunString(m.Code)
 		if err == nil && v != nil && !goja.IsUndefined(v) {
 			// Rendering may run the block's own toJSON or toString, so

@@ -22,7 +22,7 @@ import (
 func applyLimits(memoryBytes, cpuSeconds int64) {
 	if memoryBytes > 0 && !raceEnabled {
 		if base := mappedBytes(); base > 0 {
-			lim := uint64(base + memoryBytes)
+			lim := uint64(base + memoryBytes + threadAllowance)
 			// Best effort: where RLIMIT_AS is not enforced (darwin), the
 			// heap watchdog is the limit.
 			_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim})
@@ -39,6 +39,15 @@ func applyLimits(memoryBytes, cpuSeconds int64) {
 		_ = syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: uint64(cpuSeconds), Max: uint64(cpuSeconds) + 1})
 	}
 }
+
+// threadAllowance is address space the limit leaves for what is not the
+// scripts' memory: in a binary that links cgo, each thread the Go runtime
+// starts reserves an 8 MiB pthread stack, and a loaded machine makes the
+// runtime start more of them. Without it, a child holding 8 MB of heap
+// failed to map its next 4 MiB block (seen under load in the notebook
+// tests, whose binary links cgo through net). The heap watchdog still
+// holds the scripts to memoryBytes.
+const threadAllowance = 256 << 20
 
 // mappedBytes is the process's current address space, from
 // /proc/self/status (0 where there is no such file).

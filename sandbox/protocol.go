@@ -24,9 +24,11 @@ type message struct {
 	CPUSeconds   int64                      `json:"cpuSeconds,omitempty"`
 	MaxCallDepth int                        `json:"maxCallDepth,omitempty"`
 	MaxHostArg   int                        `json:"maxHostArg,omitempty"`
+	Modules      *Modules                   `json:"modules,omitempty"`
 
 	// run
 	Code      string `json:"code,omitempty"`
+	Module    string `json:"module,omitempty"` // run this in-memory module instead of Code
 	TimeoutMS int64  `json:"timeoutMs,omitempty"`
 	MaxOutput int    `json:"maxOutput,omitempty"`
 	MaxValue  int    `json:"maxValue,omitempty"`
@@ -65,7 +67,7 @@ const (
 // older parent instead of misreading it.
 const (
 	childEnv        = "THOUGHTBOX_SANDBOX_CHILD"
-	protocolVersion = "1"
+	protocolVersion = "2"
 )
 
 // Exit codes of the child that the parent interprets.

@@ -114,6 +114,9 @@ type Config struct {
 	Globals map[string]json.RawMessage
 	// HostFuncs are the host functions, as global functions of their name.
 	HostFuncs map[string]HostFunc
+	// Modules, when set, gives the session require() and timers (see
+	// Modules), and RunModule.
+	Modules *Modules
 }
 
 // RunOptions bound one run. Zero values take the defaults.
@@ -222,8 +225,11 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the sandbox: finding this program: %w", err)
 	}
-	// Nothing of the server's environment: no tokens, no paths.
-	cmd.Env = []string{childEnv + "=" + protocolVersion}
+	// Nothing of the server's environment: no tokens, no paths. The one
+	// other variable keeps glibc, in a binary that links it (cgo), to one
+	// malloc arena: each further arena reserves 64 MiB or more of address
+	// space, which counts against the child's address-space limit.
+	cmd.Env = []string{childEnv + "=" + protocolVersion, "MALLOC_ARENA_MAX=1"}
 	cmd.Dir = os.TempDir()
 
 	inR, inW, err := os.Pipe()
@@ -280,7 +286,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	init := message{
 		Type: msgInit, Globals: cfg.Globals, HostFuncs: names,
 		MemoryBytes: cfg.Limits.Memory, CPUSeconds: int64((cfg.Limits.CPU + time.Second - 1) / time.Second),
-		MaxCallDepth: cfg.Limits.MaxCallDepth, MaxHostArg: cfg.Limits.MaxHostArg,
+		MaxCallDepth: cfg.Limits.MaxCallDepth, MaxHostArg: cfg.Limits.MaxHostArg, Modules: cfg.Modules,
 	}
 	if err := s.send(init); err != nil {
 		return nil, s.failStart(err)
@@ -348,6 +354,26 @@ func (s *Session) send(m message) error {
 // Run runs code in the session's runtime: its globals are those the
 // earlier runs left.
 func (s *Session) Run(ctx context.Context, code string, opts RunOptions) (Result, error) {
+	return s.run(ctx, message{Type: msgRun, Code: code}, opts)
+}
+
+// RunModule runs the in-memory module name (a key of Config.Modules'
+// Sources) and the timers it sets, as a run of its own: its output is
+// what it printed, and a module that required it before, or requires it
+// later, shares its one instance. A module that threw is not kept, so a
+// later run may try it again. Result.Error names the cell file and line
+// where the exception was thrown.
+func (s *Session) RunModule(ctx context.Context, name string, opts RunOptions) (Result, error) {
+	if s.cfg.Modules == nil {
+		return Result{}, errors.New("sandbox: RunModule on a session started without Modules")
+	}
+	if _, ok := s.cfg.Modules.Sources[name]; !ok {
+		return Result{}, fmt.Errorf("sandbox: RunModule: no in-memory module %q", name)
+	}
+	return s.run(ctx, message{Type: msgRun, Module: name}, opts)
+}
+
+func (s *Session) run(ctx context.Context, req message, opts RunOptions) (Result, error) {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	s.mu.Lock()
@@ -367,8 +393,9 @@ func (s *Session) Run(ctx context.Context, code string, opts RunOptions) (Result
 	}
 	s.nextRun++
 	id := s.nextRun
-	err := s.send(message{Type: msgRun, ID: id, Code: code, TimeoutMS: max(opts.Timeout.Milliseconds(), 1),
-		MaxOutput: opts.MaxOutput, MaxValue: opts.MaxValue, Echo: opts.Echo})
+	req.ID, req.TimeoutMS = id, max(opts.Timeout.Milliseconds(), 1)
+	req.MaxOutput, req.MaxValue, req.Echo = opts.MaxOutput, opts.MaxValue, opts.Echo
+	err := s.send(req)
 	if err != nil {
 		return Result{}, s.died()
 	}

@@ -19,7 +19,7 @@ func alive(pid int) bool {
 
 // TestNoInheritedFiles: the child holds its three pipes and nothing else,
 // not even a descriptor the parent left inheritable, and gets no
-// environment but its own marker.
+// environment but its own marker (and glibc's arena limit).
 func TestNoInheritedFiles(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("no /proc/self/fd here")
@@ -53,7 +53,7 @@ func TestNoInheritedFiles(t *testing.T) {
 			t.Errorf("the child holds descriptor %s", f)
 		}
 	}
-	if len(got.Env) != 1 || got.Env[0] != childEnv+"="+protocolVersion {
+	if len(got.Env) != 2 || got.Env[0] != childEnv+"="+protocolVersion || got.Env[1] != "MALLOC_ARENA_MAX=1" {
 		t.Errorf("environment %q", got.Env)
 	}
 	if got.Cwd != os.TempDir() {

@@ -137,8 +137,8 @@ func TestTags(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	must := map[string][]string{
-		"init":                   {"get_state", "start_new", "load_context", "cipher", "thought", "STAGE_REQUIREMENT_NOT_MET", "| 3 |"},
-		"architecture":           {"refs/heads/sessions/<sessionId>/main", "branches/<branchId>", "manifest.json", "Thoughtbox-Session", "Thoughtbox-Thought", "Thoughtbox-Branch", "Thoughtbox-Revises", "write-ahead log", "git log", "git diff"},
+		"init":                   {"get_state", "start_new", "load_context", "cipher", "thought", "STAGE_REQUIREMENT_NOT_MET", "| 3 |", "run_cell", "THOUGHTBOX_NOTEBOOK_TIMEOUT"},
+		"architecture":           {"refs/heads/sessions/<sessionId>/main", "branches/<branchId>", "manifest.json", "Thoughtbox-Session", "Thoughtbox-Thought", "Thoughtbox-Branch", "Thoughtbox-Revises", "write-ahead log", "git log", "git diff", "refs/heads/notebooks/<notebookId>", "Thoughtbox-Notebook"},
 		"cipher":                 {"S{n}|{type}|{refs}|{content}", "[S4]", "^[S4]", "S2,S4,S7", "plain text"},
 		"patterns-cookbook":      {"branchFromThought", "isRevision", "\"thoughtNumber\": 5", "critique", "nextThoughtNeeded\": false"},
 		"session-analysis-guide": {"linearityScore", "revisionRate", "maxDepth", "thoughtDensity", "hasConvergence", "convergenceRate"},
@@ -226,7 +226,7 @@ func TestPromptsRender(t *testing.T) {
 		name string
 		want []string // substrings of the rendering with every argument given
 	}{
-		{"list_mcp_assets", []string{"thoughtbox_gateway", "get_state", "read_thoughts", "thoughtbox://cipher", "thoughtbox://revisions/{sessionId}/{thoughtNumber}", "`subagent-summarize`", "argument `sessionId` (required)", "`opportunity-cost`"}},
+		{"list_mcp_assets", []string{"thoughtbox_gateway", "get_state", "read_thoughts", "thoughtbox://cipher", "thoughtbox://revisions/{sessionId}/{thoughtNumber}", "`subagent-summarize`", "argument `sessionId` (required)", "`opportunity-cost`", "`thoughtbox_notebook`", "`run_cell`"}},
 		{"interleaved-thinking", []string{"Task: Find why the nightly build is slow", "Tools you expect to use: bash, grep", "start_new"}},
 		{"subagent-summarize", []string{"Session: 3f6c2a", "Focus: open questions", "read_thoughts"}},
 		{"evolution-check", []string{"New insight: The cache was never the bottleneck", "Session to check: 3f6c2a", "revisesThought"}},

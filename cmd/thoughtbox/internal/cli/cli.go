@@ -98,10 +98,11 @@ type commandLine struct {
 	Search      searchCmd      `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
+	Notebook  notebookCmd  `cmd:"" help:"Literate JavaScript/TypeScript notebooks, each on refs/heads/notebooks/<id>: create, list, show, run, export, import."`
 
 	Remote   remoteCmd   `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
-	Push     pushCmd     `cmd:"" help:"Push every session, its branches and the knowledge zone to a Git remote."`
-	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions and knowledge into this project; diverged sessions keep both chains."`
+	Push     pushCmd     `cmd:"" help:"Push every session, its branches, the knowledge zone and the notebooks to a Git remote."`
+	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions, knowledge and notebooks into this project; diverged sessions keep both chains."`
 	Clone    cloneCmd    `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 	Diverged divergedCmd `cmd:"" help:"Chains a pull kept because a remote extended a session differently: list, show, drop, or adopt as a branch."`
 

@@ -158,8 +158,8 @@ func (c *pushCmd) Run(a *app) error {
 		case len(res.Updated) == 0 && len(res.Rejected) == 0:
 			fmt.Fprintf(a.env.Stdout, "%s is up to date (%s)\n", where, plural(res.UpToDate, "ref", "refs"))
 		case len(res.Updated) > 0:
-			fmt.Fprintf(a.env.Stdout, "pushed %s of %s to %s (%d objects, %d bytes)\n",
-				plural(len(res.Updated), "ref", "refs"), plural(countSessions(res.Updated), "session", "sessions"), where, res.Objects, res.Bytes)
+			fmt.Fprintf(a.env.Stdout, "pushed %s of %s%s to %s (%d objects, %d bytes)\n",
+				plural(len(res.Updated), "ref", "refs"), plural(countSessions(res.Updated), "session", "sessions"), notebooksNote(res.Updated, ""), where, res.Objects, res.Bytes)
 			for _, u := range res.Updated {
 				fmt.Fprintf(a.env.Stdout, "  %s  %s\n", changeRange(u.Old, u.New), strings.TrimPrefix(u.Ref, "refs/heads/"))
 			}
@@ -222,6 +222,21 @@ func countSessions(changes []gitstore.RefChange) int {
 	return len(seen)
 }
 
+// notebooksNote is ", N notebooks"+suffix for the notebook refs among
+// changes, "" if there are none (a transfer of sessions reads as before).
+func notebooksNote(changes []gitstore.RefChange, suffix string) string {
+	n := 0
+	for _, c := range changes {
+		if strings.HasPrefix(c.Ref, "refs/heads/notebooks/") {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return ", " + plural(n, "notebook", "notebooks") + suffix
+}
+
 type pullCmd struct {
 	Remote string `arg:"" optional:"" help:"Remote name, URL or path (default: the only remote, or origin)."`
 }
@@ -250,8 +265,8 @@ func (a *app) printPull(res *gitstore.PullResult) {
 		if len(res.Created)+len(res.Updated)+len(res.Diverged)+len(res.Quarantined) == 0 {
 			fmt.Fprintf(a.env.Stdout, "already up to date with %s\n", where)
 		} else {
-			fmt.Fprintf(a.env.Stdout, "pulled from %s: %s new, %s updated (%d objects, %d bytes)\n", where,
-				plural(countSessions(res.Created), "session", "sessions"), plural(len(res.Updated), "ref", "refs"), max(res.Objects, 0), res.Bytes)
+			fmt.Fprintf(a.env.Stdout, "pulled from %s: %s new%s, %s updated (%d objects, %d bytes)\n", where,
+				plural(countSessions(res.Created), "session", "sessions"), notebooksNote(res.Created, " new"), plural(len(res.Updated), "ref", "refs"), max(res.Objects, 0), res.Bytes)
 		}
 		for _, ch := range res.Created {
 			fmt.Fprintf(a.env.Stdout, "  new  %s\n", strings.TrimPrefix(ch.Ref, "refs/heads/"))
@@ -291,8 +306,11 @@ func (a *app) warnQuarantined(res *gitstore.PullResult) {
 		plural(len(res.Quarantined), "ref", "refs"), remoteLabel(res.Remote, res.URL))
 	for _, q := range res.Quarantined {
 		what := "the knowledge zone"
-		if q.Session != "" {
+		switch {
+		case q.Session != "":
 			what = "session " + q.Session
+		case q.Notebook != "":
+			what = "notebook " + q.Notebook
 		}
 		fmt.Fprintf(w, "  %s (%s) kept as %s:\n", what, strings.TrimPrefix(q.Ref, "refs/heads/"), q.KeptAs)
 		for _, p := range q.Problems {

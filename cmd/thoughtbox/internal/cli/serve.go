@@ -173,6 +173,7 @@ func (c *serveCmd) Run(a *app) error {
 		Tokens:      tokens,
 		OpenProject: projects.ledger,
 		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
+		Notebooks:   a.notebookService,
 		ExportDir:   exportDir,
 		Events:      a.events,
 
@@ -181,6 +182,9 @@ func (c *serveCmd) Run(a *app) error {
 		HTTPReadTimeout:     lim.readTimeout,
 		RootsTimeout:        lim.rootsTimeout,
 	})
+	// Closed once the transports have stopped: with memory storage it
+	// removes the notebooks' temporary work folders.
+	defer g.Close()
 	// Searching reads every session once; start it now, in the background
 	// and giving way to writers (a search before it ends reads the rest at
 	// full speed). It stops (and is waited for) before the store is closed.

@@ -1,0 +1,453 @@
+package gateway
+
+// The notebook operation (seed 000, "Notebook Tool"; seed 002, "Notebook
+// Types"): literate JavaScript and TypeScript notebooks, each kept on its
+// own ref of the project's repository by the notebook package, which also
+// runs their code in the sandbox.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/notebook"
+)
+
+var notebookOps = []subOp{
+	{"create", typed(notebookCreate)},
+	{"list", typed(notebookList)},
+	{"load", typed(notebookLoad)},
+	{"list_cells", typed(notebookListCells)},
+	{"get_cell", typed(notebookGetCell)},
+	{"add_cell", typed(notebookAddCell)},
+	{"update_cell", typed(notebookUpdateCell)},
+	{"delete_cell", typed(notebookDeleteCell)},
+	{"run_cell", typed(notebookRunCell)},
+	{"run_all", typed(notebookRunAll)},
+	{"install_deps", typed(notebookInstallDeps)},
+	{"export", typed(notebookExport)},
+	{"import", typed(notebookImport)},
+}
+
+const (
+	notebookArgs = "operation: create {name, template? blank|sequential-feynman, language? typescript|javascript} | list {} | load {notebookId} | list_cells {notebookId} | get_cell {notebookId, cellId}" +
+		" | add_cell {notebookId, type title|markdown|code|package.json, content, afterCellId?, filename?} | update_cell {notebookId, cellId, content} | delete_cell {notebookId, cellId}" +
+		" | run_cell {notebookId, cellId} -> {output, error, status, durationMs} | run_all {notebookId} | install_deps {notebookId, packages[]} (npm, no scripts)" +
+		" | export {notebookId} -> .src.md text | import {content} (.src.md text); cellId may be the cell's id, its filename or its 1-based position"
+	notebookSummary = "literate JavaScript/TypeScript notebooks: prose and code cells run in a sandbox; each change is a commit on refs/heads/notebooks/<id>"
+)
+
+const notebookToolDescription = "Literate JavaScript/TypeScript notebooks kept in the ledger: create one (template blank or sequential-feynman), add markdown and code cells, run_cell to execute code in a sandbox (console.log is the output; later cells import earlier ones by filename), install_deps for npm packages, export/import the .src.md format. " +
+	"Same arguments as the gateway's notebook operation: {\"operation\": \"run_cell\", \"notebookId\": \"...\", \"cellId\": \"check.ts\"}. Each change is a Git commit on refs/heads/notebooks/<id>."
+
+const notebookSchema = `{
+  "type": "object",
+  "required": ["operation"],
+  "properties": {
+    "operation": {"type": "string", "enum": ["create", "list", "load", "list_cells", "get_cell", "add_cell", "update_cell", "delete_cell", "run_cell", "run_all", "install_deps", "export", "import"]},
+    "subOperation": {"type": "string", "description": "Alias of operation."},
+    "name": {"type": "string", "description": "The notebook's title, for create; its id is made from it."},
+    "template": {"type": "string", "enum": ["blank", "sequential-feynman"], "description": "For create (default blank)."},
+    "language": {"type": "string", "enum": ["typescript", "javascript"], "description": "For create (default typescript)."},
+    "notebookId": {"type": "string"},
+    "cellId": {"type": "string", "description": "A cell's id, filename (check.ts) or 1-based position."},
+    "type": {"type": "string", "enum": ["title", "markdown", "code", "package.json"], "description": "For add_cell."},
+    "content": {"type": "string", "description": "The cell's text (add_cell, update_cell), or a .src.md document (import)."},
+    "afterCellId": {"type": "string", "description": "For add_cell: place the new cell after this one (default: at the end)."},
+    "filename": {"type": "string", "description": "For add_cell of code: the module name (check.ts); one is picked if absent."},
+    "packages": {"type": "array", "items": {"type": "string"}, "description": "For install_deps: npm package names, optionally @version."}
+  }
+}`
+
+// notebookOp runs a notebook sub-operation on the connection's project.
+func notebookOp(ctx context.Context, c *call) (any, error) {
+	return runSubOp(ctx, c, notebookOps)
+}
+
+// notebooks is the notebook service of the connection's project: one per
+// project and store, made on first use and kept until Close.
+func (c *call) notebooks() (*notebook.Service, error) {
+	newService := c.g.opts.Notebooks
+	if newService == nil {
+		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "notebooks are not configured on this server")
+	}
+	store, ok := c.ledger.NotebookStore()
+	if !ok {
+		e := ledger.Errorf(ledger.CodeInvalidOperation, "project %q keeps no notebooks", c.project)
+		e.Details = map[string]any{"project": c.project}
+		return nil, e
+	}
+	g := c.g
+	g.nbMu.Lock()
+	defer g.nbMu.Unlock()
+	if g.nbs == nil {
+		g.nbs = map[string]*projectNotebooks{}
+	}
+	if pn := g.nbs[c.project]; pn != nil && pn.store == store {
+		return pn.svc, nil
+	} else if pn != nil {
+		// The project was closed and opened again: its old store is gone.
+		pn.svc.Close()
+	}
+	svc := newService(c.project, store)
+	g.nbs[c.project] = &projectNotebooks{store: store, svc: svc}
+	return svc, nil
+}
+
+// projectNotebooks is the notebook service made for a project's store.
+type projectNotebooks struct {
+	store ledger.NotebookStore
+	svc   *notebook.Service
+}
+
+// Close releases what the gateway holds for notebooks (the temporary work
+// folders of memory storage). Call it once the server has stopped.
+func (g *Gateway) Close() error {
+	g.nbMu.Lock()
+	defer g.nbMu.Unlock()
+	var first error
+	for p, pn := range g.nbs {
+		if err := pn.svc.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(g.nbs, p)
+	}
+	return first
+}
+
+type notebookIDArgs struct {
+	subOperationArgs
+	NotebookID string `json:"notebookId"`
+}
+
+func (p *notebookIDArgs) check() error { return required("notebookId", p.NotebookID) }
+
+type notebookCellArgs struct {
+	subOperationArgs
+	NotebookID string `json:"notebookId"`
+	CellID     string `json:"cellId"`
+}
+
+func (p *notebookCellArgs) check() error {
+	if err := required("notebookId", p.NotebookID); err != nil {
+		return err
+	}
+	return required("cellId", p.CellID)
+}
+
+func required(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return ledger.InvalidField(field, "is required")
+	}
+	return nil
+}
+
+type notebookCreateArgs struct {
+	subOperationArgs
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	Language string `json:"language"`
+}
+
+func (p *notebookCreateArgs) check() error {
+	if err := required("name", p.Name); err != nil {
+		return err
+	}
+	switch p.Template {
+	case "", "blank", "sequential-feynman":
+	default:
+		e := ledger.InvalidField("template", "must be blank or sequential-feynman, got %q", p.Template)
+		e.Details["expected"] = []string{"blank", "sequential-feynman"}
+		return e
+	}
+	return nil
+}
+
+// notebookReply is a notebook as load and the changes return it: seed
+// 002's Notebook with its title and the commit that holds it.
+type notebookReply struct {
+	Notebook *notebook.Notebook `json:"notebook"`
+	Title    string             `json:"title"`
+	Ref      string             `json:"ref"`
+	Message  string             `json:"message,omitempty"`
+}
+
+func replyNotebook(nb *notebook.Notebook, msg string) *notebookReply {
+	return &notebookReply{Notebook: nb, Title: nb.Title(), Ref: "refs/heads/notebooks/" + nb.ID, Message: msg}
+}
+
+func notebookCreate(ctx context.Context, c *call, p *notebookCreateArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, err := svc.Create(ctx, notebook.CreateRequest{Name: p.Name, Template: p.Template, Language: p.Language, Author: c.author()})
+	if err != nil {
+		return nil, err
+	}
+	return replyNotebook(nb, fmt.Sprintf("Notebook %s created with %d cells. Run a code cell with run_cell {notebookId: %q, cellId}.", nb.ID, len(nb.Cells), nb.ID)), nil
+}
+
+type notebookListArgs struct{ subOperationArgs }
+
+func notebookList(ctx context.Context, c *call, _ *notebookListArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	list, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []notebook.Summary{}
+	}
+	return map[string]any{"notebooks": list, "total": len(list)}, nil
+}
+
+func notebookLoad(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, err := svc.Load(ctx, p.NotebookID)
+	if err != nil {
+		return nil, err
+	}
+	return replyNotebook(nb, ""), nil
+}
+
+// cellLine is a cell as list_cells shows it: enough to pick one without
+// reading every cell's text.
+type cellLine struct {
+	Position int                 `json:"position"`
+	ID       string              `json:"id"`
+	Type     notebook.CellType   `json:"type"`
+	Filename string              `json:"filename,omitempty"`
+	Status   notebook.CellStatus `json:"status,omitempty"`
+	Preview  string              `json:"preview"`
+}
+
+func notebookListCells(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, err := svc.Load(ctx, p.NotebookID)
+	if err != nil {
+		return nil, err
+	}
+	cells := make([]cellLine, len(nb.Cells))
+	for i, cell := range nb.Cells {
+		cells[i] = cellLine{Position: i + 1, ID: cell.ID, Type: cell.Type, Filename: cell.Filename, Status: cell.Status, Preview: preview(cell.Content(), 80)}
+	}
+	return map[string]any{"notebookId": nb.ID, "cells": cells}, nil
+}
+
+// preview is the first non-blank line of s, cut to n runes.
+func preview(s string, n int) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+func notebookGetCell(ctx context.Context, c *call, p *notebookCellArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	cell, err := svc.Cell(ctx, p.NotebookID, p.CellID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"notebookId": p.NotebookID, "cell": cell}, nil
+}
+
+type notebookAddCellArgs struct {
+	subOperationArgs
+	NotebookID  string  `json:"notebookId"`
+	Type        string  `json:"type"`
+	Content     *string `json:"content"`
+	AfterCellID string  `json:"afterCellId"`
+	Filename    string  `json:"filename"`
+}
+
+func (p *notebookAddCellArgs) check() error {
+	if err := required("notebookId", p.NotebookID); err != nil {
+		return err
+	}
+	if err := required("type", p.Type); err != nil {
+		return err
+	}
+	if p.Content == nil {
+		return ledger.InvalidField("content", "is required (it may be empty)")
+	}
+	return nil
+}
+
+// cellReply is a cell a change made or changed, with where it now stands.
+type cellReply struct {
+	NotebookID string        `json:"notebookId"`
+	Cell       notebook.Cell `json:"cell"`
+	Position   int           `json:"position"`
+	Cells      int           `json:"cells"`
+}
+
+func replyCell(nb *notebook.Notebook, cell notebook.Cell) *cellReply {
+	r := &cellReply{NotebookID: nb.ID, Cell: cell, Cells: len(nb.Cells)}
+	for i, x := range nb.Cells {
+		if x.ID == cell.ID {
+			r.Position = i + 1
+		}
+	}
+	return r
+}
+
+func notebookAddCell(ctx context.Context, c *call, p *notebookAddCellArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, cell, err := svc.AddCell(ctx, notebook.AddCellRequest{NotebookID: p.NotebookID, Type: p.Type, Content: *p.Content,
+		Filename: p.Filename, AfterCellID: p.AfterCellID, Author: c.author()})
+	if err != nil {
+		return nil, err
+	}
+	return replyCell(nb, cell), nil
+}
+
+type notebookUpdateCellArgs struct {
+	subOperationArgs
+	NotebookID string  `json:"notebookId"`
+	CellID     string  `json:"cellId"`
+	Content    *string `json:"content"`
+}
+
+func (p *notebookUpdateCellArgs) check() error {
+	if err := required("notebookId", p.NotebookID); err != nil {
+		return err
+	}
+	if err := required("cellId", p.CellID); err != nil {
+		return err
+	}
+	if p.Content == nil {
+		return ledger.InvalidField("content", "is required (it may be empty)")
+	}
+	return nil
+}
+
+func notebookUpdateCell(ctx context.Context, c *call, p *notebookUpdateCellArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, cell, err := svc.UpdateCell(ctx, notebook.UpdateCellRequest{NotebookID: p.NotebookID, CellID: p.CellID, Content: *p.Content, Author: c.author()})
+	if err != nil {
+		return nil, err
+	}
+	return replyCell(nb, cell), nil
+}
+
+func notebookDeleteCell(ctx context.Context, c *call, p *notebookCellArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, err := svc.DeleteCell(ctx, p.NotebookID, p.CellID, c.author())
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"notebookId": nb.ID, "deleted": p.CellID, "cells": len(nb.Cells)}, nil
+}
+
+func notebookRunCell(ctx context.Context, c *call, p *notebookCellArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	return svc.RunCell(ctx, p.NotebookID, p.CellID, c.author())
+}
+
+func notebookRunAll(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	res, err := svc.RunAll(ctx, p.NotebookID, c.author())
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = []notebook.RunResult{}
+	}
+	return map[string]any{"notebookId": p.NotebookID, "results": res}, nil
+}
+
+type notebookInstallArgs struct {
+	subOperationArgs
+	NotebookID string   `json:"notebookId"`
+	Packages   []string `json:"packages"`
+}
+
+func (p *notebookInstallArgs) check() error {
+	if err := required("notebookId", p.NotebookID); err != nil {
+		return err
+	}
+	if len(p.Packages) == 0 {
+		e := ledger.InvalidField("packages", "is required: a non-empty array of npm package names")
+		e.Details["expected"] = "array of strings"
+		return e
+	}
+	return nil
+}
+
+func notebookInstallDeps(ctx context.Context, c *call, p *notebookInstallArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	return svc.InstallDeps(ctx, p.NotebookID, p.Packages, c.author())
+}
+
+func notebookExport(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	text, err := svc.Export(ctx, p.NotebookID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"notebookId": p.NotebookID, "format": "srcmd", "filename": p.NotebookID + ".src.md", "content": text}, nil
+}
+
+type notebookImportArgs struct {
+	subOperationArgs
+	Content string `json:"content"`
+}
+
+func (p *notebookImportArgs) check() error {
+	if strings.TrimSpace(p.Content) == "" {
+		return ledger.InvalidField("content", "is required: the text of a .src.md notebook")
+	}
+	return nil
+}
+
+func notebookImport(ctx context.Context, c *call, p *notebookImportArgs) (any, error) {
+	svc, err := c.notebooks()
+	if err != nil {
+		return nil, err
+	}
+	nb, err := svc.Import(ctx, p.Content, c.author())
+	if err != nil {
+		return nil, err
+	}
+	return replyNotebook(nb, fmt.Sprintf("Imported as notebook %s with %d cells.", nb.ID, len(nb.Cells))), nil
+}

@@ -1,0 +1,319 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+var nbAuthor = ledger.Author{Name: "claude-code 1.0", Email: "claude@agents.example"}
+
+func nbFiles(cells ...string) map[string][]byte {
+	files := map[string][]byte{"notebook.json": []byte(`{"id":"nb-one","language":"typescript"}` + "\n")}
+	for i, c := range cells {
+		files[fmt.Sprintf("cells/%02d-cell.ts", i+1)] = []byte(c)
+	}
+	return files
+}
+
+func writeNB(t *testing.T, s *Store, id string, expected ledger.CommitID, msg string, files map[string][]byte) ledger.CommitID {
+	t.Helper()
+	tip, err := s.WriteNotebook(context.Background(), ledger.NotebookWrite{ID: id, Files: files, ExpectedTip: expected,
+		Message: msg, Author: nbAuthor, When: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatalf("write %s (%s): %v", id, msg, err)
+	}
+	return tip
+}
+
+// TestNotebookStoreWithPlainGit writes a notebook through the store and
+// reads it back with the store and with the git CLI: one commit per write,
+// authored by the agent, the folder replaced whole, fsck --strict clean.
+func TestNotebookStoreWithPlainGit(t *testing.T) {
+	if !gitInstalled() {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := "nb-one"
+	if _, _, err := s.ReadNotebook(ctx, id); !errors.Is(err, ledger.ErrNotebookNotFound) {
+		t.Fatalf("read before create: %v, want ErrNotebookNotFound", err)
+	}
+	c1 := writeNB(t, s, id, "", "Create notebook nb-one", nbFiles("console.log(1)\n"))
+	c2 := writeNB(t, s, id, c1, "Add cell 02-cell.ts", nbFiles("console.log(1)\n", "export const x: number = 2\n"))
+	// The third write drops the first cell's file: files not given are removed.
+	third := nbFiles("console.log(1)\n", "export const x: number = 2\n")
+	delete(third, "cells/01-cell.ts")
+	third["cells/sub/deep.md"] = []byte("# nested\n")
+	c3 := writeNB(t, s, id, c2, "Delete cell 01-cell.ts\n\nThe first cell was a placeholder.", third)
+
+	files, tip, err := s.ReadNotebook(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tip != c3 || !maps.EqualFunc(files, third, func(a, b []byte) bool { return string(a) == string(b) }) {
+		t.Errorf("read back at %s: %q\nwant at %s: %q", tip, files, c3, third)
+	}
+
+	// Compare-and-swap: a stale tip and a second create are refused, and
+	// nothing moves.
+	_, err = s.WriteNotebook(ctx, ledger.NotebookWrite{ID: id, Files: nbFiles(), ExpectedTip: c2, Message: "stale", Author: nbAuthor})
+	if !errors.Is(err, ledger.ErrConflict) {
+		t.Errorf("write on a stale tip: %v, want ErrConflict", err)
+	}
+	_, err = s.WriteNotebook(ctx, ledger.NotebookWrite{ID: id, Files: nbFiles(), Message: "again", Author: nbAuthor})
+	if !errors.Is(err, ledger.ErrConflict) {
+		t.Errorf("second create: %v, want ErrConflict", err)
+	}
+	_, err = s.WriteNotebook(ctx, ledger.NotebookWrite{ID: "nb-missing", Files: nbFiles(), ExpectedTip: c2, Message: "x", Author: nbAuthor})
+	if !errors.Is(err, ledger.ErrNotebookNotFound) {
+		t.Errorf("update of a notebook that does not exist: %v, want ErrNotebookNotFound", err)
+	}
+	for _, bad := range []map[string][]byte{
+		{"../escape": nil}, {"cells/.git/x": nil}, {"/abs": nil}, {"a//b": nil},
+		{"cells": []byte("x"), "cells/01.md": []byte("y")},
+		{"a": []byte("x"), "a-b": nil, "a/b": nil},
+	} {
+		if _, err := s.WriteNotebook(ctx, ledger.NotebookWrite{ID: id, Files: bad, ExpectedTip: c3, Message: "bad"}); err == nil {
+			t.Errorf("files %q were accepted", slicesOfKeys(bad))
+		}
+	}
+	for _, bad := range []string{"", "Upper", "a/b", "a.lock", strings.Repeat("x", 65)} {
+		if _, err := s.WriteNotebook(ctx, ledger.NotebookWrite{ID: bad, Files: nbFiles(), Message: "bad"}); err == nil {
+			t.Errorf("notebook id %q was accepted", bad)
+		}
+	}
+	if _, t2, _ := s.ReadNotebook(ctx, id); t2 != c3 {
+		t.Errorf("refused writes moved the ref to %s", t2)
+	}
+	writeNB(t, s, "nb-two", "", "Create notebook nb-two", nbFiles())
+	heads, err := s.ListNotebooks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heads) != 2 || heads[0].ID != "nb-one" || heads[0].Tip != c3 || heads[1].ID != "nb-two" ||
+		!heads[0].UpdatedAt.Equal(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)) {
+		t.Errorf("heads = %+v", heads)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	ref := "refs/heads/notebooks/" + id
+	if got := gitCLI(t, dir, "log", "--format=%s|%an <%ae>|%cn", ref); got != "Delete cell 01-cell.ts|claude-code 1.0 <claude@agents.example>|Thoughtbox\n"+
+		"Add cell 02-cell.ts|claude-code 1.0 <claude@agents.example>|Thoughtbox\n"+
+		"Create notebook nb-one|claude-code 1.0 <claude@agents.example>|Thoughtbox\n" {
+		t.Errorf("git log:\n%s", got)
+	}
+	if got := gitCLI(t, dir, "log", "-1", "--format=%B", ref); got != "Delete cell 01-cell.ts\n\nThe first cell was a placeholder.\n\nThoughtbox-Notebook: nb-one\n\n" {
+		t.Errorf("message %q", got)
+	}
+	if got := gitCLI(t, dir, "show", ref+":notebooks/nb-one/cells/02-cell.ts"); got != "export const x: number = 2\n" {
+		t.Errorf("git show = %q", got)
+	}
+	if got := gitCLI(t, dir, "ls-tree", "-r", "--name-only", ref); got != "notebooks/nb-one/cells/02-cell.ts\nnotebooks/nb-one/cells/sub/deep.md\nnotebooks/nb-one/notebook.json\n" {
+		t.Errorf("tree:\n%s", got)
+	}
+	if got := gitCLI(t, dir, "diff", "--stat", ref+"~2", ref+"~1"); !strings.Contains(got, "notebooks/nb-one/cells/02-cell.ts | 1 +") {
+		t.Errorf("diff --stat:\n%s", got)
+	}
+	gitCLI(t, dir, "fsck", "--strict", "--no-dangling")
+
+	// Durable: a reopened store reads what was written.
+	s.Close()
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, t2, err := s2.ReadNotebook(ctx, id); err != nil || t2 != c3 {
+		t.Errorf("after reopen: %s, %v", t2, err)
+	}
+}
+
+func slicesOfKeys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestNotebookStoreInMemory: the memory backend keeps notebooks with the
+// same rules.
+func TestNotebookStoreInMemory(t *testing.T) {
+	ctx := context.Background()
+	wd, _ := os.Getwd()
+	before, _ := os.ReadDir(wd)
+	s, err := OpenMemory(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c1 := writeNB(t, s, "mem", "", "Create notebook mem", nbFiles("1\n"))
+	c2 := writeNB(t, s, "mem", c1, "Update cell 01-cell.ts", nbFiles("2\n"))
+	if _, err := s.WriteNotebook(ctx, ledger.NotebookWrite{ID: "mem", Files: nbFiles(), ExpectedTip: c1}); !errors.Is(err, ledger.ErrConflict) {
+		t.Errorf("stale write: %v", err)
+	}
+	files, tip, err := s.ReadNotebook(ctx, "mem")
+	if err != nil || tip != c2 || string(files["cells/01-cell.ts"]) != "2\n" {
+		t.Errorf("read: %q at %s, %v", files, tip, err)
+	}
+	heads, err := s.ListNotebooks(ctx)
+	if err != nil || len(heads) != 1 || heads[0].Tip != c2 {
+		t.Errorf("heads %+v, %v", heads, err)
+	}
+	after, _ := os.ReadDir(wd)
+	if len(after) != len(before) {
+		t.Errorf("the memory store wrote to %s", wd)
+	}
+}
+
+// TestNotebooksPushPullClone carries notebooks through a bare remote with
+// both file transports: a clone gets them, an update fast-forwards, and a
+// notebook changed on both sides is kept aside rather than overwritten.
+func TestNotebooksPushPullClone(t *testing.T) {
+	for _, builtin := range []bool{true, false} {
+		t.Run(fmt.Sprintf("builtin=%v", builtin), func(t *testing.T) {
+			if !builtin && !gitInstalled() {
+				t.Skip("git is not installed; the builtin run covers paths")
+			}
+			testNotebooksPushPull(t, TransferOptions{BuiltinFile: builtin})
+		})
+	}
+}
+
+func testNotebooksPushPull(t *testing.T, o TransferOptions) {
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := runGit(filepath.Dir(remote), "init", "-q", "--bare", remote); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	open := func(name string) *Store {
+		s, err := Open(filepath.Join(t.TempDir(), name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open("a.git"), open("b.git")
+	c1 := writeNB(t, a, "shared", "", "Create notebook shared", nbFiles("console.log(1)\n"))
+	writeNB(t, a, "other", "", "Create notebook other", nbFiles())
+	pr, err := a.Push(ctx, remote, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pushed []string
+	for _, u := range pr.Updated {
+		pushed = append(pushed, u.Ref)
+	}
+	if strings.Join(pushed, " ") != "refs/heads/main refs/heads/notebooks/other refs/heads/notebooks/shared" {
+		t.Errorf("pushed %v", pushed)
+	}
+	if got, _ := runGit(remote, "log", "--format=%s", "notebooks/shared"); got != "Create notebook shared\n" {
+		t.Errorf("remote log: %q", got)
+	}
+
+	res, err := b.Pull(ctx, remote, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Created) != 2 || len(res.Quarantined) != 0 {
+		t.Fatalf("pull: %+v", res)
+	}
+	files, tip, err := b.ReadNotebook(ctx, "shared")
+	if err != nil || tip != c1 || string(files["cells/01-cell.ts"]) != "console.log(1)\n" {
+		t.Fatalf("cloned notebook: %q at %s, %v", files, tip, err)
+	}
+
+	// A forward change travels back.
+	c2 := writeNB(t, b, "shared", c1, "Update cell 01-cell.ts", nbFiles("console.log(2)\n"))
+	if pr, err := b.Push(ctx, remote, o); err != nil || len(pr.Updated) != 1 || len(pr.Rejected) != 0 {
+		t.Fatalf("push of the change: %+v, %v", pr, err)
+	}
+	if res, err := a.Pull(ctx, remote, o); err != nil || len(res.Updated) != 1 {
+		t.Fatalf("pull of the change: %+v, %v", res, err)
+	}
+	if _, tip, _ := a.ReadNotebook(ctx, "shared"); tip != c2 {
+		t.Errorf("a is at %s, want %s", tip, c2)
+	}
+
+	// Both sides change it: a's push is rejected, a's pull keeps b's
+	// version aside and leaves a's own.
+	c3a := writeNB(t, a, "shared", c2, "Run cell 01-cell.ts: completed", nbFiles("console.log(3)\n"))
+	writeNB(t, b, "shared", c2, "Update cell 01-cell.ts", nbFiles("console.log(4)\n"))
+	if _, err := b.Push(ctx, remote, o); err != nil {
+		t.Fatal(err)
+	}
+	pr, err = a.Push(ctx, remote, o)
+	if err != nil || len(pr.Rejected) != 1 || pr.Rejected[0].Ref != "refs/heads/notebooks/shared" {
+		t.Fatalf("push of a diverged notebook: %+v, %v", pr, err)
+	}
+	res, err = a.Pull(ctx, remote, o)
+	if err != nil || len(res.Diverged) != 1 || !strings.HasSuffix(res.Diverged[0].KeptAs, "/notebooks/shared") {
+		t.Fatalf("pull of a diverged notebook: %+v, %v", res, err)
+	}
+	if _, tip, _ := a.ReadNotebook(ctx, "shared"); tip != c3a {
+		t.Errorf("a's notebook was overwritten: at %s, want %s", tip, c3a)
+	}
+}
+
+// TestPullQuarantinesBadNotebook: a notebook ref whose tree is not the
+// notebook's folder alone (here it also carries a file at the root) is
+// kept under quarantine, and a ref name outside our rule is not taken at
+// all.
+func TestPullQuarantinesBadNotebook(t *testing.T) {
+	f := newIncomingFixture(t, true)
+	f.git("checkout", "-q", "--orphan", "nb")
+	if err := os.MkdirAll(filepath.Join(f.work, "notebooks", "evil", "cells"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"notebooks/evil/notebook.json":  "{}\n",
+		"notebooks/evil/cells/01-a.js":  "console.log(1)\n",
+		"notebooks/evil/cells/02-b.bin": "\xff\xfe",
+		"stray.txt":                     "outside\n",
+	} {
+		if err := os.WriteFile(filepath.Join(f.work, filepath.FromSlash(name)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "hand-made notebook")
+	f.git("push", "-q", "origin", "nb:refs/heads/notebooks/evil")
+	f.git("push", "-q", "origin", "nb:refs/heads/notebooks/Not_Ours")
+	res := f.pull(TransferOptions{})
+	if len(res.Quarantined) != 1 || res.Quarantined[0].Notebook != "evil" ||
+		res.Quarantined[0].KeptAs != quarantinePrefix+"origin/notebooks/evil" && !strings.HasSuffix(res.Quarantined[0].KeptAs, "/notebooks/evil") {
+		t.Fatalf("quarantined %+v", res.Quarantined)
+	}
+	problems := strings.Join(res.Quarantined[0].Problems, "; ")
+	for _, want := range []string{"stray.txt is outside notebooks/evil/", "02-b.bin is not UTF-8"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems %q lack %q", problems, want)
+		}
+	}
+	if h, _ := f.b.be.readRef("refs/heads/notebooks/evil"); h != zeroHash {
+		t.Errorf("notebook ref moved to %s", h)
+	}
+	if h, _ := f.b.be.readRef("refs/heads/notebooks/Not_Ours"); h != zeroHash {
+		t.Errorf("a ref outside the naming rule was taken: %s", h)
+	}
+	if len(res.Created) != 2 {
+		t.Errorf("created %+v, want the two sessions", res.Created)
+	}
+}

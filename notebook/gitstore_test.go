@@ -1,0 +1,83 @@
+package notebook_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/notebook"
+)
+
+// TestOnGitStore runs a notebook's life on the real store and reads the
+// result with plain git: one commit per change, a cell edit a diff of its
+// file.
+func TestOnGitStore(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	dir := t.TempDir()
+	st, err := gitstore.Open(dir, gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	author := ledger.Author{Name: "claude", Email: "claude@agents.invalid"}
+	svc := notebook.NewService(st, notebook.Options{WorkDir: t.TempDir()})
+	defer svc.Close()
+	ctx := t.Context()
+	nb, err := svc.Create(ctx, notebook.CreateRequest{Name: "Feynman on git", Template: "sequential-feynman", Author: author})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := svc.RunAll(ctx, nb.ID, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Status != notebook.StatusCompleted {
+			t.Fatalf("%s: %s %v", r.Filename, r.Status, r.Error)
+		}
+	}
+	if _, _, err := svc.UpdateCell(ctx, notebook.UpdateCellRequest{NotebookID: nb.ID, CellID: "explain.ts", Content: "export const binarySearch = () => ({ index: -1, looks: 0 });\n", Author: author}); err != nil {
+		t.Fatal(err)
+	}
+	text, err := svc.Export(ctx, nb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := svc.Import(ctx, text, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := svc.Export(ctx, back.ID); again != text {
+		t.Fatal("export → import → export differs on the git store")
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"--git-dir", dir}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	ref := "refs/heads/notebooks/" + nb.ID
+	log := strings.Split(strings.TrimSpace(git("log", "--format=%an|%s", ref)), "\n")
+	want := []string{
+		"claude|Update cell 05-explain.ts",
+		"claude|Run all cells: 3 completed",
+		"claude|Create notebook feynman-on-git from template sequential-feynman (typescript)",
+	}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("git log %s:\n%s\nwant:\n%s", ref, strings.Join(log, "\n"), strings.Join(want, "\n"))
+	}
+	diff := git("diff", "--stat", ref+"~1", ref)
+	if !strings.Contains(diff, "cells/05-explain.ts") || !strings.Contains(diff, "notebook.json") || strings.Count(diff, "|") != 2 {
+		t.Fatalf("the edit's diff:\n%s", diff)
+	}
+	if got := git("show", ref+":notebooks/"+nb.ID+"/cells/05-explain.ts"); !strings.HasPrefix(got, "export const binarySearch = () =>") {
+		t.Fatalf("cell file at the tip: %q", got)
+	}
+}
