@@ -5,9 +5,10 @@
 // repository served by `git daemon` (or by its path, with -remote file).
 // Agents (MCP clients) spread over the servers each write sessions of -n
 // thoughts, closing each, until -duration is up. A watcher on every server
-// polls read_thoughts for the sessions of the other servers and records,
-// for every thought, the time from its acknowledgement on its own server
-// to its visibility on another: the propagation delay.
+// lists its sessions every -poll, reads with read_thoughts those of the
+// other servers that grew, and records, for every thought, the time from
+// its acknowledgement on its own server to its visibility on another: the
+// propagation delay.
 //
 // At the end, once every server sees every session whole, the servers
 // stop and the run checks with plain git that every ledger holds every

@@ -41,6 +41,7 @@ type report struct {
 	wall                time.Duration
 	delays              []time.Duration
 	unmatched           int // thoughts seen before their ack was recorded
+	lagging             int // reads that showed fewer thoughts than the listing just before
 	settled             time.Duration
 	pushFails, pullFail int
 	load                string
@@ -63,6 +64,9 @@ func (r *report) print(w io.Writer) {
 	if len(r.delays) > 0 {
 		fmt.Fprintf(w, "teamsim: propagation delay, ack on one server to visible on another (%d observations): p50 %v, p90 %v, p99 %v, max %v\n",
 			len(r.delays), r.pct(50), r.pct(90), r.pct(99), r.delays[len(r.delays)-1].Round(time.Millisecond))
+	}
+	if r.lagging > 0 || r.unmatched > 0 {
+		fmt.Fprintf(w, "teamsim: %d reads showed fewer thoughts than the listing just before; %d thoughts were seen before their ack was recorded\n", r.lagging, r.unmatched)
 	}
 	fmt.Fprintf(w, "teamsim: every server saw every session whole %v after the agents stopped; server log: %d auto-push and %d auto-pull failures\n",
 		r.settled.Round(100*time.Millisecond), r.pushFails, r.pullFail)
@@ -231,8 +235,13 @@ func run(o options, progress io.Writer) (*report, error) {
 				// One listing says which sessions grew here; only those are
 				// read, through read_thoughts (the server's view of the
 				// session, which is what an agent there would get), so
-				// that the watcher's own calls stay few under load.
+				// that the watcher's own calls stay few under load. A
+				// thought counts as visible when the listing showed it, if
+				// read_thoughts then shows it too; one the listing showed
+				// but read_thoughts did not yet (the server's view lagging
+				// its store) counts when a later read shows it.
 				counts, err := listCounts(watchCtx, c)
+				listed := time.Now()
 				if err != nil {
 					if watchCtx.Err() != nil {
 						return
@@ -259,11 +268,18 @@ func run(o options, progress io.Writer) (*report, error) {
 					}
 					now := time.Now()
 					delaysMu.Lock()
+					if visible < counts[x.id] {
+						r.lagging++
+					}
 					for k := seen[i][x.id] + 1; k <= visible; k++ {
-						if at, ok := x.ack(k); ok {
-							r.delays = append(r.delays, now.Sub(at))
-						} else {
+						at, ok := x.ack(k)
+						switch {
+						case !ok:
 							r.unmatched++
+						case k <= counts[x.id] && listed.After(at):
+							r.delays = append(r.delays, listed.Sub(at))
+						default:
+							r.delays = append(r.delays, now.Sub(at))
 						}
 					}
 					if visible > seen[i][x.id] {

@@ -38,7 +38,7 @@ type autoPusher struct {
 	every time.Duration
 
 	mu      sync.Mutex
-	pending map[string]bool // sessions closed and not yet pushed
+	pending map[string]bool // sessions closed (or grown) and not yet pushed
 	closed  bool            // a session closed since the last push
 	grown   bool            // an open session gained a thought since the last push
 	// marked counts the events that put each session in pending: a
@@ -50,6 +50,9 @@ type autoPusher struct {
 	done   chan struct{}
 	// pushes counts finished push attempts, for tests.
 	pushes int
+	// lastErr is the last failure logged: with an interval, a remote that
+	// is down would otherwise fill the log with one line per interval.
+	lastErr string
 }
 
 func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time.Duration, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
@@ -162,10 +165,21 @@ func (p *autoPusher) pushPending() {
 	defer p.savePending()
 	p.pushes++
 	if err != nil {
-		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s failed (%v); %s will be pushed again with the next closed session\n",
-			p.remote, err, plural(len(ids), "session", "sessions"))
+		if msg := err.Error(); msg != p.lastErr || p.every == 0 {
+			p.lastErr = msg
+			when := "with the next closed session"
+			if p.every > 0 {
+				when = "at the next push (failures are logged again when the cause changes)"
+			}
+			fmt.Fprintf(p.log, "thoughtbox: auto-push to %s failed (%v); %s will be pushed again %s\n",
+				p.remote, err, plural(len(ids), "session", "sessions"), when)
+		}
 		return
 	}
+	if p.lastErr != "" && p.every > 0 {
+		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s works again\n", p.remote)
+	}
+	p.lastErr = ""
 	rejected := map[string]bool{}
 	for _, r := range res.Rejected {
 		rejected[r.Session] = true

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,52 @@ func waitRemote(t *testing.T, remote, id string, n int, log *syncBuffer) {
 			t.Fatalf("the remote has %d commits of the session, want %d; log:\n%s", remoteCount(t, remote, id), n, log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestAutoPushIntervalFailureLoggedOnce: with an interval, a remote that
+// is down is logged once, not once a tick, and its recovery is logged.
+func TestAutoPushIntervalFailureLoggedOnce(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed")
+	}
+	remote := filepath.Join(t.TempDir(), "team.git")
+	s, err := gitstore.Open(filepath.Join(t.TempDir(), "ledger.git"), gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	log := &syncBuffer{}
+	p := newAutoPusher(s, remote, "", 10*time.Millisecond, gitstore.TransferOptions{}, log, nil)
+	defer p.close()
+	l := ledger.New(s, ledger.Options{Events: p})
+	ctx := context.Background()
+	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "open"}, ledger.Author{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	think := func(text string) {
+		if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempts := func() int { p.mu.Lock(); defer p.mu.Unlock(); return p.pushes }
+	for i := range 3 {
+		before := attempts()
+		think(fmt.Sprintf("thought %d", i+1))
+		for attempts() == before {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if got := log.String(); strings.Count(got, "auto-push to "+remote+" failed") != 1 {
+		t.Fatalf("three failed pushes logged as:\n%s", got)
+	}
+	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	think("thought 4")
+	waitRemote(t, remote, sess.ID, 5, log)
+	for !strings.Contains(log.String(), "works again") {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
