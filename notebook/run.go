@@ -83,6 +83,53 @@ func modulesFor(nb *Notebook, root string, last int) (*sandbox.Modules, map[int]
 	return mods, errs
 }
 
+// child returns a sandbox child for a run: the spare started after the
+// previous run if there is one, else a new one. Either way a new spare is
+// started in the background for the next run, so that a run rarely waits
+// for a child to start (tens of milliseconds: an exec and a Go runtime).
+func (s *Service) child(ctx context.Context, mods *sandbox.Modules) (*sandbox.Session, error) {
+	s.spareMu.Lock()
+	spare := s.spare
+	s.spare = nil
+	s.spareMu.Unlock()
+	defer s.refillSpare()
+	if spare != nil {
+		if err := spare.SetModules(mods); err == nil {
+			return spare, nil
+		}
+		spare.Close() // it died while it waited: start another
+	}
+	return sandbox.Start(ctx, sandbox.Config{Limits: s.opts.Limits, Modules: mods})
+}
+
+// refillSpare starts a spare child unless one is there or being started,
+// or the Service is closed.
+func (s *Service) refillSpare() {
+	s.spareMu.Lock()
+	if s.spare != nil || s.spareStarting || s.closed {
+		s.spareMu.Unlock()
+		return
+	}
+	s.spareStarting = true
+	s.spareWG.Add(1)
+	s.spareMu.Unlock()
+	go func() {
+		defer s.spareWG.Done()
+		sess, err := sandbox.Start(context.Background(), sandbox.Config{Limits: s.opts.Limits, Modules: &sandbox.Modules{}})
+		s.spareMu.Lock()
+		defer s.spareMu.Unlock()
+		s.spareStarting = false
+		if err != nil {
+			return // the next run starts its own child, and says why if it cannot
+		}
+		if s.closed || s.spare != nil {
+			sess.Close()
+			return
+		}
+		s.spare = sess
+	}()
+}
+
 // runResult is one cell's outcome before it is stored.
 type runResult struct {
 	index int
@@ -102,7 +149,13 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 	var sess *sandbox.Session
 	defer func() {
 		if sess != nil {
-			sess.Close()
+			// Ending the child is off the run's path too; Close waits
+			// for it.
+			s.spareWG.Add(1)
+			go func() {
+				defer s.spareWG.Done()
+				sess.Close()
+			}()
 		}
 	}()
 	left := s.opts.Timeout
@@ -120,7 +173,7 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 			fail(msg)
 		} else {
 			if sess == nil {
-				sess, err = sandbox.Start(ctx, sandbox.Config{Limits: s.opts.Limits, Modules: mods})
+				sess, err = s.child(ctx, mods)
 				if err != nil {
 					return nil, ledger.Errorf(ledger.CodeInternal, "running notebook %q: %w", nb.ID, err)
 				}
