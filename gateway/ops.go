@@ -192,7 +192,7 @@ func (t *operationTable) description() string {
 Call as {"operation": "<name>", "args": {...}} (or with the arguments flat beside "operation"). Operations unlock in stages; go in this order:
   1. start_new (new work) or load_context (resume a session)  -> stage 1
   2. cipher (read the notation guide once)                      -> stage 2
-  3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework
+  3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework; notebook to check a claim with code that runs
   navigate with a domain at stage 2 -> stage 3 (mental models narrowed to it). get_state always tells you the stage.
 A call that names an existing session (sessionId) skips the stages it needs: clients that reconnect for every call pass sessionId each time.
 Example: {"operation": "thought", "args": {"thought": "S1|H|The cache is stale", "nextThoughtNeeded": true}}
