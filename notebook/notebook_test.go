@@ -564,3 +564,35 @@ func TestWorkDirIsPerNotebook(t *testing.T) {
 		t.Fatalf("work folder: %v", err)
 	}
 }
+
+func TestTSConfigIsHonoured(t *testing.T) {
+	// TypeScript's experimental decorators get (target, key); standard
+	// ones (method, context). Which one a cell gets is the tsconfig's say.
+	svc, _ := newTestService(t, Options{})
+	cell := "###### d.ts\n\n```typescript\nfunction log(target: any, key: any) { console.log('decorated', typeof key); }\nclass C { @log m() {} }\n```\n"
+	outputs := map[string]string{}
+	for name, meta := range map[string]string{
+		"experimental": `<!-- srcbook:{"language":"typescript","tsconfig.json":{"compilerOptions":{"experimentalDecorators":true}}} -->`,
+		"standard":     `<!-- srcbook:{"language":"typescript"} -->`,
+	} {
+		nb, err := svc.Import(t.Context(), meta+"\n\n# Decorators "+name+"\n\n"+cell, agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "experimental" && (nb.TSConfig == nil || !strings.Contains(*nb.TSConfig, "experimentalDecorators")) {
+			t.Fatalf("tsconfig not imported: %v", nb.TSConfig)
+		}
+		r := run(t, svc, nb.ID, "d.ts")
+		if r.Status != StatusCompleted {
+			t.Fatalf("%s: %+v (error %q)", name, r, errText(r))
+		}
+		outputs[name] = r.Output
+	}
+	if outputs["experimental"] != "decorated string\n" || outputs["standard"] != "decorated object\n" {
+		t.Fatalf("outputs %q", outputs)
+	}
+	bad := `{"compilerOptions": `
+	if _, err := transpile("d.ts", "let x = 1", TypeScript, &bad); err == nil {
+		t.Fatalf("a broken tsconfig.json: no error")
+	}
+}

@@ -20,6 +20,14 @@ import (
 // runtime errors point at the cell's own lines. A syntax or type-syntax
 // error is returned as "check.ts:3:10: message".
 func Transpile(filename, source string, lang Language) (string, error) {
+	return transpile(filename, source, lang, nil)
+}
+
+// transpile is Transpile under the notebook's tsconfig.json, when it has
+// one: esbuild honours the settings that change what code means
+// (experimentalDecorators, useDefineForClassFields, verbatimModuleSyntax,
+// jsx…), not the type checker's.
+func transpile(filename, source string, lang Language, tsconfig *string) (string, error) {
 	loader := api.LoaderTS
 	if lang == JavaScript {
 		loader = api.LoaderJS
@@ -30,7 +38,13 @@ func Transpile(filename, source string, lang Language) (string, error) {
 		Target:     api.ES2017,
 		Sourcefile: filename,
 		Sourcemap:  api.SourceMapInline,
-		LogLevel:   api.LogLevelSilent,
+		TsconfigRaw: func() string {
+			if tsconfig == nil {
+				return ""
+			}
+			return *tsconfig
+		}(),
+		LogLevel: api.LogLevelSilent,
 	})
 	if len(res.Errors) > 0 {
 		msgs := make([]string, 0, len(res.Errors))
@@ -66,7 +80,7 @@ func modulesFor(nb *Notebook, root string, last int) (*sandbox.Modules, map[int]
 		if c.Type != CodeCell {
 			continue
 		}
-		code, err := Transpile(c.Filename, c.Source, c.Language)
+		code, err := transpile(c.Filename, c.Source, c.Language, nb.TSConfig)
 		if err != nil {
 			errs[i] = err.Error()
 			continue
