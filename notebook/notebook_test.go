@@ -596,3 +596,25 @@ func TestTSConfigIsHonoured(t *testing.T) {
 		t.Fatalf("a broken tsconfig.json: no error")
 	}
 }
+
+func TestAsyncCellAndTimers(t *testing.T) {
+	svc, _ := newTestService(t, Options{})
+	nb := create(t, svc, "Async", "blank", "typescript")
+	c := addCode(t, svc, nb.ID, "wait.ts", `const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+async function* ticks(n: number): AsyncGenerator<number> { for (let i = 0; i < n; i++) { await sleep(10); yield i; } }
+(async () => {
+  const seen: number[] = [];
+  for await (const t of ticks(3)) seen.push(t);
+  await sleep(1000);
+  console.log('ticks', seen.join(','));
+})();
+`)
+	r := run(t, svc, nb.ID, c.ID)
+	if r.Status != StatusCompleted || r.Output != "ticks 0,1,2\n" {
+		t.Fatalf("got %+v (error %q)", r, errText(r))
+	}
+	bad := addCode(t, svc, nb.ID, "reject.ts", "(async () => { await null; throw new TypeError('lost'); })();\n")
+	if r := run(t, svc, nb.ID, bad.ID); r.Status != StatusFailed || !strings.Contains(errText(r), "Uncaught (in promise) TypeError: lost") {
+		t.Fatalf("an async failure nobody caught: %+v (error %q)", r, errText(r))
+	}
+}
