@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sandbox"
 )
 
 var agent = ledger.Author{Name: "claude", Email: "claude@agents.invalid"}
@@ -187,13 +188,19 @@ func TestInfiniteLoopIsInterrupted(t *testing.T) {
 }
 
 func TestRunawayAllocationIsStopped(t *testing.T) {
-	svc, _ := newTestService(t, Options{})
-	svc.opts.Limits.Memory = 64 << 20
+	svc, _ := newTestService(t, Options{Limits: sandbox.Limits{Memory: 64 << 20}})
 	nb := create(t, svc, "Greedy", "blank", "javascript")
 	c := addCode(t, svc, nb.ID, "greedy.js", "const a = []; for (;;) a.push('x'.repeat(1024) + a.length);")
 	r := run(t, svc, nb.ID, c.ID)
-	if r.Status != StatusFailed || !(strings.Contains(errText(r), "out of memory") || strings.Contains(errText(r), "interrupted")) {
+	if r.Status != StatusFailed || errText(r) != "greedy.js: the sandbox ran out of memory (limit 64 MiB)" {
 		t.Fatalf("got %+v (error %q)", r, errText(r))
+	}
+	// The child is gone; the next run has another.
+	if _, err := svc.DeleteCell(t.Context(), nb.ID, c.ID, agent); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, svc, nb.ID, "code-1.js"); r.Status != StatusCompleted {
+		t.Fatalf("after the out-of-memory run: %+v (error %q)", r, errText(r))
 	}
 }
 
