@@ -179,7 +179,7 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 			continue
 		}
 		r := runResult{index: i, RunResult: RunResult{CellID: c.ID, Filename: c.Filename}}
-		started := time.Now()
+		var started time.Time
 		fail := func(msg string) {
 			r.Status, r.Error = StatusFailed, &msg
 		}
@@ -192,12 +192,17 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 					return nil, ledger.Errorf(ledger.CodeInternal, "running notebook %q: %w", nb.ID, err)
 				}
 			}
+			// The child's start is not the cells' time: the budget and
+			// durationMs count from here.
+			started = time.Now()
 			res, err := sess.RunModule(ctx, cellModule(c), sandbox.RunOptions{Timeout: max(left, time.Millisecond), MaxOutput: s.opts.MaxOutput})
 			r.Output = res.Output
 			switch {
 			case err != nil:
 				// The child is gone (memory, CPU, killed): the run ends here.
 				fail(fmt.Sprintf("%s: %v", c.Filename, err))
+			case res.Interrupted && ctx.Err() != nil:
+				fail(fmt.Sprintf("%s: interrupted: the run was cancelled (%v)", c.Filename, context.Cause(ctx)))
 			case res.Interrupted:
 				fail(fmt.Sprintf("%s: interrupted: the notebook run took longer than its %v limit (THOUGHTBOX_NOTEBOOK_TIMEOUT)", c.Filename, s.opts.Timeout))
 			case res.Error != "":
@@ -206,9 +211,11 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 				r.Status = StatusCompleted
 			}
 		}
-		elapsed := time.Since(started)
-		r.DurationMs = elapsed.Milliseconds()
-		left -= elapsed
+		if !started.IsZero() {
+			elapsed := time.Since(started)
+			r.DurationMs = elapsed.Milliseconds()
+			left -= elapsed
+		}
 		out = append(out, r)
 		if r.Status == StatusFailed {
 			break
