@@ -155,6 +155,9 @@ func TestNotebookThroughMCP(t *testing.T) {
 		}
 	}
 
+	if r := c.gw("session", map[string]any{"operation": "discovery"}); r.isError || !strings.Contains(r.texts[0], "thoughtbox_notebook") {
+		t.Errorf("discovery does not list thoughtbox_notebook: %s", r.texts[0])
+	}
 	// The per-stage tool takes the same arguments.
 	r := c.tool("thoughtbox_notebook", map[string]any{"operation": "load", "notebookId": id})
 	if r.isError || r.json(t)["title"] != "Scratch work" {
@@ -223,6 +226,9 @@ func TestNotebookNotConfigured(t *testing.T) {
 	c.fail("notebook", map[string]any{"operation": "list"}, ledger.CodeInvalidOperation)
 	if strings.Contains(strings.Join(c.toolNames(), " "), "thoughtbox_notebook") {
 		t.Errorf("thoughtbox_notebook offered without notebooks: %v", c.toolNames())
+	}
+	if r := c.gw("session", map[string]any{"operation": "discovery"}); r.isError || strings.Contains(r.texts[0], "thoughtbox_notebook") {
+		t.Errorf("discovery without notebooks: %s", r.texts[0])
 	}
 }
 

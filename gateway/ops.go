@@ -91,6 +91,9 @@ type operation struct {
 	configured func(g *Gateway) bool
 }
 
+// servable says whether the server can serve op (see configured).
+func (op *operation) servable(g *Gateway) bool { return op.configured == nil || op.configured(g) }
+
 // operationTable is the one table of operations, in the order the gateway
 // description lists them.
 type operationTable struct {
@@ -513,7 +516,7 @@ func (c *conn) advance(op *operation) {
 // models).
 func (c *conn) syncTools() {
 	for _, op := range c.g.ops.list {
-		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] || op.configured != nil && !op.configured(c.g) {
+		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] || !op.servable(c.g) {
 			continue
 		}
 		desc := op.describeTool(c)
