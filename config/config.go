@@ -21,9 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -249,10 +251,10 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 		c.AutoPushInterval = d
 	}
 	c.NotebookTimeout = DefaultNotebookTimeout
-	if v, ok := env(EnvNotebookTimeout); ok && v != "" {
-		d, err := time.ParseDuration(v)
+	if v, ok := env(EnvNotebookTimeout); ok && strings.TrimSpace(v) != "" {
+		d, err := parseTimeout(strings.TrimSpace(v))
 		if err != nil || d <= 0 || d > time.Hour {
-			return nil, &SettingError{Name: EnvNotebookTimeout, Value: v, Reason: "expected a positive duration up to 1h such as 10s or 1500ms"}
+			return nil, &SettingError{Name: EnvNotebookTimeout, Value: v, Reason: "expected a positive duration up to 1h such as 10s or 1500ms, or a number of seconds"}
 		}
 		c.NotebookTimeout = d
 	}
@@ -329,6 +331,19 @@ func (c *Config) NewLedger(store ledger.Store, opts ledger.Options) *ledger.Ledg
 		opts.MaxThoughtBytes = c.MaxThoughtBytes
 	}
 	return ledger.New(store, opts)
+}
+
+// parseTimeout reads a Go duration ("30s") or, as the notebook package
+// accepts too, a plain number of seconds ("30", "1.5").
+func parseTimeout(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	secs, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		return 0, fmt.Errorf("not a duration: %q", s)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
 }
 
 // maxSettableBytes caps THOUGHTBOX_MAX_THOUGHT_BYTES: a larger thought

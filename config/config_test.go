@@ -121,6 +121,8 @@ func TestResolveInvalidSettings(t *testing.T) {
 		{flags: Flags{Project: strings.Repeat("p", 101)}, name: "--project", contains: "at most 100"},
 		{env: map[string]string{EnvNotebookTimeout: "ten"}, name: EnvNotebookTimeout, contains: "positive duration"},
 		{env: map[string]string{EnvNotebookTimeout: "-1s"}, name: EnvNotebookTimeout, contains: "positive duration"},
+		{env: map[string]string{EnvNotebookTimeout: "2h"}, name: EnvNotebookTimeout, contains: "up to 1h"},
+		{env: map[string]string{EnvNotebookTimeout: "NaN"}, name: EnvNotebookTimeout, contains: "positive duration"},
 	}
 	for _, tt := range tests {
 		env := map[string]string{EnvDataDir: dir}
@@ -462,5 +464,9 @@ func TestNotebookSettings(t *testing.T) {
 	}
 	if c.NotebookTimeout != 1500*time.Millisecond || c.NotebookWorkDir() != "" {
 		t.Errorf("memory: timeout %v, work dir %q (want none)", c.NotebookTimeout, c.NotebookWorkDir())
+	}
+	c, err = Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir, EnvNotebookTimeout: "30"}))
+	if err != nil || c.NotebookTimeout != 30*time.Second {
+		t.Errorf("plain seconds: %v, %v", c, err)
 	}
 }

@@ -185,14 +185,16 @@ func grantOf(r *http.Request) *Grant {
 	return gr
 }
 
-// writeOps are the operations, and sub-operations of session and
-// knowledge, that change a ledger.
+// writeOps are the operations, and sub-operations of session, knowledge
+// and notebook, that change a ledger (a notebook run commits its outputs).
 var writeOps = map[string]bool{
 	"start_new": true, "thought": true,
 	"session/export": true, "session/extract_learnings": true, "session/update": true,
 	"session/delete": true, "session/restore": true,
 	"knowledge/create": true, "knowledge/update": true, "knowledge/delete": true,
 	"knowledge/write_note": true, "knowledge/delete_note": true,
+	"notebook/create": true, "notebook/add_cell": true, "notebook/update_cell": true, "notebook/delete_cell": true,
+	"notebook/run_cell": true, "notebook/run_all": true, "notebook/install_deps": true, "notebook/import": true,
 }
 
 // projectFree are the operations that read nothing of the connection's
@@ -211,7 +213,7 @@ func (c *call) checkScope(op string) error {
 		return scopeError(gr, "read", c.project)
 	}
 	name := op
-	if op == "session" || op == "knowledge" {
+	if op == "session" || op == "knowledge" || op == "notebook" {
 		var head struct {
 			Operation    string `json:"operation"`
 			SubOperation string `json:"subOperation"`

@@ -111,7 +111,7 @@ func sessionDiscovery(_ context.Context, c *call, p *discoveryParams) (any, erro
 func (c *conn) toolOps() map[string]*operation {
 	out := map[string]*operation{}
 	for _, op := range c.g.ops.list {
-		if op.tool != "" {
+		if op.tool != "" && op.servable(c.g) {
 			out[op.tool] = op
 		}
 	}
@@ -122,7 +122,7 @@ func (c *conn) toolOps() map[string]*operation {
 func (c *conn) toolInfos() []toolInfo {
 	out := []toolInfo{{Name: gatewayToolName, Description: "The router for every operation.", Listed: true}}
 	for _, op := range c.g.ops.list {
-		if op.tool == "" {
+		if op.tool == "" || !op.servable(c.g) {
 			continue
 		}
 		_, listed := c.toolDesc[op.tool]

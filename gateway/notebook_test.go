@@ -155,6 +155,9 @@ func TestNotebookThroughMCP(t *testing.T) {
 		}
 	}
 
+	if r := c.gw("session", map[string]any{"operation": "discovery"}); r.isError || !strings.Contains(r.texts[0], "thoughtbox_notebook") {
+		t.Errorf("discovery does not list thoughtbox_notebook: %s", r.texts[0])
+	}
 	// The per-stage tool takes the same arguments.
 	r := c.tool("thoughtbox_notebook", map[string]any{"operation": "load", "notebookId": id})
 	if r.isError || r.json(t)["title"] != "Scratch work" {
@@ -223,5 +226,83 @@ func TestNotebookNotConfigured(t *testing.T) {
 	c.fail("notebook", map[string]any{"operation": "list"}, ledger.CodeInvalidOperation)
 	if strings.Contains(strings.Join(c.toolNames(), " "), "thoughtbox_notebook") {
 		t.Errorf("thoughtbox_notebook offered without notebooks: %v", c.toolNames())
+	}
+	if r := c.gw("session", map[string]any{"operation": "discovery"}); r.isError || strings.Contains(r.texts[0], "thoughtbox_notebook") {
+		t.Errorf("discovery without notebooks: %s", r.texts[0])
+	}
+}
+
+// TestNotebookCellsThroughMCP: what a cell may and may not do, seen by an
+// agent: TypeScript with an interface and an enum, a later cell using an
+// earlier one's export, the outside world refused, and npm packages
+// installed and required (skipped where npm or its registry is absent).
+func TestNotebookCellsThroughMCP(t *testing.T) {
+	e, _ := notebookEnv(t, 5*time.Second)
+	c := e.connect(t, clientOpts{})
+	c.ready("Cells")
+	c.ok("notebook", map[string]any{"operation": "create", "name": "Cells"})
+	add := func(filename, src string) {
+		t.Helper()
+		c.ok("notebook", map[string]any{"operation": "add_cell", "notebookId": "cells", "type": "code", "filename": filename, "content": src})
+	}
+	run := func(cell string) map[string]any {
+		t.Helper()
+		return c.ok("notebook", map[string]any{"operation": "run_cell", "notebookId": "cells", "cellId": cell})
+	}
+	add("shapes.ts", "export interface Shape { area(): number }\nexport enum Kind { Square = 'square', Circle = 'circle' }\n"+
+		"export class Square implements Shape { constructor(private s: number) {} area() { return this.s * this.s } }\n")
+	add("use.ts", "import { Square, Kind } from './shapes.ts';\nconsole.log(Kind.Square, new Square(3).area());\n")
+	if r := run("use.ts"); r["output"] != "square 9\n" || r["status"] != "completed" {
+		t.Errorf("TypeScript cells: %v", r)
+	}
+	for i, src := range []string{
+		"import * as fs from 'fs';\nconsole.log(fs.readFileSync('/etc/passwd', 'utf8'));",
+		"require('child_process').execSync('id');",
+		"console.log(require('/etc/passwd'));",
+	} {
+		name := "escape" + string(rune('1'+i)) + ".ts"
+		add(name, src)
+		r := run(name)
+		if r["status"] != "failed" || r["error"] == nil || strings.Contains(r["output"].(string), "root:") {
+			t.Errorf("%q was not refused: %v", src, r)
+		}
+		c.ok("notebook", map[string]any{"operation": "delete_cell", "notebookId": "cells", "cellId": name})
+	}
+
+	if _, err := exec.LookPath("npm"); err != nil || testing.Short() {
+		t.Skip("npm is not on PATH (or -short): install_deps is shown without it below")
+	}
+	r := c.gw("notebook", map[string]any{"operation": "install_deps", "notebookId": "cells", "packages": []string{"is-number@7.0.0"}})
+	if r.isError {
+		for _, offline := range []string{"ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNREFUSED", "ENETUNREACH"} {
+			if strings.Contains(r.texts[0], offline) {
+				t.Skipf("the npm registry is unreachable: %s", r.texts[0])
+			}
+		}
+		t.Fatalf("install_deps: %s", r.texts[0])
+	}
+	if inst := r.json(t); inst["installed"].(map[string]any)["is-number"] != "7.0.0" {
+		t.Errorf("install_deps = %v", inst)
+	}
+	add("dep.ts", "import isNumber from 'is-number';\nconsole.log(isNumber('42'), isNumber('x'));\n")
+	if r := run("dep.ts"); r["output"] != "true false\n" {
+		t.Errorf("an installed package: %v", r)
+	}
+}
+
+// TestNotebookInstallWithoutNPM: where npm is absent, install_deps says so
+// and what to do; nothing else needs it.
+func TestNotebookInstallWithoutNPM(t *testing.T) {
+	e, _ := notebookEnv(t, 5*time.Second)
+	c := e.connect(t, clientOpts{})
+	c.ready("No npm")
+	c.ok("notebook", map[string]any{"operation": "create", "name": "No npm", "language": "javascript"})
+	t.Setenv("PATH", t.TempDir())
+	body := c.fail("notebook", map[string]any{"operation": "install_deps", "notebookId": "no-npm", "packages": []string{"dayjs"}}, ledger.CodeInternal)
+	if msg := body["message"].(string); !strings.Contains(msg, "npm") || !strings.Contains(msg, "install") {
+		t.Errorf("message %q does not say what to do", msg)
+	}
+	if r := c.ok("notebook", map[string]any{"operation": "run_cell", "notebookId": "no-npm", "cellId": "code-1.js"}); r["status"] != "completed" {
+		t.Errorf("a run without npm: %v", r)
 	}
 }

@@ -91,6 +91,9 @@ type operation struct {
 	configured func(g *Gateway) bool
 }
 
+// servable says whether the server can serve op (see configured).
+func (op *operation) servable(g *Gateway) bool { return op.configured == nil || op.configured(g) }
+
 // operationTable is the one table of operations, in the order the gateway
 // description lists them.
 type operationTable struct {
@@ -192,7 +195,7 @@ func (t *operationTable) description() string {
 Call as {"operation": "<name>", "args": {...}} (or with the arguments flat beside "operation"). Operations unlock in stages; go in this order:
   1. start_new (new work) or load_context (resume a session)  -> stage 1
   2. cipher (read the notation guide once)                      -> stage 2
-  3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework
+  3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework; notebook to check a claim with code that runs
   navigate with a domain at stage 2 -> stage 3 (mental models narrowed to it). get_state always tells you the stage.
 A call that names an existing session (sessionId, also taken by knowledge and mental_models) skips the stages it needs, and so do session list/search/list_deleted: clients that reconnect for every call pass sessionId each time.
 Example: {"operation": "thought", "args": {"thought": "S1|H|The cache is stale", "nextThoughtNeeded": true}}
@@ -596,7 +599,7 @@ func (c *conn) advance(op *operation) {
 // models).
 func (c *conn) syncTools() {
 	for _, op := range c.g.ops.list {
-		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] || op.configured != nil && !op.configured(c.g) {
+		if op.tool == "" || c.stage < op.minStage || c.hidden[op.tool] || !op.servable(c.g) {
 			continue
 		}
 		desc := op.describeTool(c)

@@ -338,6 +338,70 @@ func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []strin
 	return problems
 }
 
+// checkNotebookHistory checks the commits a pull brings for a notebook,
+// from tip down to the notebook's tip here (all of them for a notebook new
+// to us): each must be a commit whose files are within the size limit, so
+// that no oversized file enters the repository through an older commit
+// that the tip no longer shows. Trees and blobs are looked at once.
+func (s *Store) checkNotebookHistory(ctx context.Context, tip, local hash, maxBytes int) ([]string, error) {
+	var problems []string
+	seen := map[hash]bool{local: true}
+	var walkTree func(id hash, path string) error
+	walkTree = func(id hash, path string) error {
+		if seen[id] || len(problems) >= 20 {
+			return nil
+		}
+		seen[id] = true
+		t, _, err := s.readTreeBytes(id)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
+			return nil
+		}
+		for _, e := range t.entries {
+			if e.dir {
+				if err := walkTree(e.id, path+e.name+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			if seen[e.id] {
+				continue
+			}
+			seen[e.id] = true
+			size, err := s.blobSize(e.id)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s%s: %v", path, e.name, err))
+			case size > maxBytes:
+				problems = append(problems, fmt.Sprintf("%s%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, e.name, size, maxBytes))
+			}
+		}
+		return nil
+	}
+	queue := []hash{tip}
+	for len(queue) > 0 && len(problems) < 20 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		id := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c, err := s.readCommit(id)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("commit %s: %v", id, err))
+			continue
+		}
+		if err := walkTree(c.tree, ""); err != nil {
+			return nil, err
+		}
+		queue = append(queue, c.parents...)
+	}
+	return problems, nil
+}
+
 func isJSONObject(data []byte) bool {
 	var v map[string]json.RawMessage
 	return json.Unmarshal(data, &v) == nil && v != nil
@@ -387,7 +451,15 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 		case groups[g][0] == knowledgeRef:
 			problems, err = s.checkIncomingKnowledge(moving[knowledgeRef], maxBytes)
 		case notebookOfRef(groups[g][0]) != "":
-			problems = s.checkIncomingNotebook(notebookOfRef(groups[g][0]), moving[groups[g][0]], maxBytes)
+			ref := groups[g][0]
+			problems = s.checkIncomingNotebook(notebookOfRef(ref), moving[ref], maxBytes)
+			if len(problems) == 0 {
+				local, rerr := s.be.readRef(ref)
+				if rerr != nil {
+					return rerr
+				}
+				problems, err = s.checkNotebookHistory(ctx, moving[ref], local, maxBytes)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("check %s: %w", g, err)

@@ -317,3 +317,29 @@ func TestPullQuarantinesBadNotebook(t *testing.T) {
 		t.Errorf("created %+v, want the two sessions", res.Created)
 	}
 }
+
+// TestPullQuarantinesOversizedNotebookHistory: a file over the size limit
+// in an older commit is caught even though the tip no longer has it.
+func TestPullQuarantinesOversizedNotebookHistory(t *testing.T) {
+	f := newIncomingFixture(t, true)
+	f.git("checkout", "-q", "--orphan", "nb")
+	dir := filepath.Join(f.work, "notebooks", "big")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "notebook.json"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "blob.txt"), []byte(strings.Repeat("x", 5000)), 0o644)
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "big file")
+	f.git("rm", "-q", "notebooks/big/blob.txt")
+	f.git("commit", "-q", "-m", "gone again")
+	f.git("push", "-q", "origin", "nb:refs/heads/notebooks/big")
+	res := f.pull(TransferOptions{MaxThoughtBytes: 4000})
+	if len(res.Quarantined) != 1 || res.Quarantined[0].Notebook != "big" ||
+		!strings.Contains(strings.Join(res.Quarantined[0].Problems, " "), "blob.txt is 5000 bytes") {
+		t.Fatalf("quarantined %+v", res.Quarantined)
+	}
+	if h, _ := f.b.be.readRef("refs/heads/notebooks/big"); h != zeroHash {
+		t.Errorf("notebook ref moved to %s", h)
+	}
+}

@@ -2,6 +2,7 @@ package notebook_test
 
 import (
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,4 +81,50 @@ func TestOnGitStore(t *testing.T) {
 	if got := git("show", ref+":notebooks/"+nb.ID+"/cells/05-explain.ts"); !strings.HasPrefix(got, "export const binarySearch = () =>") {
 		t.Fatalf("cell file at the tip: %q", got)
 	}
+}
+
+// BenchmarkGitStoreCreate and BenchmarkGitStoreAddCell are Create and
+// AddCell on the on-disk gitstore: what a client waits for, a durable
+// commit included.
+func BenchmarkGitStoreCreate(b *testing.B) {
+	svc := gitBenchService(b)
+	for i := 0; b.Loop(); i++ {
+		if _, err := svc.Create(b.Context(), notebook.CreateRequest{Name: "bench " + strconv.Itoa(i), Template: "sequential-feynman", Author: benchAuthor}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGitStoreAddCell(b *testing.B) {
+	svc := gitBenchService(b)
+	var id string
+	for i := 0; b.Loop(); i++ {
+		if i%100 == 0 {
+			b.StopTimer()
+			nb, err := svc.Create(b.Context(), notebook.CreateRequest{Name: "bench", Template: "sequential-feynman", Author: benchAuthor})
+			if err != nil {
+				b.Fatal(err)
+			}
+			id = nb.ID
+			b.StartTimer()
+		}
+		if _, _, err := svc.AddCell(b.Context(), notebook.AddCellRequest{NotebookID: id, Type: "code", Content: "console.log(1 + 1);\n", Author: benchAuthor}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var benchAuthor = ledger.Author{Name: "bench", Email: "bench@agents.invalid"}
+
+func gitBenchService(b *testing.B) *notebook.Service {
+	st, err := gitstore.Open(b.TempDir(), gitstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := notebook.NewService(st, notebook.Options{WorkDir: b.TempDir()})
+	b.Cleanup(func() {
+		svc.Close()
+		st.Close()
+	})
+	return svc
 }

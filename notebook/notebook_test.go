@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sandbox"
 )
 
 var agent = ledger.Author{Name: "claude", Email: "claude@agents.invalid"}
@@ -187,13 +188,19 @@ func TestInfiniteLoopIsInterrupted(t *testing.T) {
 }
 
 func TestRunawayAllocationIsStopped(t *testing.T) {
-	svc, _ := newTestService(t, Options{})
-	svc.opts.Limits.Memory = 64 << 20
+	svc, _ := newTestService(t, Options{Limits: sandbox.Limits{Memory: 64 << 20}})
 	nb := create(t, svc, "Greedy", "blank", "javascript")
 	c := addCode(t, svc, nb.ID, "greedy.js", "const a = []; for (;;) a.push('x'.repeat(1024) + a.length);")
 	r := run(t, svc, nb.ID, c.ID)
-	if r.Status != StatusFailed || !(strings.Contains(errText(r), "out of memory") || strings.Contains(errText(r), "interrupted")) {
+	if r.Status != StatusFailed || errText(r) != "greedy.js: the sandbox ran out of memory (limit 64 MiB)" {
 		t.Fatalf("got %+v (error %q)", r, errText(r))
+	}
+	// The child is gone; the next run has another.
+	if _, err := svc.DeleteCell(t.Context(), nb.ID, c.ID, agent); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, svc, nb.ID, "code-1.js"); r.Status != StatusCompleted {
+		t.Fatalf("after the out-of-memory run: %+v (error %q)", r, errText(r))
 	}
 }
 
@@ -562,5 +569,59 @@ func TestWorkDirIsPerNotebook(t *testing.T) {
 	run(t, svc, nb.ID, "code-1.js")
 	if fi, err := os.Stat(filepath.Join(dir, nb.ID)); err != nil || !fi.IsDir() {
 		t.Fatalf("work folder: %v", err)
+	}
+}
+
+func TestTSConfigIsHonoured(t *testing.T) {
+	// TypeScript's experimental decorators get (target, key); standard
+	// ones (method, context). Which one a cell gets is the tsconfig's say.
+	svc, _ := newTestService(t, Options{})
+	cell := "###### d.ts\n\n```typescript\nfunction log(target: any, key: any) { console.log('decorated', typeof key); }\nclass C { @log m() {} }\n```\n"
+	outputs := map[string]string{}
+	for name, meta := range map[string]string{
+		"experimental": `<!-- srcbook:{"language":"typescript","tsconfig.json":{"compilerOptions":{"experimentalDecorators":true}}} -->`,
+		"standard":     `<!-- srcbook:{"language":"typescript"} -->`,
+	} {
+		nb, err := svc.Import(t.Context(), meta+"\n\n# Decorators "+name+"\n\n"+cell, agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "experimental" && (nb.TSConfig == nil || !strings.Contains(*nb.TSConfig, "experimentalDecorators")) {
+			t.Fatalf("tsconfig not imported: %v", nb.TSConfig)
+		}
+		r := run(t, svc, nb.ID, "d.ts")
+		if r.Status != StatusCompleted {
+			t.Fatalf("%s: %+v (error %q)", name, r, errText(r))
+		}
+		outputs[name] = r.Output
+	}
+	if outputs["experimental"] != "decorated string\n" || outputs["standard"] != "decorated object\n" {
+		t.Fatalf("outputs %q", outputs)
+	}
+	bad := `{"compilerOptions": `
+	if _, err := transpile("d.ts", "let x = 1", TypeScript, &bad); err == nil {
+		t.Fatalf("a broken tsconfig.json: no error")
+	}
+}
+
+func TestAsyncCellAndTimers(t *testing.T) {
+	svc, _ := newTestService(t, Options{})
+	nb := create(t, svc, "Async", "blank", "typescript")
+	c := addCode(t, svc, nb.ID, "wait.ts", `const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+async function* ticks(n: number): AsyncGenerator<number> { for (let i = 0; i < n; i++) { await sleep(10); yield i; } }
+(async () => {
+  const seen: number[] = [];
+  for await (const t of ticks(3)) seen.push(t);
+  await sleep(1000);
+  console.log('ticks', seen.join(','));
+})();
+`)
+	r := run(t, svc, nb.ID, c.ID)
+	if r.Status != StatusCompleted || r.Output != "ticks 0,1,2\n" {
+		t.Fatalf("got %+v (error %q)", r, errText(r))
+	}
+	bad := addCode(t, svc, nb.ID, "reject.ts", "(async () => { await null; throw new TypeError('lost'); })();\n")
+	if r := run(t, svc, nb.ID, bad.ID); r.Status != StatusFailed || !strings.Contains(errText(r), "Uncaught (in promise) TypeError: lost") {
+		t.Fatalf("an async failure nobody caught: %+v (error %q)", r, errText(r))
 	}
 }

@@ -75,6 +75,10 @@ func (s *Service) InstallDeps(ctx context.Context, notebookID string, packages [
 			return InstallResult{}, ledger.Errorf(ledger.CodeInternal, "install_deps needs npm, and there is none on this server's PATH (%w): install Node.js and npm where the server runs, or install the packages yourself into the notebook's node_modules folder", ErrNPMUnavailable)
 		}
 	}
+	// One npm at a time in a work folder: two would write the same
+	// node_modules and package.json. (Not the notebook's own lock, which
+	// the commit below takes.)
+	defer s.lock("npm:" + notebookID)()
 	dir, err := s.workDir(notebookID)
 	if err != nil {
 		return InstallResult{}, err

@@ -20,6 +20,14 @@ import (
 // runtime errors point at the cell's own lines. A syntax or type-syntax
 // error is returned as "check.ts:3:10: message".
 func Transpile(filename, source string, lang Language) (string, error) {
+	return transpile(filename, source, lang, nil)
+}
+
+// transpile is Transpile under the notebook's tsconfig.json, when it has
+// one: esbuild honours the settings that change what code means
+// (experimentalDecorators, useDefineForClassFields, verbatimModuleSyntax,
+// jsx…), not the type checker's.
+func transpile(filename, source string, lang Language, tsconfig *string) (string, error) {
 	loader := api.LoaderTS
 	if lang == JavaScript {
 		loader = api.LoaderJS
@@ -30,7 +38,13 @@ func Transpile(filename, source string, lang Language) (string, error) {
 		Target:     api.ES2017,
 		Sourcefile: filename,
 		Sourcemap:  api.SourceMapInline,
-		LogLevel:   api.LogLevelSilent,
+		TsconfigRaw: func() string {
+			if tsconfig == nil {
+				return ""
+			}
+			return *tsconfig
+		}(),
+		LogLevel: api.LogLevelSilent,
 	})
 	if len(res.Errors) > 0 {
 		msgs := make([]string, 0, len(res.Errors))
@@ -66,7 +80,7 @@ func modulesFor(nb *Notebook, root string, last int) (*sandbox.Modules, map[int]
 		if c.Type != CodeCell {
 			continue
 		}
-		code, err := Transpile(c.Filename, c.Source, c.Language)
+		code, err := transpile(c.Filename, c.Source, c.Language, nb.TSConfig)
 		if err != nil {
 			errs[i] = err.Error()
 			continue
@@ -81,6 +95,53 @@ func modulesFor(nb *Notebook, root string, last int) (*sandbox.Modules, map[int]
 		}
 	}
 	return mods, errs
+}
+
+// child returns a sandbox child for a run: the spare started after the
+// previous run if there is one, else a new one. Either way a new spare is
+// started in the background for the next run, so that a run rarely waits
+// for a child to start (tens of milliseconds: an exec and a Go runtime).
+func (s *Service) child(ctx context.Context, mods *sandbox.Modules) (*sandbox.Session, error) {
+	s.spareMu.Lock()
+	spare := s.spare
+	s.spare = nil
+	s.spareMu.Unlock()
+	defer s.refillSpare()
+	if spare != nil {
+		if err := spare.SetModules(mods); err == nil {
+			return spare, nil
+		}
+		spare.Close() // it died while it waited: start another
+	}
+	return sandbox.Start(ctx, sandbox.Config{Limits: s.opts.Limits, Modules: mods})
+}
+
+// refillSpare starts a spare child unless one is there or being started,
+// or the Service is closed.
+func (s *Service) refillSpare() {
+	s.spareMu.Lock()
+	if s.spare != nil || s.spareStarting || s.closed {
+		s.spareMu.Unlock()
+		return
+	}
+	s.spareStarting = true
+	s.spareWG.Add(1)
+	s.spareMu.Unlock()
+	go func() {
+		defer s.spareWG.Done()
+		sess, err := sandbox.Start(context.Background(), sandbox.Config{Limits: s.opts.Limits, Modules: &sandbox.Modules{}})
+		s.spareMu.Lock()
+		defer s.spareMu.Unlock()
+		s.spareStarting = false
+		if err != nil {
+			return // the next run starts its own child, and says why if it cannot
+		}
+		if s.closed || s.spare != nil {
+			sess.Close()
+			return
+		}
+		s.spare = sess
+	}()
 }
 
 // runResult is one cell's outcome before it is stored.
@@ -102,7 +163,13 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 	var sess *sandbox.Session
 	defer func() {
 		if sess != nil {
-			sess.Close()
+			// Ending the child is off the run's path too; Close waits
+			// for it.
+			s.spareWG.Add(1)
+			go func() {
+				defer s.spareWG.Done()
+				sess.Close()
+			}()
 		}
 	}()
 	left := s.opts.Timeout
@@ -112,7 +179,7 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 			continue
 		}
 		r := runResult{index: i, RunResult: RunResult{CellID: c.ID, Filename: c.Filename}}
-		started := time.Now()
+		var started time.Time
 		fail := func(msg string) {
 			r.Status, r.Error = StatusFailed, &msg
 		}
@@ -120,17 +187,22 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 			fail(msg)
 		} else {
 			if sess == nil {
-				sess, err = sandbox.Start(ctx, sandbox.Config{Limits: s.opts.Limits, Modules: mods})
+				sess, err = s.child(ctx, mods)
 				if err != nil {
 					return nil, ledger.Errorf(ledger.CodeInternal, "running notebook %q: %w", nb.ID, err)
 				}
 			}
+			// The child's start is not the cells' time: the budget and
+			// durationMs count from here.
+			started = time.Now()
 			res, err := sess.RunModule(ctx, cellModule(c), sandbox.RunOptions{Timeout: max(left, time.Millisecond), MaxOutput: s.opts.MaxOutput})
 			r.Output = res.Output
 			switch {
 			case err != nil:
 				// The child is gone (memory, CPU, killed): the run ends here.
 				fail(fmt.Sprintf("%s: %v", c.Filename, err))
+			case res.Interrupted && ctx.Err() != nil:
+				fail(fmt.Sprintf("%s: interrupted: the run was cancelled (%v)", c.Filename, context.Cause(ctx)))
 			case res.Interrupted:
 				fail(fmt.Sprintf("%s: interrupted: the notebook run took longer than its %v limit (THOUGHTBOX_NOTEBOOK_TIMEOUT)", c.Filename, s.opts.Timeout))
 			case res.Error != "":
@@ -139,9 +211,11 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 				r.Status = StatusCompleted
 			}
 		}
-		elapsed := time.Since(started)
-		r.DurationMs = elapsed.Milliseconds()
-		left -= elapsed
+		if !started.IsZero() {
+			elapsed := time.Since(started)
+			r.DurationMs = elapsed.Milliseconds()
+			left -= elapsed
+		}
 		out = append(out, r)
 		if r.Status == StatusFailed {
 			break

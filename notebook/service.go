@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,14 @@ type Service struct {
 
 	tmpMu  sync.Mutex // guards tmpDir
 	tmpDir string
+
+	// spareMu guards the fields below: the spare sandbox child started
+	// ahead of the next run (see child).
+	spareMu       sync.Mutex
+	spare         *sandbox.Session
+	spareStarting bool
+	closed        bool
+	spareWG       sync.WaitGroup // the goroutine starting a spare
 }
 
 // NewService returns the notebooks kept in store.
@@ -71,8 +80,17 @@ func NewService(store ledger.NotebookStore, opts Options) *Service {
 	return &Service{store: store, opts: opts, locks: map[string]*sync.Mutex{}}
 }
 
-// Close removes the temporary work folder, if the Service made one.
+// Close ends the spare sandbox child and removes the temporary work
+// folder, if the Service made one.
 func (s *Service) Close() error {
+	s.spareMu.Lock()
+	s.closed = true
+	if s.spare != nil {
+		s.spare.Close()
+		s.spare = nil
+	}
+	s.spareMu.Unlock()
+	s.spareWG.Wait()
 	s.tmpMu.Lock()
 	defer s.tmpMu.Unlock()
 	if s.tmpDir == "" {
@@ -395,9 +413,13 @@ func languageOf(filename string) Language {
 // freeFilename picks a code cell's filename: code-N with the notebook's
 // extension, N the first number no cell uses.
 func freeFilename(nb *Notebook) string {
+	taken := make(map[string]bool, len(nb.Cells))
+	for _, c := range nb.Cells {
+		taken[c.Filename] = true
+	}
 	for n := 1; ; n++ {
-		name := fmt.Sprintf("code-%d%s", n, nb.Language.ext())
-		if nb.index(name) < 0 {
+		name := "code-" + strconv.Itoa(n) + nb.Language.ext()
+		if !taken[name] {
 			return name
 		}
 	}

@@ -114,6 +114,15 @@ func childMain(stdin io.Reader, stdout io.Writer) int {
 			if !c.run(m, msgs) {
 				return 0
 			}
+		case msgModules:
+			if c.modules == nil || m.Modules == nil {
+				fmt.Fprintf(os.Stderr, "sandbox: modules for a session without them\n")
+				return exitProtocol
+			}
+			if err := c.modules.configure(m.Modules); err != nil {
+				fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
+				return exitProtocol
+			}
 		case msgReply, msgInterrupt:
 			// Late: the run they were for has ended.
 		default:

@@ -65,12 +65,10 @@ type moduleSystem struct {
 }
 
 func (c *child) setupModules(cfg *Modules) error {
-	if !filepath.IsAbs(cfg.Root) {
-		return fmt.Errorf("modules: the root %q is not an absolute path", cfg.Root)
+	m := &moduleSystem{c: c, errT: c.vm.Get("Error")}
+	if err := m.configure(cfg); err != nil {
+		return err
 	}
-	m := &moduleSystem{c: c, cfg: *cfg, errT: c.vm.Get("Error")}
-	m.rootSlash = filepath.Clean(cfg.Root) + string(filepath.Separator)
-	m.nodeRoot = m.rootSlash + "node_modules" + string(filepath.Separator)
 	reg := require.NewRegistry(require.WithLoader(m.load), require.WithPathResolver(m.resolve))
 	m.req = reg.Enable(c.vm)
 	// The global require is what every module gets as its own require:
@@ -118,6 +116,21 @@ func (c *child) setupModules(cfg *Modules) error {
 		}
 	})
 	c.modules = m
+	return nil
+}
+
+// configure sets the modules; an empty Root (a spare session, given its
+// modules by SetModules later) finds nothing.
+func (m *moduleSystem) configure(cfg *Modules) error {
+	if cfg.Root != "" && !filepath.IsAbs(cfg.Root) {
+		return fmt.Errorf("modules: the root %q is not an absolute path", cfg.Root)
+	}
+	m.cfg = *cfg
+	m.rootSlash, m.nodeRoot = "", ""
+	if cfg.Root != "" {
+		m.rootSlash = filepath.Clean(cfg.Root) + string(filepath.Separator)
+		m.nodeRoot = m.rootSlash + "node_modules" + string(filepath.Separator)
+	}
 	return nil
 }
 
@@ -196,6 +209,9 @@ func (m *moduleSystem) resolve(base, name string) string {
 // exist", so that the registry's search goes on and ends in "cannot
 // find".
 func (m *moduleSystem) load(p string) ([]byte, error) {
+	if m.rootSlash == "" {
+		return nil, require.ModuleFileDoesNotExistError
+	}
 	p = filepath.Clean(p)
 	rel, ok := strings.CutPrefix(p, m.rootSlash)
 	if !ok {

@@ -172,3 +172,27 @@ func TestRunModuleNeedsModules(t *testing.T) {
 		t.Fatalf("globals of a session without Modules: %+v", r)
 	}
 }
+
+func TestSetModulesOnASpare(t *testing.T) {
+	spare := start(t, Config{Modules: &Modules{}})
+	root := moduleRoot(t)
+	// Before SetModules a spare finds nothing.
+	if _, err := spare.RunModule(t.Context(), "cells/a.js", RunOptions{}); err == nil {
+		t.Fatal("RunModule before SetModules: no error")
+	}
+	if err := spare.SetModules(&Modules{Root: "relative"}); err == nil {
+		t.Fatal("SetModules with a relative root: no error")
+	}
+	if err := spare.SetModules(&Modules{Root: root, Sources: map[string]string{"cells/a.js": `console.log(require('lib').twice(4))`}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := runModule(t, spare, "cells/a.js"); r.Error != "" || r.Output != "8\n" {
+		t.Fatalf("after SetModules: %+v", r)
+	}
+	if err := spare.SetModules(&Modules{Root: root}); err == nil {
+		t.Fatal("SetModules twice: no error")
+	}
+	if err := start(t, Config{Modules: &Modules{Root: root}}).SetModules(&Modules{Root: root}); err == nil {
+		t.Fatal("SetModules on a session that has its modules: no error")
+	}
+}

@@ -9,6 +9,7 @@ import "encoding/json"
 //	parent: init            child: ready (or exits with the reason on stderr)
 //	parent: run             child: call … done
 //	parent: reply (a call)  parent: interrupt (any time during a run)
+//	parent: modules (between runs, before the first: SetModules)
 //
 // A run is answered by exactly one done; in between, the child may send
 // host calls, each answered by one reply carrying its id. Closing the
@@ -59,6 +60,7 @@ const (
 	msgReply     = "reply"
 	msgInterrupt = "interrupt"
 	msgDone      = "done"
+	msgModules   = "modules" // parent to child, between runs: SetModules
 )
 
 // childEnv is the environment variable that makes a binary linking this

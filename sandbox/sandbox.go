@@ -35,6 +35,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -364,13 +365,45 @@ func (s *Session) Run(ctx context.Context, code string, opts RunOptions) (Result
 // later run may try it again. Result.Error names the cell file and line
 // where the exception was thrown.
 func (s *Session) RunModule(ctx context.Context, name string, opts RunOptions) (Result, error) {
-	if s.cfg.Modules == nil {
+	s.runMu.Lock()
+	mods := s.cfg.Modules
+	s.runMu.Unlock()
+	if mods == nil {
 		return Result{}, errors.New("sandbox: RunModule on a session started without Modules")
 	}
-	if _, ok := s.cfg.Modules.Sources[name]; !ok {
+	if _, ok := mods.Sources[name]; !ok {
 		return Result{}, fmt.Errorf("sandbox: RunModule: no in-memory module %q", name)
 	}
 	return s.run(ctx, message{Type: msgRun, Module: name}, opts)
+}
+
+// SetModules gives a session started with an empty Modules (no Root) its
+// modules, before its first run. It lets a caller start a spare child
+// ahead of time, when it does not yet know which folder and modules the
+// next run needs: the start, tens of milliseconds, is then off that
+// run's path.
+func (s *Session) SetModules(m *Modules) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	switch {
+	case s.cfg.Modules == nil || s.cfg.Modules.Root != "":
+		return errors.New("sandbox: SetModules on a session that was not started with an empty Modules")
+	case s.nextRun > 0:
+		return errors.New("sandbox: SetModules after a run")
+	case m == nil || !filepath.IsAbs(m.Root):
+		return errors.New("sandbox: SetModules: Root must be an absolute path")
+	}
+	s.mu.Lock()
+	gone := s.gone
+	s.mu.Unlock()
+	if gone != nil {
+		return gone
+	}
+	if err := s.send(message{Type: msgModules, Modules: m}); err != nil {
+		return s.died()
+	}
+	s.cfg.Modules = m
+	return nil
 }
 
 func (s *Session) run(ctx context.Context, req message, opts RunOptions) (Result, error) {
