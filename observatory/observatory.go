@@ -44,7 +44,7 @@ const (
 	DefaultIdleTimeout    = 10 * time.Minute
 	DefaultQueueSize      = 1024
 	DefaultStallTimeout   = 5 * time.Second
-	DefaultCorkDelay      = 3 * time.Millisecond
+	DefaultCorkDelay      = 10 * time.Millisecond
 	// maxActive bounds the sessions:active list sent on joining.
 	maxActive = 100
 )
