@@ -75,8 +75,8 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 			// subscriber costs about as much as the writer's own work
 			// on a thought, times every subscriber. Writing each
 			// connection at most once per CorkDelay lets the thoughts
-			// that arrive meanwhile share one system call, for a few
-			// milliseconds of latency; after a quiet spell the first
+			// that arrive meanwhile share one system call, for at most
+			// CorkDelay of latency; after a quiet spell the first
 			// message goes at once.
 			if c.queueLen() == 0 {
 				continue // woken for messages an earlier take got
