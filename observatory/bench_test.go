@@ -76,6 +76,11 @@ func BenchmarkFanOut(b *testing.B) {
 // a fan-out benchmark: "url topic subscribers thoughts".
 const envFanOutClients = "THOUGHTBOX_FANOUT_CLIENTS"
 
+// envFanOutCork, if set, is the Observatory's CorkDelay in the fan-out
+// benchmark (a Go duration; -1ns disables the delay), to compare delays
+// with one binary.
+const envFanOutCork = "THOUGHTBOX_FANOUT_CORK"
+
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(envFanOutClients); spec != "" {
 		os.Exit(fanOutClients(spec))
@@ -184,7 +189,13 @@ func fanOut(b *testing.B, storage string, subs, thoughts int, child bool) {
 	r := &relay{}
 	st := &stamp{next: r, at: map[int]time.Time{}}
 	l := ledger.New(store, ledger.Options{Events: st})
-	obs := observatory.New(l, observatory.Config{MaxConnections: subs + 10})
+	cfg := observatory.Config{MaxConnections: subs + 10}
+	if d := os.Getenv(envFanOutCork); d != "" {
+		if cfg.CorkDelay, err = time.ParseDuration(d); err != nil {
+			b.Fatalf("%s: %v", envFanOutCork, err)
+		}
+	}
+	obs := observatory.New(l, cfg)
 	r.o.Store(obs)
 	f := &fixture{l: l, store: store, obs: obs, ctx: context.Background()}
 	f.srv = newBenchServer(b, obs)

@@ -60,11 +60,36 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 	idleSince := time.Now()
 	cork, _ := ws.NetConn().(*corkConn)
 	var spare [][]byte
+	var lastWrite time.Time
+	cutOff := func() {
+		fmt.Fprintf(o.cfg.Log, "observatory: closing a connection: %s\n", c.reason)
+		closeWith(ws, websocket.CloseTryAgainLater, c.reason)
+	}
 	for {
 		select {
 		case <-c.wake:
 			if ctx.Err() != nil {
 				return
+			}
+			// While a writer streams thoughts, each write(2) to a
+			// subscriber costs about as much as the writer's own work
+			// on a thought, times every subscriber. Writing each
+			// connection at most once per CorkDelay lets the thoughts
+			// that arrive meanwhile share one system call, for at most
+			// CorkDelay of latency; after a quiet spell the first
+			// message goes at once.
+			if c.queueLen() == 0 {
+				continue // woken for messages an earlier take got
+			}
+			if wait := o.cfg.CorkDelay - time.Since(lastWrite); o.cfg.CorkDelay > 0 && wait > 0 {
+				select {
+				case <-o.after(wait):
+				case <-c.gone:
+					cutOff()
+					return
+				case <-ctx.Done():
+					return
+				}
 			}
 			batch := c.take(spare)
 			if len(batch) == 0 {
@@ -83,6 +108,7 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 			if err := cork.uncork(); err != nil {
 				return
 			}
+			lastWrite = time.Now()
 			clear(batch) // let the messages go
 			spare = batch
 		case <-ping.C:
@@ -96,8 +122,7 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 				return
 			}
 		case <-c.gone:
-			fmt.Fprintf(o.cfg.Log, "observatory: closing a connection: %s\n", c.reason)
-			closeWith(ws, websocket.CloseTryAgainLater, c.reason)
+			cutOff()
 			return
 		case <-ctx.Done():
 			return

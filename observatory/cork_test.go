@@ -2,8 +2,17 @@ package observatory
 
 import (
 	"bytes"
+	"context"
 	"net"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // countingConn records each Write it is given.
@@ -71,4 +80,174 @@ func sizes(ws [][]byte) []int {
 		n = append(n, len(w))
 	}
 	return n
+}
+
+// recordingListener hands out connections that record what the server
+// writes to each, one entry per Write, and pass it on.
+type recordingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (l *recordingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Conn: c, l: l}, nil
+}
+
+func (l *recordingListener) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.writes)
+}
+
+type recordingConn struct {
+	net.Conn
+	l *recordingListener
+}
+
+func (c *recordingConn) Write(p []byte) (int, error) {
+	c.l.mu.Lock()
+	c.l.writes = append(c.l.writes, bytes.Clone(p))
+	c.l.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// TestCorkDelayBatchesThoughts: a thought that finds its connection
+// written to less than CorkDelay ago waits, and the thoughts recorded
+// while it waits go out with it, in order, in one write. The test holds
+// the delay's timer itself, so nothing in it depends on timing; closing
+// the Observatory while a writer waits on the timer still ends it.
+func TestCorkDelayBatchesThoughts(t *testing.T) {
+	store, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	r := &relaySink{}
+	l := ledger.New(store, ledger.Options{Events: r})
+	o := New(l, Config{CorkDelay: time.Hour})
+	r.o = o
+	var (
+		mu     sync.Mutex
+		hold   bool
+		timers = make(chan chan time.Time, 1)
+	)
+	o.after = func(time.Duration) <-chan time.Time {
+		ch := make(chan time.Time, 1)
+		mu.Lock()
+		defer mu.Unlock()
+		if !hold {
+			ch <- time.Now()
+			return ch
+		}
+		timers <- ch
+		return ch
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recordingListener{Listener: ln}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Serve(ctx, rec) }()
+	stop := sync.OnceFunc(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	defer stop()
+
+	s, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "corked"}, ledger.Author{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := TopicReasoningPrefix + s.ID
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+ln.Addr().String()+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	read := func() string {
+		t.Helper()
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	ws.WriteJSON([]any{topic, "subscribe"})
+	for _, want := range []string{`"subscribed"`, `"session:snapshot"`} {
+		if got := read(); !strings.Contains(got, want) {
+			t.Fatalf("got %.80s, want %s", got, want)
+		}
+	}
+
+	mu.Lock()
+	hold = true
+	mu.Unlock()
+	add := func() {
+		t.Helper()
+		if _, err := l.AddThought(ctx, s.ID, ledger.ThoughtInput{Thought: "step", NextThoughtNeeded: true}, ledger.Author{Name: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Events reach the queue through the hub's dispatcher, after
+	// AddThought returns: wait for them there (not for a time).
+	queued := func(want int) {
+		t.Helper()
+		for i := 0; ; i++ {
+			o.hub.mu.Lock()
+			n := 0
+			for c := range o.hub.clients {
+				n = c.queueLen()
+			}
+			o.hub.mu.Unlock()
+			if n == want {
+				return
+			}
+			if i == 10000 {
+				t.Fatalf("%d messages queued, want %d", n, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	before := rec.count()
+	add()
+	var timer chan time.Time
+	select {
+	case timer = <-timers: // thought 1 found the connection just written to
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer did not wait out the cork delay before sending thought 1")
+	}
+	for n := 2; n <= 5; n++ {
+		add()
+	}
+	queued(5)
+	timer <- time.Now()
+	for n := 1; n <= 5; n++ {
+		got := read()
+		if !strings.Contains(got, `"thought:added"`) || !strings.Contains(got, `"thoughtNumber":`+string(rune('0'+n))) {
+			t.Fatalf("message %d: %.120s", n, got)
+		}
+	}
+	rec.mu.Lock()
+	after := rec.writes[before:]
+	rec.mu.Unlock()
+	if len(after) != 1 {
+		t.Fatalf("thoughts 1-5 went out in %d writes, want 1: sizes %v", len(after), sizes(after))
+	}
+	if n := bytes.Count(after[0], []byte(`"thought:added"`)); n != 5 {
+		t.Fatalf("the write carries %d thoughts, want 5", n)
+	}
+
+	// Closing does not wait for a writer's timer.
+	add()
+	<-timers
+	stop()
 }

@@ -201,6 +201,13 @@ func (h *hub) queueLocked(c *client, msg []byte) {
 	}
 }
 
+// queueLen is how many messages wait for c's writer.
+func (c *client) queueLen() int {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return len(c.queue)
+}
+
 // take empties c's queue and returns what it held; spare, emptied, becomes
 // the new queue, so that two slices serve a connection's whole life.
 func (c *client) take(spare [][]byte) [][]byte {

@@ -44,6 +44,7 @@ const (
 	DefaultIdleTimeout    = 10 * time.Minute
 	DefaultQueueSize      = 1024
 	DefaultStallTimeout   = 5 * time.Second
+	DefaultCorkDelay      = 10 * time.Millisecond
 	// maxActive bounds the sessions:active list sent on joining.
 	maxActive = 100
 )
@@ -93,6 +94,13 @@ type Config struct {
 	// behind, is disconnected; the writer is never slowed.
 	QueueSize    int
 	StallTimeout time.Duration
+	// CorkDelay is the least time between two writes of queued messages
+	// to one connection while messages keep coming: a message that finds
+	// the connection written to less than CorkDelay ago waits out the
+	// rest, and whatever queues meanwhile goes with it in one system
+	// call. After a quiet spell a message goes at once. Zero takes
+	// DefaultCorkDelay; a negative value disables the delay.
+	CorkDelay time.Duration
 	// Authors, if set, gives the detail panel each thought's author.
 	Authors AuthorReader
 	// Now is the clock for statuses; default time.Now.
@@ -122,6 +130,8 @@ type Observatory struct {
 	hub      *hub
 	statuses statusCache
 	mux      *http.ServeMux
+	// after is the writers' timer for the cork delay; tests replace it.
+	after func(time.Duration) <-chan time.Time
 }
 
 // New returns an Observatory over l.
@@ -150,10 +160,13 @@ func New(l *ledger.Ledger, cfg Config) *Observatory {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
+	if cfg.CorkDelay == 0 {
+		cfg.CorkDelay = DefaultCorkDelay
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	o := &Observatory{ledger: l, cfg: cfg, statuses: statusCache{m: map[string]statusEntry{}}}
+	o := &Observatory{ledger: l, cfg: cfg, statuses: statusCache{m: map[string]statusEntry{}}, after: time.After}
 	o.hub = newHub(o)
 	o.mux = o.routes()
 	return o
