@@ -2,12 +2,12 @@ package gateway
 
 // Exports: session export (manual, any format, the session stays open) and
 // the export a completed session gets (seed 004, "Session lifecycle"). The
-// ledger renders; this file decides where files go and announces them.
+// ledger renders and package export writes the files; this file decides
+// where a manual export may go and announces it.
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -15,12 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/export"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
-
-// sessionExportedEvent is announced after an export (seed 002,
-// ThoughtboxEvent).
-const sessionExportedEvent ledger.EventType = "session_exported"
 
 type sessionExportParams struct {
 	SessionID      string `json:"sessionId"`
@@ -78,7 +76,7 @@ func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, e
 	}
 	switch {
 	case dest != "":
-		if err := writeFileOnce(dest, doc); err != nil {
+		if err := durable.CreateWhole(dest, doc); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return nil, ledger.InvalidField("destination", "%s already exists; exports never replace a file, pick another name", dest)
 			}
@@ -86,20 +84,12 @@ func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, e
 		}
 		h.ExportPath = dest
 	case p.Save:
-		if h.ExportPath, err = writeExport(c.g.opts.ExportDir, v.Session.ID, h.ExportedAt, format, doc); err != nil {
+		if h.ExportPath, err = export.Write(c.g.opts.ExportDir, v.Session.ID, h.ExportedAt, format, doc); err != nil {
 			return nil, ledger.Errorf(ledger.CodeStorage, "write the export of session %s: %w", v.Session.ID, err)
 		}
 	}
-	c.g.publish(sessionExportedEvent, v.Session.ID, exportEventData(h, "manual"))
+	c.g.publish(export.SessionExported, v.Session.ID, export.EventData(v.Session.ID, format, h.Thoughts, h.ExportPath, "manual"))
 	return &text{header: h, body: []string{string(doc)}}, nil
-}
-
-func exportEventData(h *exportHeader, reason string) map[string]any {
-	d := map[string]any{"sessionId": h.SessionID, "format": string(h.Format), "thoughtCount": h.Thoughts, "reason": reason}
-	if h.ExportPath != "" {
-		d["exportPath"] = h.ExportPath
-	}
-	return d
 }
 
 // closeSession ends the connection's session after a thought that needed
@@ -114,7 +104,7 @@ func (c *call) closeSession(ctx context.Context, id string) (path string, proble
 	if c.g.opts.ExportDir == "" {
 		return "", nil
 	}
-	path, err := ExportCompleted(ctx, c.ledger, c.g.opts.ExportDir, id, c.g.opts.Events)
+	path, err := export.Completed(ctx, c.ledger, c.g.opts.ExportDir, id, c.g.opts.Events)
 	if err != nil {
 		if e := ledger.AsError(err); e.Code != ledger.CodeInternal {
 			return "", e
@@ -122,77 +112,6 @@ func (c *call) closeSession(ctx context.Context, id string) (path string, proble
 		return "", ledger.Errorf(ledger.CodeStorage, "the session was closed, but its export could not be written: %w", err)
 	}
 	return path, nil
-}
-
-// ExportCompleted writes the export a completed session gets (seed 004):
-// SessionExport JSON in dir/{sessionId}-{timestamp}.json, and announces it
-// as session_exported to events (which may be nil). The MCP thought path
-// and the CLI's add --done both end a session with it.
-func ExportCompleted(ctx context.Context, l *ledger.Ledger, dir, id string, events ledger.EventSink) (string, error) {
-	v, err := l.View(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	at := time.Now().UTC()
-	x := ledger.NewSessionExport(v, at)
-	doc, err := x.Encode()
-	if err != nil {
-		return "", err
-	}
-	path, err := writeExport(dir, id, at, ledger.ExportJSON, doc)
-	if err != nil {
-		return "", err
-	}
-	if events != nil {
-		h := &exportHeader{SessionID: id, Format: ledger.ExportJSON, Thoughts: len(x.Nodes), ExportPath: path}
-		events.Publish(ledger.Event{Type: sessionExportedEvent, SessionID: id, Timestamp: at, Data: exportEventData(h, "completed")})
-	}
-	return path, nil
-}
-
-// exportStamp names the export time in file names: UTC, to the
-// millisecond, without the colons some file systems refuse.
-const exportStamp = "2006-01-02T15-04-05.000Z"
-
-// writeExport writes an export to ExportDir/{sessionId}-{timestamp}.{ext}
-// and returns its path. The file appears whole or not at all (written
-// aside, synced, then linked into place), and never replaces another
-// export: a second one in the same millisecond gets a suffix.
-func writeExport(dir, sessionID string, at time.Time, format ledger.ExportFormat, doc []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, ".export-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(doc)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", err
-	}
-	base := sessionID + "-" + at.UTC().Format(exportStamp)
-	for n := 1; ; n++ {
-		name := base
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d", base, n)
-		}
-		path := filepath.Join(dir, name+"."+format.Extension())
-		err := os.Link(tmp.Name(), path)
-		if err == nil {
-			// The new name is durable only once the folder is synced.
-			return path, syncDir(dir)
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", err
-		}
-	}
 }
 
 // exportDestination resolves an export destination: relative to the export
@@ -258,42 +177,6 @@ func (c *call) exportDestination(ctx context.Context, dest string) (string, erro
 		return filepath.Join(realDir, filepath.Base(path)), nil
 	}
 	return "", refuse("must be inside the export directory %s or the bound root; %s is outside", strings.Join(allowed, " or "), path)
-}
-
-// writeFileOnce writes doc to path, which must not exist yet: written aside
-// in the same folder, synced, linked into place (so it appears whole or not
-// at all), and the folder synced.
-func writeFileOnce(path string, doc []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".export-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(doc)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a new name in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // publish announces one of the gateway's events about a session.

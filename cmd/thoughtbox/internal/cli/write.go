@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/export"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -72,7 +72,7 @@ func (c *addCmd) Validate() error {
 	if strings.TrimSpace(c.Text) == "" {
 		return fmt.Errorf("<text> must not be empty (- reads it from standard input)")
 	}
-	if err := checkID("--branch", c.Branch); err != nil {
+	if err := checkBranch("--branch", c.Branch); err != nil {
 		return err
 	}
 	if c.From != nil && c.Branch == "" {
@@ -137,7 +137,7 @@ func (c *addCmd) Run(a *app) error {
 	// nothing on disk, so it writes no export either.
 	var exportPath string
 	if res.Completed && a.cfg.Storage != config.StorageMemory {
-		if exportPath, err = gateway.ExportCompleted(a.ctx, a.ledger, filepath.Join(a.cfg.DataDir, "exports"), id, a.events); err != nil {
+		if exportPath, err = export.Completed(a.ctx, a.ledger, filepath.Join(a.cfg.DataDir, "exports"), id, a.events); err != nil {
 			return fmt.Errorf("thought %d was recorded, but the session's export failed: %w", res.Thought.ThoughtNumber, err)
 		}
 	}
