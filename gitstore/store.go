@@ -172,11 +172,11 @@ func validSessionID(id string) error {
 	return nil
 }
 
+// validBranchID is the ledger's rule (one pattern, one length limit): a
+// ref the ledger could not have written is not read as a branch either.
 func validBranchID(id string) error {
-	if id == "" || len(id) > 128 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-		return fmt.Errorf("branchId %q: expected to match ^[a-z0-9-]+$", id)
-	}
-	return nil
+	_, err := ledger.NewBranchID(id)
+	return err
 }
 
 func (s *Store) ensureReadme(ctx context.Context) error {

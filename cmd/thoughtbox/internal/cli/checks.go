@@ -80,7 +80,20 @@ func checkTitle(name string, title *string) error {
 	return nil
 }
 
-// idRE is the form of branch ids and knowledge ids.
+// checkBranch applies the ledger's branch-id rule (NewBranchID: pattern and
+// length) to a flag, so that the command line refuses at exit 2 exactly
+// the ids MCP refuses.
+func checkBranch(flag, v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := ledger.NewBranchID(v); err != nil {
+		return fmt.Errorf("%s %s", flag, strings.TrimPrefix(err.Error(), "branchId: "))
+	}
+	return nil
+}
+
+// idRE is the form of knowledge ids.
 var idRE = regexp.MustCompile(`^[a-z0-9-]+$`)
 
 func checkID(flag, v string) error {
