@@ -173,6 +173,11 @@ func TestBranchRules(t *testing.T) {
 			{in: onBranch(th("y"), "alt", 1), err: invalid("branchFromThought")},
 			{in: onBranch(th("y"), "alt", 2), wantNum: 4},
 		}},
+		{"continuing needs only the branchId", []step{
+			{in: onBranch(th("x"), "alt", 2), wantNum: 3, wantID: "s1:alt:3"},
+			{in: ledger.ThoughtInput{Thought: "y", BranchID: "alt"}, wantNum: 4, wantID: "s1:alt:4"},
+			{in: ledger.ThoughtInput{Thought: "z", BranchID: "other"}, err: invalid("branchFromThought")},
+		}},
 		{"a branch-only number is no origin", []step{
 			{in: onBranch(num("x", 7), "alt", 2), wantNum: 7},
 			{in: onBranch(th("y"), "other", 7), err: notFound},
