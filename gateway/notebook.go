@@ -15,19 +15,19 @@ import (
 )
 
 var notebookOps = []subOp{
-	{"create", typed(notebookCreate)},
-	{"list", typed(notebookList)},
-	{"load", typed(notebookLoad)},
-	{"list_cells", typed(notebookListCells)},
-	{"get_cell", typed(notebookGetCell)},
-	{"add_cell", typed(notebookAddCell)},
-	{"update_cell", typed(notebookUpdateCell)},
-	{"delete_cell", typed(notebookDeleteCell)},
-	{"run_cell", typed(notebookRunCell)},
-	{"run_all", typed(notebookRunAll)},
-	{"install_deps", typed(notebookInstallDeps)},
-	{"export", typed(notebookExport)},
-	{"import", typed(notebookImport)},
+	{"create", onNotebooks(notebookCreate)},
+	{"list", onNotebooks(notebookList)},
+	{"load", onNotebooks(notebookLoad)},
+	{"list_cells", onNotebooks(notebookListCells)},
+	{"get_cell", onNotebooks(notebookGetCell)},
+	{"add_cell", onNotebooks(notebookAddCell)},
+	{"update_cell", onNotebooks(notebookUpdateCell)},
+	{"delete_cell", onNotebooks(notebookDeleteCell)},
+	{"run_cell", onNotebooks(notebookRunCell)},
+	{"run_all", onNotebooks(notebookRunAll)},
+	{"install_deps", onNotebooks(notebookInstallDeps)},
+	{"export", onNotebooks(notebookExport)},
+	{"import", onNotebooks(notebookImport)},
 }
 
 const (
@@ -63,6 +63,18 @@ const notebookSchema = `{
 // notebookOp runs a notebook sub-operation on the connection's project.
 func notebookOp(ctx context.Context, c *call) (any, error) {
 	return runSubOp(ctx, c, notebookOps)
+}
+
+// onNotebooks is typed for a notebook sub-operation: it hands fn the
+// service of the connection's project, so no handler fetches it itself.
+func onNotebooks[P any](fn func(ctx context.Context, c *call, svc *notebook.Service, p *P) (any, error)) handlerFunc {
+	return typed(func(ctx context.Context, c *call, p *P) (any, error) {
+		svc, err := c.notebooks()
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, c, svc, p)
+	})
 }
 
 // notebooks is the notebook service of the connection's project: one per
@@ -177,11 +189,7 @@ func replyNotebook(nb *notebook.Notebook, msg string) *notebookReply {
 	return &notebookReply{Notebook: nb, Title: nb.Title(), Ref: "refs/heads/notebooks/" + nb.ID, Message: msg}
 }
 
-func notebookCreate(ctx context.Context, c *call, p *notebookCreateArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookCreate(ctx context.Context, c *call, svc *notebook.Service, p *notebookCreateArgs) (any, error) {
 	nb, err := svc.Create(ctx, notebook.CreateRequest{Name: p.Name, Template: p.Template, Language: p.Language, Author: c.author()})
 	if err != nil {
 		return nil, err
@@ -191,11 +199,7 @@ func notebookCreate(ctx context.Context, c *call, p *notebookCreateArgs) (any, e
 
 type notebookListArgs struct{ subOperationArgs }
 
-func notebookList(ctx context.Context, c *call, _ *notebookListArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookList(ctx context.Context, c *call, svc *notebook.Service, _ *notebookListArgs) (any, error) {
 	list, err := svc.List(ctx)
 	if err != nil {
 		return nil, err
@@ -206,11 +210,7 @@ func notebookList(ctx context.Context, c *call, _ *notebookListArgs) (any, error
 	return map[string]any{"notebooks": list, "total": len(list)}, nil
 }
 
-func notebookLoad(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookLoad(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {
 	nb, err := svc.Load(ctx, p.NotebookID)
 	if err != nil {
 		return nil, err
@@ -229,11 +229,7 @@ type cellLine struct {
 	Preview  string              `json:"preview"`
 }
 
-func notebookListCells(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookListCells(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {
 	nb, err := svc.Load(ctx, p.NotebookID)
 	if err != nil {
 		return nil, err
@@ -258,11 +254,7 @@ func preview(s string, n int) string {
 	return ""
 }
 
-func notebookGetCell(ctx context.Context, c *call, p *notebookCellArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookGetCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {
 	cell, err := svc.Cell(ctx, p.NotebookID, p.CellID)
 	if err != nil {
 		return nil, err
@@ -310,11 +302,7 @@ func replyCell(nb *notebook.Notebook, cell notebook.Cell) *cellReply {
 	return r
 }
 
-func notebookAddCell(ctx context.Context, c *call, p *notebookAddCellArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookAddCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookAddCellArgs) (any, error) {
 	nb, cell, err := svc.AddCell(ctx, notebook.AddCellRequest{NotebookID: p.NotebookID, Type: p.Type, Content: *p.Content,
 		Filename: p.Filename, AfterCellID: p.AfterCellID, Author: c.author()})
 	if err != nil {
@@ -343,11 +331,7 @@ func (p *notebookUpdateCellArgs) check() error {
 	return nil
 }
 
-func notebookUpdateCell(ctx context.Context, c *call, p *notebookUpdateCellArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookUpdateCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookUpdateCellArgs) (any, error) {
 	nb, cell, err := svc.UpdateCell(ctx, notebook.UpdateCellRequest{NotebookID: p.NotebookID, CellID: p.CellID, Content: *p.Content, Author: c.author()})
 	if err != nil {
 		return nil, err
@@ -355,11 +339,7 @@ func notebookUpdateCell(ctx context.Context, c *call, p *notebookUpdateCellArgs)
 	return replyCell(nb, cell), nil
 }
 
-func notebookDeleteCell(ctx context.Context, c *call, p *notebookCellArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookDeleteCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {
 	nb, err := svc.DeleteCell(ctx, p.NotebookID, p.CellID, c.author())
 	if err != nil {
 		return nil, err
@@ -367,19 +347,11 @@ func notebookDeleteCell(ctx context.Context, c *call, p *notebookCellArgs) (any,
 	return map[string]any{"notebookId": nb.ID, "deleted": p.CellID, "cells": len(nb.Cells)}, nil
 }
 
-func notebookRunCell(ctx context.Context, c *call, p *notebookCellArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookRunCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {
 	return svc.RunCell(ctx, p.NotebookID, p.CellID, c.author())
 }
 
-func notebookRunAll(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookRunAll(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {
 	res, err := svc.RunAll(ctx, p.NotebookID, c.author())
 	if err != nil {
 		return nil, err
@@ -408,19 +380,11 @@ func (p *notebookInstallArgs) check() error {
 	return nil
 }
 
-func notebookInstallDeps(ctx context.Context, c *call, p *notebookInstallArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookInstallDeps(ctx context.Context, c *call, svc *notebook.Service, p *notebookInstallArgs) (any, error) {
 	return svc.InstallDeps(ctx, p.NotebookID, p.Packages, c.author())
 }
 
-func notebookExport(ctx context.Context, c *call, p *notebookIDArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookExport(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {
 	text, err := svc.Export(ctx, p.NotebookID)
 	if err != nil {
 		return nil, err
@@ -440,11 +404,7 @@ func (p *notebookImportArgs) check() error {
 	return nil
 }
 
-func notebookImport(ctx context.Context, c *call, p *notebookImportArgs) (any, error) {
-	svc, err := c.notebooks()
-	if err != nil {
-		return nil, err
-	}
+func notebookImport(ctx context.Context, c *call, svc *notebook.Service, p *notebookImportArgs) (any, error) {
 	nb, err := svc.Import(ctx, p.Content, c.author())
 	if err != nil {
 		return nil, err
