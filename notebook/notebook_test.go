@@ -625,3 +625,37 @@ async function* ticks(n: number): AsyncGenerator<number> { for (let i = 0; i < n
 		t.Fatalf("an async failure nobody caught: %+v (error %q)", r, errText(r))
 	}
 }
+
+// A spare child waits for the next run only so long: after SpareIdle it
+// is ended, and a later run starts its own child.
+func TestSpareChildIsRetiredWhenIdle(t *testing.T) {
+	svc, _ := newTestService(t, Options{SpareIdle: 300 * time.Millisecond})
+	nb := create(t, svc, "Idle", "blank", "javascript")
+	c := addCode(t, svc, nb.ID, "one.js", "console.log(1)")
+	if r := run(t, svc, nb.ID, c.ID); r.Status != StatusCompleted {
+		t.Fatalf("first run: %+v (error %q)", r, errText(r))
+	}
+	spare := func() *sandbox.Session {
+		svc.spareMu.Lock()
+		defer svc.spareMu.Unlock()
+		return svc.spare
+	}
+	var seen *sandbox.Session
+	for deadline := time.Now().Add(30 * time.Second); seen == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no spare child was started after the run")
+		}
+		seen = spare()
+	}
+	for deadline := time.Now().Add(30 * time.Second); spare() != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the spare child outlived SpareIdle")
+		}
+	}
+	if _, err := seen.Run(context.Background(), "1", sandbox.RunOptions{}); err == nil {
+		t.Fatal("the retired spare still runs code: it was not closed")
+	}
+	if r := run(t, svc, nb.ID, c.ID); r.Status != StatusCompleted || r.Output != "1\n" {
+		t.Fatalf("run after the spare was retired: %+v (error %q)", r, errText(r))
+	}
+}

@@ -141,7 +141,24 @@ func (s *Service) refillSpare() {
 			return
 		}
 		s.spare = sess
+		idle := s.opts.SpareIdle
+		if idle <= 0 {
+			idle = DefaultSpareIdle
+		}
+		time.AfterFunc(idle, func() { s.retireSpare(sess) })
 	}()
+}
+
+// retireSpare ends sess if it is still the unused spare.
+func (s *Service) retireSpare(sess *sandbox.Session) {
+	s.spareMu.Lock()
+	if s.spare != sess {
+		s.spareMu.Unlock()
+		return // taken by a run, or already gone with Close
+	}
+	s.spare = nil
+	s.spareMu.Unlock()
+	sess.Close()
 }
 
 // runResult is one cell's outcome before it is stored.

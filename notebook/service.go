@@ -42,7 +42,14 @@ type Options struct {
 	NPM string
 	// Limits bound the sandbox child of a run (the sandbox's defaults).
 	Limits sandbox.Limits
+	// SpareIdle is how long the spare child kept for the next run may
+	// wait for one before it is ended (DefaultSpareIdle): a server that
+	// ran one notebook an hour ago should not hold a process for it.
+	SpareIdle time.Duration
 }
+
+// DefaultSpareIdle is Options.SpareIdle's default.
+const DefaultSpareIdle = 2 * time.Minute
 
 // Service is the notebooks of one store. Its methods are safe for
 // concurrent use; changes to one notebook are serialised, and each is one
