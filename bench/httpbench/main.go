@@ -29,6 +29,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/bench/internal/gateway"
 	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
 )
 
@@ -229,26 +230,7 @@ func verifyCommits(repo string, results []agentResult) {
 }
 
 func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]any) (map[string]any, error) {
-	in := map[string]any{"operation": op}
-	if args != nil {
-		in["args"] = args
-	}
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "thoughtbox_gateway", Arguments: in})
-	if err != nil {
-		return nil, err
-	}
-	text := ""
-	if len(res.Content) > 0 {
-		if t, ok := res.Content[0].(*mcp.TextContent); ok {
-			text = t.Text
-		}
-	}
-	if res.IsError {
-		return nil, fmt.Errorf("%s: %s", op, text)
-	}
-	var out map[string]any
-	decodeJSON(text, &out)
-	return out, nil
+	return gateway.Call(ctx, s, op, args)
 }
 
 func cpuOf(pid int) time.Duration {

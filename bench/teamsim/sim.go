@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/bench/internal/gateway"
 	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
 )
 
@@ -525,31 +525,12 @@ type notFound struct{ msg string }
 func (e notFound) Error() string { return e.msg }
 
 func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]any) (map[string]any, error) {
-	in := map[string]any{"operation": op}
-	if args != nil {
-		in["args"] = args
+	out, err := gateway.Call(ctx, s, op, args)
+	var te *gateway.ToolError
+	if errors.As(err, &te) && strings.Contains(te.Text, "SESSION_NOT_FOUND") {
+		return nil, notFound{te.Text}
 	}
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "thoughtbox_gateway", Arguments: in})
-	if err != nil {
-		return nil, err
-	}
-	text := ""
-	if len(res.Content) > 0 {
-		if t, ok := res.Content[0].(*mcp.TextContent); ok {
-			text = t.Text
-		}
-	}
-	if res.IsError {
-		if strings.Contains(text, "SESSION_NOT_FOUND") {
-			return nil, notFound{text}
-		}
-		return nil, fmt.Errorf("%s: %s", op, text)
-	}
-	var out map[string]any
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		return nil, fmt.Errorf("%s: reply %q: %v", op, text, err)
-	}
-	return out, nil
+	return out, err
 }
 
 var listening = regexp.MustCompile(`http://[^ ]+/mcp`)
