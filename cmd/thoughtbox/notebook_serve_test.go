@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -43,32 +41,8 @@ func TestServeNotebooks(t *testing.T) {
 	os.WriteFile(tokensFile, []byte(alice+" alice@team.example write:alpha\n"+bob+" bob read:alpha\n"), 0o600)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "PORT=0", "HOST=127.0.0.1",
+	url, cmd := startServeHTTP(t, ctx, bin, "THOUGHTBOX_DATA_DIR="+data,
 		"THOUGHTBOX_AUTH_TOKENS_FILE="+tokensFile, "DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_NOTEBOOK_TIMEOUT=1s")
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cancel()
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-addr:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server never said where it listens")
-	}
 	connect := func(token, name string) *mcp.ClientSession {
 		t.Helper()
 		s, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx,

@@ -195,35 +195,8 @@ func TestServeHTTP(t *testing.T) {
 	data := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "PORT=0", "HOST=127.0.0.1",
+	url, cmd := startServeHTTP(t, ctx, bin, "THOUGHTBOX_DATA_DIR="+data,
 		"THOUGHTBOX_AUTH_TOKEN=s3cret", "DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_AGENT_NAME=http-agent")
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cancel()
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-addr:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server never said where it listens")
-	}
 
 	// Without the token: 401.
 	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
@@ -246,6 +219,45 @@ func TestServeHTTP(t *testing.T) {
 	cancel() // SIGINT: the server shuts down and flushes
 	cmd.Wait()
 	checkLedger(t, data, id, "http-agent")
+}
+
+// startServeHTTP starts `thoughtbox serve` over Streamable HTTP on a free
+// loopback port, with env added to this process's environment, and
+// returns its MCP endpoint once it listens. The server is interrupted
+// (SIGINT) when ctx ends, and at the latest when the test ends.
+func startServeHTTP(t *testing.T, ctx context.Context, bin string, env ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(append(os.Environ(), "PORT=0", "HOST=127.0.0.1"), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	addr := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case url := <-addr:
+		return url, cmd
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server never said where it listens")
+		return "", nil
+	}
 }
 
 type bearer struct{ token string }
@@ -446,32 +458,8 @@ func TestServeHTTPTokens(t *testing.T) {
 		bob+" bob read:alpha\n"), 0o600)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "PORT=0", "HOST=127.0.0.1",
+	url, cmd := startServeHTTP(t, ctx, bin, "THOUGHTBOX_DATA_DIR="+data,
 		"THOUGHTBOX_AUTH_TOKENS_FILE="+tokensFile, "DISABLE_THOUGHT_LOGGING=1")
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cancel()
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-addr:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server never said where it listens")
-	}
 	connect := func(token, name string) *mcp.ClientSession {
 		t.Helper()
 		client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
