@@ -3,6 +3,8 @@ package gitstore
 import (
 	"context"
 	"errors"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // logObject is an object as the store produces it: whole, or as an edit of
@@ -12,7 +14,7 @@ type logObject struct {
 	typ  objType
 	base hash // zeroHash: data holds the whole object
 	data []byte
-	ed   edit
+	ed   delta.Edit
 }
 
 // refUpdate moves a ref by compare-and-swap: from old (zeroHash: the ref must

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	fastjson "github.com/segmentio/encoding/json"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -45,7 +46,7 @@ func FuzzLogRecord(f *testing.F) {
 		updates: []refUpdate{{name: "refs/heads/sessions/x/main", new: hashObject(typeCommit, []byte("c"))}},
 		objects: []logObject{
 			{id: hashObject(typeBlob, []byte("hello")), typ: typeBlob, data: []byte("hello")},
-			{id: hashObject(typeBlob, []byte("help")), typ: typeBlob, base: hashObject(typeBlob, []byte("hello")), ed: diffEdit([]byte("hello"), []byte("help"))},
+			{id: hashObject(typeBlob, []byte("help")), typ: typeBlob, base: hashObject(typeBlob, []byte("hello")), ed: delta.Diff([]byte("hello"), []byte("help"))},
 		},
 	}
 	rec := encodeRecord(nil, b)
@@ -102,7 +103,7 @@ func FuzzLogBatch(f *testing.F) {
 		}
 		if shape&8 != 0 {
 			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, target), typ: typeBlob,
-				base: hashObject(typeBlob, base), ed: diffEdit(base, target)})
+				base: hashObject(typeBlob, base), ed: delta.Diff(base, target)})
 		}
 		if shape&16 != 0 {
 			b.objects = append(b.objects, logObject{id: hashObject(objType(shape>>5), target), typ: objType(shape >> 5), data: target})
@@ -125,7 +126,7 @@ func FuzzLogBatch(f *testing.F) {
 				t.Fatalf("object %d differs", i)
 			}
 			if o.base != zeroHash {
-				out, err := g.ed.apply(base)
+				out, err := g.ed.Apply(base)
 				if err != nil || !bytes.Equal(out, target) {
 					t.Fatalf("decoded edit does not rebuild the object: %v", err)
 				}
@@ -337,7 +338,7 @@ func packSeed() []packObject {
 		committer: signature{"a", "a@b", time.Unix(0, 0)}, message: "m\n"}
 	return []packObject{
 		{id: hashObject(typeBlob, v1), typ: typeBlob, data: v1, base: -1},
-		{id: hashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: diffEdit(v1, v2).gitDelta(len(v1))},
+		{id: hashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: delta.Diff(v1, v2).GitDelta(len(v1))},
 		{id: hashObject(typeTree, tr.encode()), typ: typeTree, data: tr.encode(), base: -1},
 		{id: hashObject(typeCommit, c.encode()), typ: typeCommit, data: c.encode(), base: -1},
 	}

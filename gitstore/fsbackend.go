@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -658,7 +659,7 @@ func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.base, err)
 	}
-	data, err := o.ed.apply(base)
+	data, err := o.ed.Apply(base)
 	if err == nil && depth == 0 {
 		b.rebuilt.put(id, data)
 	}
@@ -1125,7 +1126,7 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 		if err != nil {
 			return nil, err
 		}
-		return v.o.ed.apply(base)
+		return v.o.ed.Apply(base)
 	}
 	for _, id := range order {
 		v := vers[id]
@@ -1140,7 +1141,7 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 			// Best fit: a one-entry tree must not take (and keep) the
 			// buffer a folder tree needs.
 			var dst []byte
-			if need := v.o.ed.targetLen(); need >= 4096 {
+			if need := v.o.ed.TargetLen(); need >= 4096 {
 				best := -1
 				for i, fb := range free {
 					if cap(fb) >= need && (best < 0 || cap(fb) < cap(free[best])) {
@@ -1153,15 +1154,15 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 					free = free[:len(free)-1]
 				}
 			}
-			if c, err = v.o.ed.applyInto(dst, base); err != nil {
+			if c, err = v.o.ed.ApplyInto(dst, base); err != nil {
 				return nil, err
 			}
 			v.owned = true
 			if bv, ok := vers[v.o.base]; ok && !bv.hasChild {
-				rev := diffEdit(c, base)
-				if len(base) > 0 && len(c) > 0 && 4*rev.inserted() < len(base) {
+				rev := delta.Diff(c, base)
+				if len(base) > 0 && len(c) > 0 && 4*rev.Inserted() < len(base) {
 					bv.hasChild, bv.child = true, id
-					bv.delta = rev.gitDelta(len(c)) // rev points into base: render it now
+					bv.delta = rev.GitDelta(len(c)) // rev points into base: render it now
 					if !bv.keepFull {
 						if bv.owned && bv.first == nil {
 							free = append(free, base[:0])
@@ -1189,8 +1190,8 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 			if _, inFlush := vers[v.o.base]; !inFlush {
 				l := link{newer: id, older: v.o.base}
 				if old, ok := b.heads[v.o.base]; ok && len(old) > 0 && len(v.first) > 0 {
-					if ed := diffEdit(v.first, old); 4*ed.inserted() < len(old) {
-						l.delta = ed.gitDelta(len(v.first))
+					if ed := delta.Diff(v.first, old); 4*ed.Inserted() < len(old) {
+						l.delta = ed.GitDelta(len(v.first))
 					}
 				}
 				b.nextLinks = append(b.nextLinks, l)

@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // memBackend keeps a project in go-git's in-memory storage
@@ -38,7 +40,7 @@ type memBackend struct {
 type memEdit struct {
 	typ   objType
 	base  hash
-	ed    edit
+	ed    delta.Edit
 	depth int // edits between this object and a whole one
 }
 
@@ -67,7 +69,7 @@ func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	data, err := e.ed.apply(base)
+	data, err := e.ed.Apply(base)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -191,7 +193,7 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 			if err != nil {
 				return err
 			}
-			if data, err = o.ed.apply(base); err != nil {
+			if data, err = o.ed.Apply(base); err != nil {
 				return err
 			}
 		}

@@ -15,6 +15,8 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // Each flush adds a pack, so packs are merged to keep their number small:
@@ -393,11 +395,11 @@ func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objTy
 	if err != nil || len(base) == 0 || len(content) == 0 {
 		return nil, nil, false
 	}
-	ed := diffEdit(base, content)
-	if 4*ed.inserted() >= len(content) {
+	ed := delta.Diff(base, content)
+	if 4*ed.Inserted() >= len(content) {
 		return nil, nil, false
 	}
-	return deltaEntry(ed.gitDelta(len(base)), dist, pb, zbuf)
+	return deltaEntry(ed.GitDelta(len(base)), dist, pb, zbuf)
 }
 
 func deltaEntry(delta []byte, dist int64, pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {

@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // objType is a Git object type as it appears in object headers and packs.
@@ -152,31 +154,31 @@ func (t *tree) encode() []byte {
 // encodeFrom renders the tree as an edit of prev, its previous encoding:
 // the entries changed since then are inserted and the rest copied. Because
 // the change is known, no diff is needed, and the edit is exact.
-func (t *tree) encodeFrom(prev []byte) ([]byte, edit) { return t.encodeFromInto(nil, prev) }
+func (t *tree) encodeFrom(prev []byte) ([]byte, delta.Edit) { return t.encodeFromInto(nil, prev) }
 
 // encodeFromInto is encodeFrom writing into dst's storage when it is large
 // enough; dst must not overlap prev.
-func (t *tree) encodeFromInto(dst, prev []byte) ([]byte, edit) {
-	var ed edit
+func (t *tree) encodeFromInto(dst, prev []byte) ([]byte, delta.Edit) {
+	var ed delta.Edit
 	off := 0 // position in prev
 	for i := range t.entries {
 		e := &t.entries[i]
 		if e.dirty {
-			ed.insertOp(e.appendTo(nil))
+			ed.Insert(e.appendTo(nil))
 			off += e.prevLen
 			e.dirty, e.prevLen = false, 0
 			continue
 		}
 		n := e.encodedLen()
-		ed.copyOp(off, n)
+		ed.Copy(off, n)
 		off += n
 	}
-	out, err := ed.applyInto(dst, prev)
+	out, err := ed.ApplyInto(dst, prev)
 	if err != nil || off != len(prev) {
 		// The tracking disagrees with prev (it should not): fall back to a
 		// full encoding, which is always right.
 		full := t.encode()
-		return full, diffEdit(prev, full).detached()
+		return full, delta.Diff(prev, full).Detached()
 	}
 	return out, ed
 }

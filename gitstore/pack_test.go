@@ -6,48 +6,10 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
-
-func TestDeltaRoundTrip(t *testing.T) {
-	cases := [][2]string{
-		{"", "abc"},
-		{"abc", ""},
-		{"hello world", "hello brave world"},
-		{"hello brave world", "hello world"},
-		{strings.Repeat("x", 200000), strings.Repeat("x", 100000) + "yy" + strings.Repeat("x", 100001)},
-		{"same", "same"},
-		// an entry inserted mid-tree and a hash changed at the end, as when
-		// thought 1000.json lands between 100.json and 101.json
-		{strings.Repeat("0123456789abcdef", 4000) + "OLDHASH", strings.Repeat("0123456789abcdef", 1000) + "NEW ENTRY" + strings.Repeat("0123456789abcdef", 3000) + "NEWHASH!"},
-		{strings.Repeat("0123456789abcdef", 1000) + "NEW ENTRY" + strings.Repeat("0123456789abcdef", 3000) + "NEWHASH!", strings.Repeat("0123456789abcdef", 4000) + "OLDHASH"},
-	}
-	for _, c := range cases {
-		base, target := []byte(c[0]), []byte(c[1])
-		e := diffEdit(base, target)
-		got, err := e.apply(base)
-		if err != nil || !bytes.Equal(got, target) {
-			t.Fatalf("apply(%q→%q) = %q, %v", c[0], c[1], got, err)
-		}
-		if len(target) > 10000 && e.inserted() > 64 {
-			t.Errorf("edit of a %d-byte object inserts %d bytes; want a small delta", len(target), e.inserted())
-		}
-		if len(base) == 0 || len(target) == 0 {
-			continue // the flusher never writes deltas for empty objects
-		}
-		patched, err := packfile.PatchDelta(base, e.gitDelta(len(base)))
-		if err != nil || !bytes.Equal(patched, target) {
-			t.Fatalf("git delta (%d→%d bytes): got %d bytes, %v", len(base), len(target), len(patched), err)
-		}
-		// our own patcher must agree with go-git's
-		if ours, err := patchDelta(base, e.gitDelta(len(base))); err != nil || !bytes.Equal(ours, target) {
-			t.Fatalf("patchDelta (%d→%d bytes): got %d bytes, %v", len(base), len(target), len(ours), err)
-		}
-	}
-}
 
 func TestWritePackReadByGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -69,7 +31,7 @@ func TestWritePackReadByGit(t *testing.T) {
 		if prev != nil && i%50 != 0 {
 			// reverse order is what the flusher does; here test forward deltas
 			o.base = len(objs) - 1
-			o.delta = diffEdit(prev, data).gitDelta(len(prev))
+			o.delta = delta.Diff(prev, data).GitDelta(len(prev))
 		}
 		objs = append(objs, o)
 		prev = data

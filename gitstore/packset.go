@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // packSet reads objects from the repository's packs. go-git's storage can
@@ -275,7 +277,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		if err != nil {
 			return 0, nil, fmt.Errorf("delta base: %w", err)
 		}
-		out, err := patchDelta(base, data)
+		out, err := delta.Patch(base, data)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"hash/crc32"
 	"io"
 	"os"
@@ -19,6 +18,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // sendDeltaDepth bounds the delta chains of a pack we send: every
@@ -78,7 +80,7 @@ func (p *outPack) add(id hash, typ objType, data []byte, base hash, baseData []b
 	payload := data
 	var head []byte
 	if boff, ok := p.offsets[base]; ok && base != zeroHash && len(data) >= minDeltaSize {
-		d := diffEdit(baseData, data).gitDelta(len(baseData))
+		d := delta.Diff(baseData, data).GitDelta(len(baseData))
 		if len(d) < len(data)/2 {
 			payload = d
 			head = appendOfsOffset(entryHeader(ofsDeltaType, len(d)), start-boff)

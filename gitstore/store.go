@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -359,7 +360,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		lo := versioned(typeBlob, mid, mb, st.manID, st.manBytes)
 		private := lo.base != zeroHash
 		if private {
-			lo.ed = lo.ed.detached() // the log must not keep mb alive
+			lo.ed = lo.ed.Detached() // the log must not keep mb alive
 		}
 		b.objects = append(b.objects, lo)
 		st.manSpare = nil
@@ -413,7 +414,7 @@ func versioned(t objType, id hash, data []byte, prevID hash, prev []byte) logObj
 	if prevID == zeroHash || len(prev) == 0 {
 		return logObject{id: id, typ: t, data: data}
 	}
-	return logObject{id: id, typ: t, base: prevID, ed: diffEdit(prev, data)}
+	return logObject{id: id, typ: t, base: prevID, ed: delta.Diff(prev, data)}
 }
 
 func sig(a ledger.Author, when time.Time) signature {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // The write-ahead log holds batches that are durable but not yet in the Git
@@ -45,15 +47,15 @@ func encodeRecord(dst []byte, b *batch) []byte {
 		if o.base == zeroHash {
 			dst = appendBytes(dst, o.data)
 		} else {
-			dst = appendU32(dst, uint32(len(o.ed.ops)))
-			for _, p := range o.ed.ops {
-				if p.data != nil {
+			dst = appendU32(dst, uint32(len(o.ed.Ops)))
+			for _, p := range o.ed.Ops {
+				if p.Data != nil {
 					dst = append(dst, 1)
-					dst = appendBytes(dst, p.data)
+					dst = appendBytes(dst, p.Data)
 				} else {
 					dst = append(dst, 0)
-					dst = appendU32(dst, uint32(p.off))
-					dst = appendU32(dst, uint32(p.n))
+					dst = appendU32(dst, uint32(p.Off))
+					dst = appendU32(dst, uint32(p.N))
 				}
 			}
 		}
@@ -136,9 +138,9 @@ func decodeRecord(p []byte) (*batch, int, error) {
 					break
 				}
 				if kind[0] == 1 {
-					o.ed.ops = append(o.ed.ops, op{data: r.bytes(int(r.u32()))})
+					o.ed.Ops = append(o.ed.Ops, delta.Op{Data: r.bytes(int(r.u32()))})
 				} else {
-					o.ed.ops = append(o.ed.ops, op{off: int(r.u32()), n: int(r.u32())})
+					o.ed.Ops = append(o.ed.Ops, delta.Op{Off: int(r.u32()), N: int(r.u32())})
 				}
 			}
 		}
