@@ -25,6 +25,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -43,10 +44,10 @@ func allocated(f func()) uint64 {
 // memory in proportion to the input, whatever its length fields claim.
 func FuzzLogRecord(f *testing.F) {
 	b := &batch{
-		updates: []refUpdate{{name: "refs/heads/sessions/x/main", new: hashObject(typeCommit, []byte("c"))}},
+		updates: []refUpdate{{name: "refs/heads/sessions/x/main", new: object.HashObject(typeCommit, []byte("c"))}},
 		objects: []logObject{
-			{id: hashObject(typeBlob, []byte("hello")), typ: typeBlob, data: []byte("hello")},
-			{id: hashObject(typeBlob, []byte("help")), typ: typeBlob, base: hashObject(typeBlob, []byte("hello")), ed: delta.Diff([]byte("hello"), []byte("help"))},
+			{id: object.HashObject(typeBlob, []byte("hello")), typ: typeBlob, data: []byte("hello")},
+			{id: object.HashObject(typeBlob, []byte("help")), typ: typeBlob, base: object.HashObject(typeBlob, []byte("hello")), ed: delta.Diff([]byte("hello"), []byte("help"))},
 		},
 	}
 	rec := encodeRecord(nil, b)
@@ -96,17 +97,17 @@ func FuzzLogBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string, base, target []byte, shape uint8) {
 		b := &batch{}
 		for i := 0; i < int(shape&3); i++ {
-			b.updates = append(b.updates, refUpdate{name: name, old: hashObject(typeCommit, base), new: hashObject(typeCommit, target)})
+			b.updates = append(b.updates, refUpdate{name: name, old: object.HashObject(typeCommit, base), new: object.HashObject(typeCommit, target)})
 		}
 		if shape&4 != 0 {
-			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, base), typ: typeBlob, data: base})
+			b.objects = append(b.objects, logObject{id: object.HashObject(typeBlob, base), typ: typeBlob, data: base})
 		}
 		if shape&8 != 0 {
-			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, target), typ: typeBlob,
-				base: hashObject(typeBlob, base), ed: delta.Diff(base, target)})
+			b.objects = append(b.objects, logObject{id: object.HashObject(typeBlob, target), typ: typeBlob,
+				base: object.HashObject(typeBlob, base), ed: delta.Diff(base, target)})
 		}
 		if shape&16 != 0 {
-			b.objects = append(b.objects, logObject{id: hashObject(objType(shape>>5), target), typ: objType(shape >> 5), data: target})
+			b.objects = append(b.objects, logObject{id: object.HashObject(objType(shape>>5), target), typ: objType(shape >> 5), data: target})
 		}
 		rec := encodeRecord(nil, b)
 		two := encodeRecord(append([]byte(nil), rec...), &batch{})
@@ -320,7 +321,7 @@ func FuzzPackStream(f *testing.F) {
 			if err != nil {
 				t.Fatalf("object %s of an accepted pack does not read: %v", e.Hash, err)
 			}
-			if got := hashObject(typ, data); got != e.Hash {
+			if got := object.HashObject(typ, data); got != e.Hash {
 				t.Fatalf("object %s reads as %s %s", e.Hash, typ, got)
 			}
 		}
@@ -332,14 +333,14 @@ func FuzzPackStream(f *testing.F) {
 func packSeed() []packObject {
 	v1 := []byte("line one\nline two\nline three\n")
 	v2 := []byte("line one\nline 2\nline three\nline four\n")
-	tr := &tree{}
-	tr.set(treeEntry{name: "001.json", id: hashObject(typeBlob, v1)})
-	c := &commit{tree: hashObject(typeTree, tr.encode()), author: signature{"a", "a@b", time.Unix(0, 0)},
-		committer: signature{"a", "a@b", time.Unix(0, 0)}, message: "m\n"}
+	tr := &object.Tree{}
+	tr.Set(object.TreeEntry{Name: "001.json", ID: object.HashObject(typeBlob, v1)})
+	c := &object.Commit{Tree: object.HashObject(typeTree, tr.Encode()), Author: object.Signature{Name: "a", Email: "a@b", When: time.Unix(0, 0)},
+		Committer: object.Signature{Name: "a", Email: "a@b", When: time.Unix(0, 0)}, Message: "m\n"}
 	return []packObject{
-		{id: hashObject(typeBlob, v1), typ: typeBlob, data: v1, base: -1},
-		{id: hashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: delta.Diff(v1, v2).GitDelta(len(v1))},
-		{id: hashObject(typeTree, tr.encode()), typ: typeTree, data: tr.encode(), base: -1},
-		{id: hashObject(typeCommit, c.encode()), typ: typeCommit, data: c.encode(), base: -1},
+		{id: object.HashObject(typeBlob, v1), typ: typeBlob, data: v1, base: -1},
+		{id: object.HashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: delta.Diff(v1, v2).GitDelta(len(v1))},
+		{id: object.HashObject(typeTree, tr.Encode()), typ: typeTree, data: tr.Encode(), base: -1},
+		{id: object.HashObject(typeCommit, c.Encode()), typ: typeCommit, data: c.Encode(), base: -1},
 	}
 }

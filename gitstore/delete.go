@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -56,11 +57,11 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 		fmt.Fprintf(&msg, "%s %s\n", refs[name], name)
 	}
 	fmt.Fprintf(&msg, "\nThoughtbox-Session: %s\nThoughtbox-Deleted: %s\nThoughtbox-Deleted-By: %s\n", id, at.UTC().Format(time.RFC3339), firstLine(author.Name, 100))
-	rec := &commit{tree: c.tree, parents: []hash{mainTip}, message: msg.String(),
-		author:    sig(author, at),
-		committer: signature{committerName, committerEmail, at.UTC()}}
-	rb := rec.encode()
-	rid := hashObject(typeCommit, rb)
+	rec := &object.Commit{Tree: c.Tree, Parents: []hash{mainTip}, Message: msg.String(),
+		Author:    sig(author, at),
+		Committer: object.Signature{Name: committerName, Email: committerEmail, When: at.UTC()}}
+	rb := rec.Encode()
+	rid := object.HashObject(typeCommit, rb)
 	b := &batch{objects: []logObject{{id: rid, typ: typeCommit, data: rb}}}
 	b.updates = append(b.updates, refUpdate{name: deletedPrefix + id + "/record", new: rid})
 	for _, name := range names {
@@ -141,10 +142,10 @@ func (s *Store) deleted(only string) ([]ledger.DeletedSession, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		tr := trailers(c.message)
+		tr := trailers(c.Message)
 		d := ledger.DeletedSession{ID: id, Record: tip.String(), DeletedBy: tr["Thoughtbox-Deleted-By"]}
 		d.DeletedAt, _ = time.Parse(time.RFC3339, tr["Thoughtbox-Deleted"])
-		subject, body, _ := strings.Cut(c.message, "\n")
+		subject, body, _ := strings.Cut(c.Message, "\n")
 		d.Title = strings.TrimPrefix(subject, "Delete session: ")
 		for _, line := range strings.Split(body, "\n") {
 			if _, ref, ok := strings.Cut(line, " "); ok && strings.HasPrefix(ref, refPrefix) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -150,7 +151,7 @@ func TestReadsLooseObjectsWrittenByGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := parseHash(strings.TrimSpace(string(out)))
+	id, err := object.ParseHash(strings.TrimSpace(string(out)))
 	if err != nil {
 		t.Fatal(err)
 	}

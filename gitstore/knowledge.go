@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -50,7 +51,7 @@ func knowledgeDir(kind ledger.KnowledgeKind) (string, error) {
 type knowledgeTip struct {
 	tip  hash // zeroHash: the ref does not exist yet
 	when time.Time
-	root *tree
+	root *object.Tree
 }
 
 func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
@@ -58,7 +59,7 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &knowledgeTip{tip: tip, root: &tree{}}
+	k := &knowledgeTip{tip: tip, root: &object.Tree{}}
 	if tip == zeroHash {
 		return k, nil
 	}
@@ -66,12 +67,12 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", knowledgeRef, tip, err)
 	}
-	c, err := parseCommit(raw)
+	c, err := object.ParseCommit(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", knowledgeRef, tip, err)
 	}
 	k.when = committerTime(raw)
-	if k.root, _, err = s.readTreeBytes(c.tree); err != nil {
+	if k.root, _, err = s.readTreeBytes(c.Tree); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -79,15 +80,15 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 
 // knowledgeFolder returns a folder of the zone ("patterns", "notes"), empty
 // if absent.
-func (s *Store) knowledgeFolder(k *knowledgeTip, name string) (*tree, error) {
-	e, ok := k.root.get(name)
+func (s *Store) knowledgeFolder(k *knowledgeTip, name string) (*object.Tree, error) {
+	e, ok := k.root.Get(name)
 	if !ok {
-		return &tree{}, nil
+		return &object.Tree{}, nil
 	}
-	if !e.dir {
+	if !e.Dir {
 		return nil, fmt.Errorf("%s: %s is a file, expected a folder", knowledgeRef, name)
 	}
-	t, _, err := s.readTreeBytes(e.id)
+	t, _, err := s.readTreeBytes(e.ID)
 	return t, err
 }
 
@@ -108,19 +109,19 @@ func (s *Store) ListKnowledge(ctx context.Context, kind ledger.KnowledgeKind) ([
 		return nil, err
 	}
 	var out []ledger.KnowledgeEntry
-	for _, e := range dir.entries {
+	for _, e := range dir.Entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		id, ok := strings.CutSuffix(e.name, ".md")
-		if e.dir || !ok || !ledger.ValidKnowledgeID(id) {
+		id, ok := strings.CutSuffix(e.Name, ".md")
+		if e.Dir || !ok || !ledger.ValidKnowledgeID(id) {
 			continue
 		}
-		data, err := s.readBlob(e.id)
+		data, err := s.readBlob(e.ID)
 		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", name, e.name, err)
+			return nil, fmt.Errorf("%s/%s: %w", name, e.Name, err)
 		}
-		out = append(out, knowledgeEntry(kind, id, e.id, data, k.when))
+		out = append(out, knowledgeEntry(kind, id, e.ID, data, k.when))
 	}
 	return out, nil
 }
@@ -142,15 +143,15 @@ func (s *Store) ReadKnowledge(_ context.Context, kind ledger.KnowledgeKind, id s
 	if err != nil {
 		return ledger.KnowledgeEntry{}, err
 	}
-	e, ok := dir.get(id + ".md")
-	if !ok || e.dir {
+	e, ok := dir.Get(id + ".md")
+	if !ok || e.Dir {
 		return ledger.KnowledgeEntry{}, fmt.Errorf("%s %q: %w", kind, id, ledger.ErrKnowledgeNotFound)
 	}
-	data, err := s.readBlob(e.id)
+	data, err := s.readBlob(e.ID)
 	if err != nil {
-		return ledger.KnowledgeEntry{}, fmt.Errorf("%s/%s: %w", name, e.name, err)
+		return ledger.KnowledgeEntry{}, fmt.Errorf("%s/%s: %w", name, e.Name, err)
 	}
-	return knowledgeEntry(kind, id, e.id, data, k.when), nil
+	return knowledgeEntry(kind, id, e.ID, data, k.when), nil
 }
 
 // knowledgeEntry decodes a file. The file name gives the id (an id in the
@@ -194,7 +195,7 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 	var blob hash
 	if !w.Delete {
 		file = encodeKnowledge(e)
-		blob = hashObject(typeBlob, file)
+		blob = object.HashObject(typeBlob, file)
 	}
 	when := w.When
 	if when.IsZero() {
@@ -209,10 +210,10 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		if err != nil {
 			return "", err
 		}
-		cur, exists := dir.get(fileName)
+		cur, exists := dir.Get(fileName)
 		var curVersion ledger.KnowledgeVersion
 		if exists {
-			curVersion = ledger.KnowledgeVersion(cur.id.String())
+			curVersion = ledger.KnowledgeVersion(cur.ID.String())
 		}
 		if curVersion != w.Expected {
 			return "", fmt.Errorf("%s %s is at version %q, not %q: %w", e.Kind, e.ID, curVersion, w.Expected, ledger.ErrKnowledgeChanged)
@@ -226,17 +227,17 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 			removeEntry(dir, fileName)
 		} else {
 			b.objects = append(b.objects, logObject{id: blob, typ: typeBlob, data: file})
-			dir.set(treeEntry{name: fileName, id: blob})
+			dir.Set(object.TreeEntry{Name: fileName, ID: blob})
 		}
 		// Git keeps no empty folders: the last note deleted takes notes/
 		// with it.
-		if len(dir.entries) == 0 {
+		if len(dir.Entries) == 0 {
 			removeEntry(k.root, dirName)
 		} else {
-			db := dir.encode()
-			did := hashObject(typeTree, db)
+			db := dir.Encode()
+			did := object.HashObject(typeTree, db)
 			b.objects = append(b.objects, logObject{id: did, typ: typeTree, data: db})
-			k.root.set(treeEntry{name: dirName, dir: true, id: did})
+			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: did})
 		}
 		b.commitRoot(knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
 
@@ -270,26 +271,26 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 // compare-and-swap moving ref from parent to that commit, which it returns.
 // The zones kept on their own refs (knowledge, notebooks) commit through
 // it.
-func (b *batch) commitRoot(ref string, parent hash, root *tree, message string, author ledger.Author, when time.Time) hash {
-	rb := root.encode()
-	rid := hashObject(typeTree, rb)
+func (b *batch) commitRoot(ref string, parent hash, root *object.Tree, message string, author ledger.Author, when time.Time) hash {
+	rb := root.Encode()
+	rid := object.HashObject(typeTree, rb)
 	b.objects = append(b.objects, logObject{id: rid, typ: typeTree, data: rb})
-	c := &commit{tree: rid, message: message,
-		author:    sig(author, when),
-		committer: signature{committerName, committerEmail, when.UTC()}}
+	c := &object.Commit{Tree: rid, Message: message,
+		Author:    sig(author, when),
+		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when.UTC()}}
 	if parent != zeroHash {
-		c.parents = []hash{parent}
+		c.Parents = []hash{parent}
 	}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
+	cb := c.Encode()
+	cid := object.HashObject(typeCommit, cb)
 	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
 	b.updates = append(b.updates, refUpdate{name: ref, old: parent, new: cid})
 	return cid
 }
 
-func removeEntry(t *tree, name string) {
-	if i, ok := t.find(name); ok {
-		t.entries = slices.Delete(t.entries, i, i+1)
+func removeEntry(t *object.Tree, name string) {
+	if i, ok := t.Find(name); ok {
+		t.Entries = slices.Delete(t.Entries, i, i+1)
 	}
 }
 

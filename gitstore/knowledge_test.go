@@ -127,10 +127,10 @@ func TestKnowledgeStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := k.root.get("notes"); ok {
+		if _, ok := k.root.Get("notes"); ok {
 			t.Errorf("notes/ is still in the tree after its last note was deleted")
 		}
-		if _, ok := k.root.get("patterns"); !ok {
+		if _, ok := k.root.Get("patterns"); !ok {
 			t.Errorf("patterns/ is gone")
 		}
 		if got := knowledgeHistory(t, s); !cmp.Equal(got, []string{
@@ -157,11 +157,11 @@ func knowledgeHistory(t *testing.T, s *Store) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		subject, _, _ := strings.Cut(c.message, "\n")
+		subject, _, _ := strings.Cut(c.Message, "\n")
 		out = append(out, subject)
 		tip = zeroHash
-		if len(c.parents) > 0 {
-			tip = c.parents[0]
+		if len(c.Parents) > 0 {
+			tip = c.Parents[0]
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
 func TestWritePackReadByGit(t *testing.T) {
@@ -27,7 +28,7 @@ func TestWritePackReadByGit(t *testing.T) {
 			fmt.Fprintf(&b, "line %d of version %d\n", j, j)
 		}
 		data := b.Bytes()
-		o := packObject{id: hashObject(typeBlob, data), typ: typeBlob, data: data, base: -1}
+		o := packObject{id: object.HashObject(typeBlob, data), typ: typeBlob, data: data, base: -1}
 		if prev != nil && i%50 != 0 {
 			// reverse order is what the flusher does; here test forward deltas
 			o.base = len(objs) - 1

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -330,7 +331,7 @@ func readBack(f *os.File, size int64, idx *idxfile.MemoryIndex) error {
 		if err != nil {
 			return fmt.Errorf("object %s: %w", e.Hash, err)
 		}
-		if got := hashObject(t, data); got != e.Hash {
+		if got := object.HashObject(t, data); got != e.Hash {
 			return fmt.Errorf("object %s reads as %s", e.Hash, got)
 		}
 	}

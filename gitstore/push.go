@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
 // RefChange is a ref a transfer moved.
@@ -306,7 +308,7 @@ func (s *Store) isAncestor(anc, tip hash) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("commit %s: %w", id, err)
 		}
-		queue = append(queue, c.parents...)
+		queue = append(queue, c.Parents...)
 	}
 	return false, nil
 }
@@ -329,7 +331,7 @@ func (s *Store) markAncestors(tip hash, set map[hash]bool) error {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
 		set[id] = true
-		queue = append(queue, c.parents...)
+		queue = append(queue, c.Parents...)
 	}
 	return nil
 }
@@ -362,14 +364,14 @@ func (w *packWalker) addHistory(tip hash, group string) error {
 	}
 	for _, c := range commits {
 		var parentTree hash
-		if len(c.parsed.parents) > 0 {
-			pc, err := w.s.readCommit(c.parsed.parents[0])
+		if len(c.parsed.Parents) > 0 {
+			pc, err := w.s.readCommit(c.parsed.Parents[0])
 			if err != nil {
-				return fmt.Errorf("commit %s: %w", c.parsed.parents[0], err)
+				return fmt.Errorf("commit %s: %w", c.parsed.Parents[0], err)
 			}
-			parentTree = pc.tree
+			parentTree = pc.Tree
 		}
-		if err := w.addTree("", c.parsed.tree, parentTree); err != nil {
+		if err := w.addTree("", c.parsed.Tree, parentTree); err != nil {
 			return err
 		}
 		if err := w.pack.add(c.id, typeCommit, c.data, zeroHash, nil); err != nil {
@@ -382,7 +384,7 @@ func (w *packWalker) addHistory(tip hash, group string) error {
 type walkedCommit struct {
 	id     hash
 	data   []byte
-	parsed *parsedCommit
+	parsed *object.ParsedCommit
 }
 
 // newCommits lists the commits reachable from tip that the remote lacks
@@ -404,7 +406,7 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
-		pc, err := parseCommit(data)
+		pc, err := object.ParseCommit(data)
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
@@ -416,8 +418,8 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 	}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if f.i < len(f.c.parsed.parents) {
-			p := f.c.parsed.parents[f.i]
+		if f.i < len(f.c.parsed.Parents) {
+			p := f.c.parsed.Parents[f.i]
 			f.i++
 			if err := visit(p); err != nil {
 				return nil, err
@@ -439,48 +441,48 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 	if err != nil {
 		return fmt.Errorf("tree %s at %q: %w", id, path, err)
 	}
-	t, err := parseTree(data)
+	t, err := object.ParseTree(data)
 	if err != nil {
 		return fmt.Errorf("tree %s at %q: %w", id, path, err)
 	}
-	var oldTree *tree
+	var oldTree *object.Tree
 	if old != zeroHash {
 		od, err := w.s.readTyped(old, typeTree)
 		if err != nil {
 			return fmt.Errorf("tree %s at %q: %w", old, path, err)
 		}
-		if oldTree, err = parseTree(od); err != nil {
+		if oldTree, err = object.ParseTree(od); err != nil {
 			return fmt.Errorf("tree %s at %q: %w", old, path, err)
 		}
 	}
-	for _, e := range t.entries {
-		var oe treeEntry
+	for _, e := range t.Entries {
+		var oe object.TreeEntry
 		var had bool
 		if oldTree != nil {
-			oe, had = oldTree.get(e.name)
+			oe, had = oldTree.Get(e.Name)
 		}
-		if had && oe.id == e.id && oe.dir == e.dir {
+		if had && oe.ID == e.ID && oe.Dir == e.Dir {
 			continue
 		}
-		sub := path + "/" + e.name
-		if e.dir {
+		sub := path + "/" + e.Name
+		if e.Dir {
 			base := zeroHash
-			if had && oe.dir {
-				base = oe.id
+			if had && oe.Dir {
+				base = oe.ID
 			}
-			if err := w.addTree(sub, e.id, base); err != nil {
+			if err := w.addTree(sub, e.ID, base); err != nil {
 				return err
 			}
 			continue
 		}
-		if w.pack.has(e.id) {
+		if w.pack.has(e.ID) {
 			continue
 		}
-		blob, err := w.s.readTyped(e.id, typeBlob)
+		blob, err := w.s.readTyped(e.ID, typeBlob)
 		if err != nil {
-			return fmt.Errorf("file %s (%s): %w", sub, e.id, err)
+			return fmt.Errorf("file %s (%s): %w", sub, e.ID, err)
 		}
-		if err := w.addVersion(sub, e.id, typeBlob, blob); err != nil {
+		if err := w.addVersion(sub, e.ID, typeBlob, blob); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"io"
 	"io/fs"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // The built-in file transport runs go-git's Git server in this process.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -26,7 +27,7 @@ func readDiskRef(gitDir, name string) (hash, error) {
 	data, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
-		return parseHash(strings.TrimSpace(string(data)))
+		return object.ParseHash(strings.TrimSpace(string(data)))
 	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
 	default:
 		return zeroHash, err
@@ -122,7 +123,7 @@ func parsePackedRefs(data []byte) (map[string]hash, error) {
 		if !ok {
 			continue
 		}
-		h, err := parseHash(id)
+		h, err := object.ParseHash(id)
 		if err != nil {
 			return nil, fmt.Errorf("packed-refs: %w", err)
 		}
@@ -157,7 +158,7 @@ func listDiskRefs(gitDir, prefix string) (map[string]hash, error) {
 func listLooseRefs(gitDir, prefix string) (map[string]hash, error) {
 	refs := map[string]hash{}
 	err := walkLooseRefs(gitDir, prefix, func(name, content string) {
-		if h, err := parseHash(content); err == nil {
+		if h, err := object.ParseHash(content); err == nil {
 			refs[name] = h
 		}
 	})
@@ -169,7 +170,7 @@ func listLooseRefs(gitDir, prefix string) (map[string]hash, error) {
 func badLooseRefs(gitDir, prefix string) (map[string]string, error) {
 	bad := map[string]string{}
 	err := walkLooseRefs(gitDir, prefix, func(name, content string) {
-		if _, err := parseHash(content); err != nil {
+		if _, err := object.ParseHash(content); err != nil {
 			bad[name] = content
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -186,18 +187,18 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 		return err
 	}
 	readme := []byte(readmeText)
-	blob := hashObject(typeBlob, readme)
-	root := &tree{}
-	root.set(treeEntry{name: "README.md", id: blob})
-	rootBytes := root.encode()
-	rootID := hashObject(typeTree, rootBytes)
+	blob := object.HashObject(typeBlob, readme)
+	root := &object.Tree{}
+	root.Set(object.TreeEntry{Name: "README.md", ID: blob})
+	rootBytes := root.Encode()
+	rootID := object.HashObject(typeTree, rootBytes)
 	when := time.Now().UTC().Truncate(time.Second)
-	c := &commit{tree: rootID,
-		author:    signature{committerName, committerEmail, when},
-		committer: signature{committerName, committerEmail, when},
-		message:   "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
+	c := &object.Commit{Tree: rootID,
+		Author:    object.Signature{Name: committerName, Email: committerEmail, When: when},
+		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when},
+		Message:   "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"}
+	cb := c.Encode()
+	cid := object.HashObject(typeCommit, cb)
 	err = s.be.apply(ctx, &batch{
 		objects: []logObject{{id: blob, typ: typeBlob, data: readme}, {id: rootID, typ: typeTree, data: rootBytes}, {id: cid, typ: typeCommit, data: cb}},
 		updates: []refUpdate{{name: "refs/heads/main", old: zeroHash, new: cid}},
@@ -256,7 +257,7 @@ type chainState struct {
 
 type pathTree struct {
 	name  string // name in its parent; "" for the root
-	t     *tree
+	t     *object.Tree
 	bytes []byte
 	id    hash
 	// private and spare: as manPrivate and manSpare, for the tree.
@@ -292,11 +293,11 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	m := &manifest{ID: meta.ID, Version: manifestVersion, ThoughtFiles: []string{}, BranchFiles: map[string][]string{}}
 	setMeta(m, meta)
 	st := &chainState{manifest: m, partition: meta.PartitionPath}
-	st.path = []*pathTree{{t: &tree{}}, {name: "sessions", t: &tree{}}}
+	st.path = []*pathTree{{t: &object.Tree{}}, {name: "sessions", t: &object.Tree{}}}
 	if meta.PartitionPath != "" {
-		st.path = append(st.path, &pathTree{name: meta.PartitionPath, t: &tree{}})
+		st.path = append(st.path, &pathTree{name: meta.PartitionPath, t: &object.Tree{}})
 	}
-	st.path = append(st.path, &pathTree{name: meta.ID, t: &tree{}})
+	st.path = append(st.path, &pathTree{name: meta.ID, t: &object.Tree{}})
 	st.folder = len(st.path) - 1
 
 	var msg strings.Builder
@@ -348,12 +349,12 @@ func setMeta(m *manifest, meta ledger.SessionMeta) {
 func (st *chainState) build(file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
 	b := &batch{}
 	if file != nil {
-		id := hashObject(typeBlob, file)
+		id := object.HashObject(typeBlob, file)
 		b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: file})
-		st.path[len(st.path)-1].t.set(treeEntry{name: fileName, id: id})
+		st.path[len(st.path)-1].t.Set(object.TreeEntry{Name: fileName, ID: id})
 	}
 	mb := st.manifest.encodeInto(st.manSpare)
-	mid := hashObject(typeBlob, mb)
+	mid := object.HashObject(typeBlob, mb)
 	if mid == st.manID {
 		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
 	} else {
@@ -369,22 +370,22 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		}
 		st.manBytes, st.manID, st.manPrivate = mb, mid, private
 	}
-	st.path[st.folder].t.set(treeEntry{name: "manifest.json", id: mid})
+	st.path[st.folder].t.Set(object.TreeEntry{Name: "manifest.json", ID: mid})
 	for i := len(st.path) - 1; i >= 0; i-- {
 		pt := st.path[i]
 		if i < len(st.path)-1 {
 			child := st.path[i+1]
-			pt.t.set(treeEntry{name: child.name, dir: true, id: child.id})
+			pt.t.Set(object.TreeEntry{Name: child.name, Dir: true, ID: child.id})
 		}
 		if pt.id == zeroHash || len(pt.bytes) == 0 {
-			tb := pt.t.encode()
-			tid := hashObject(typeTree, tb)
+			tb := pt.t.Encode()
+			tid := object.HashObject(typeTree, tb)
 			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, data: tb})
 			pt.bytes, pt.id, pt.private, pt.spare = tb, tid, false, nil // tb is the log's now
 			continue
 		}
-		tb, ed := pt.t.encodeFromInto(pt.spare, pt.bytes)
-		tid := hashObject(typeTree, tb)
+		tb, ed := pt.t.EncodeFromInto(pt.spare, pt.bytes)
+		tid := object.HashObject(typeTree, tb)
 		if tid == pt.id {
 			pt.spare = tb[:0]
 			continue
@@ -396,14 +397,14 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		}
 		pt.bytes, pt.id, pt.private = tb, tid, true
 	}
-	c := &commit{tree: st.path[0].id, message: message,
-		author:    sig(author, when),
-		committer: signature{committerName, committerEmail, when.UTC()}}
+	c := &object.Commit{Tree: st.path[0].id, Message: message,
+		Author:    sig(author, when),
+		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when.UTC()}}
 	if parent != zeroHash {
-		c.parents = []hash{parent}
+		c.Parents = []hash{parent}
 	}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
+	cb := c.Encode()
+	cid := object.HashObject(typeCommit, cb)
 	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
 	return b, cid
 }
@@ -417,7 +418,7 @@ func versioned(t objType, id hash, data []byte, prevID hash, prev []byte) logObj
 	return logObject{id: id, typ: t, base: prevID, ed: delta.Diff(prev, data)}
 }
 
-func sig(a ledger.Author, when time.Time) signature {
+func sig(a ledger.Author, when time.Time) object.Signature {
 	name, email := a.Name, a.Email
 	if name == "" {
 		name = "unknown agent"
@@ -425,7 +426,7 @@ func sig(a ledger.Author, when time.Time) signature {
 	if email == "" {
 		email = slug(name) + "@agents.thoughtbox.invalid"
 	}
-	return signature{cleanSig(name), cleanSig(email), when.UTC()}
+	return object.Signature{Name: cleanSig(name), Email: cleanSig(email), When: when.UTC()}
 }
 
 // sigCleaner drops what would corrupt a commit header: angle brackets and
@@ -477,7 +478,7 @@ func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainStat
 			return nil, "", zeroHash, err
 		}
 	}
-	if expected, err = parseHash(string(tip)); err != nil {
+	if expected, err = object.ParseHash(string(tip)); err != nil {
 		return nil, "", zeroHash, fmt.Errorf("expected tip: %w", err)
 	}
 	ref = chainRef(id, branch)
@@ -505,7 +506,7 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 
 	t := req.Thought
 	name := thoughtFile(t.ThoughtNumber)
-	if _, exists := cs.path[len(cs.path)-1].t.get(name); exists {
+	if _, exists := cs.path[len(cs.path)-1].t.Get(name); exists {
 		return "", fmt.Errorf("thought %d is already stored on this chain: %w", t.ThoughtNumber, ledger.ErrConflict)
 	}
 	file, err := json.MarshalIndent(t, "", "  ")
@@ -554,7 +555,7 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if validSessionID(sessionID) != nil || branch != "" && validBranchID(branch) != nil {
 		return nil, "", false, nil
 	}
-	from, err := parseHash(string(since))
+	from, err := object.ParseHash(string(since))
 	if err != nil {
 		return nil, "", false, nil
 	}
@@ -572,14 +573,14 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 		if err != nil {
 			return nil, "", false, err
 		}
-		tr := trailers(c.message)
+		tr := trailers(c.Message)
 		n, nerr := strconv.Atoi(tr["Thoughtbox-Thought"])
-		if nerr != nil || len(c.parents) == 0 || tr["Thoughtbox-Session"] != sessionID ||
+		if nerr != nil || len(c.Parents) == 0 || tr["Thoughtbox-Session"] != sessionID ||
 			tr["Thoughtbox-Branch"] != branch || tr["Thoughtbox-Critique"] != "" {
 			return nil, "", false, nil
 		}
 		commits, numbers = append(commits, cur), append(numbers, n)
-		cur = c.parents[0]
+		cur = c.Parents[0]
 	}
 	tip = ledger.CommitID(head.String())
 	if len(commits) == 0 {
@@ -594,11 +595,11 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	thoughts = make([]ledger.StoredThought, len(commits))
 	for i := range commits {
 		j := len(commits) - 1 - i
-		e, found := folder.get(thoughtFile(numbers[j]))
+		e, found := folder.Get(thoughtFile(numbers[j]))
 		if !found {
 			return nil, "", false, nil
 		}
-		data, err := s.readBlob(e.id)
+		data, err := s.readBlob(e.ID)
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -621,11 +622,11 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	}
 	defer cs.mu.Unlock()
 	name := thoughtFile(req.ThoughtNumber)
-	e, ok := cs.path[len(cs.path)-1].t.get(name)
+	e, ok := cs.path[len(cs.path)-1].t.Get(name)
 	if !ok {
 		return "", fmt.Errorf("thought %d on %s: %w", req.ThoughtNumber, chainLabel(req.Branch), ledger.ErrThoughtNotFound)
 	}
-	data, err := s.readBlob(e.id)
+	data, err := s.readBlob(e.ID)
 	if err != nil {
 		return "", err
 	}
@@ -709,7 +710,7 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 		return nil, fmt.Errorf("session %s: %w", sessionID, err)
 	}
 	st := &chainState{tip: tip}
-	root, err := s.readPathTree("", c.tree)
+	root, err := s.readPathTree("", c.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -719,11 +720,11 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 		return nil, err
 	}
 	st.path = append(st.path, sessions)
-	if _, ok := sessions.t.get(sessionID); !ok {
-		if len(sessions.t.entries) != 1 {
+	if _, ok := sessions.t.Get(sessionID); !ok {
+		if len(sessions.t.Entries) != 1 {
 			return nil, fmt.Errorf("session %s: no partition folder in commit %s", sessionID, tip)
 		}
-		part, err := s.childTree(sessions, sessions.t.entries[0].name)
+		part, err := s.childTree(sessions, sessions.t.Entries[0].Name)
 		if err != nil {
 			return nil, err
 		}
@@ -736,33 +737,33 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 	}
 	st.path = append(st.path, folder)
 	st.folder = len(st.path) - 1
-	me, ok := folder.t.get("manifest.json")
+	me, ok := folder.t.Get("manifest.json")
 	if !ok {
 		return nil, fmt.Errorf("session %s: commit %s has no manifest.json", sessionID, tip)
 	}
-	if st.manBytes, err = s.readBlob(me.id); err != nil {
+	if st.manBytes, err = s.readBlob(me.ID); err != nil {
 		return nil, err
 	}
-	st.manID = me.id
+	st.manID = me.ID
 	if st.manifest, err = parseManifest(st.manBytes); err != nil {
 		return nil, err
 	}
 	if branch != "" {
 		var branches *pathTree
-		if _, ok := folder.t.get("branches"); ok {
+		if _, ok := folder.t.Get("branches"); ok {
 			if branches, err = s.childTree(folder, "branches"); err != nil {
 				return nil, err
 			}
 		} else {
-			branches = &pathTree{name: "branches", t: &tree{}}
+			branches = &pathTree{name: "branches", t: &object.Tree{}}
 		}
 		var bf *pathTree
-		if _, ok := branches.t.get(branch); ok {
+		if _, ok := branches.t.Get(branch); ok {
 			if bf, err = s.childTree(branches, branch); err != nil {
 				return nil, err
 			}
 		} else {
-			bf = &pathTree{name: branch, t: &tree{}}
+			bf = &pathTree{name: branch, t: &object.Tree{}}
 		}
 		st.path = append(st.path, branches, bf)
 	}
@@ -779,11 +780,11 @@ func (s *Store) readPathTree(name string, id hash) (*pathTree, error) {
 }
 
 func (s *Store) childTree(parent *pathTree, name string) (*pathTree, error) {
-	e, ok := parent.t.get(name)
-	if !ok || !e.dir {
+	e, ok := parent.t.Get(name)
+	if !ok || !e.Dir {
 		return nil, fmt.Errorf("folder %q missing from tree %s", name, parent.id)
 	}
-	return s.readPathTree(name, e.id)
+	return s.readPathTree(name, e.ID)
 }
 
 func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
@@ -797,20 +798,20 @@ func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
 	return data, nil
 }
 
-func (s *Store) readCommit(id hash) (*parsedCommit, error) {
+func (s *Store) readCommit(id hash) (*object.ParsedCommit, error) {
 	data, err := s.readTyped(id, typeCommit)
 	if err != nil {
 		return nil, err
 	}
-	return parseCommit(data)
+	return object.ParseCommit(data)
 }
 
-func (s *Store) readTreeBytes(id hash) (*tree, []byte, error) {
+func (s *Store) readTreeBytes(id hash) (*object.Tree, []byte, error) {
 	data, err := s.readTyped(id, typeTree)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := parseTree(data)
+	t, err := object.ParseTree(data)
 	return t, data, err
 }
 
