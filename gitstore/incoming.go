@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/frontmatter"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -241,10 +242,10 @@ func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error)
 			case !utf8.Valid(data):
 				problems = append(problems, fmt.Sprintf("%s is not UTF-8 text", path))
 			default:
-				_, content, ok := splitFrontMatter(data)
+				_, content, ok := frontmatter.Split(data)
 				if !ok {
 					problems = append(problems, fmt.Sprintf("%s has no front matter (--- … ---)", path))
-				} else if n := len(trimContent(content)); n > ledger.MaxKnowledgeContentBytes {
+				} else if n := len(frontmatter.TrimContent(content)); n > ledger.MaxKnowledgeContentBytes {
 					problems = append(problems, fmt.Sprintf("%s has %d bytes of content: more than the limit of %d", path, n, ledger.MaxKnowledgeContentBytes))
 				}
 			}

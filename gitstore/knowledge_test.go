@@ -346,25 +346,6 @@ func TestParseKnowledgeByHand(t *testing.T) {
 	}
 }
 
-func TestYAMLScalar(t *testing.T) {
-	for in, want := range map[string]string{
-		"debugging":                              "debugging",
-		"claude-code 1.0":                        "claude-code 1.0",
-		"Self-test: bisect a regression":         `"Self-test: bisect a regression"`,
-		"yes":                                    `"yes"`,
-		"5-whys":                                 `"5-whys"`,
-		"":                                       `""`,
-		"trailing ":                              `"trailing "`,
-		"a, b":                                   `"a, b"`,
-		"quote \" and \\ and\nnewline\x7f\u2028": `"quote \" and \\ and\nnewline\u007f\u2028"`,
-		"Überblick":                              "Überblick",
-	} {
-		if got := yamlScalar(in); got != want {
-			t.Errorf("yamlScalar(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 // FuzzParseKnowledge: any file parses without panicking, and what it
 // parses to is a fixed point: written back and read again, it is the same
 // entry. So a hand-edited file survives the store's rewrite of it.
