@@ -4,32 +4,15 @@ import (
 	"context"
 	"errors"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 )
 
-// logObject is an object as the store produces it: whole, or as an edit of
-// an earlier version of the same path (base).
-type logObject struct {
-	id   hash
-	typ  objType
-	base hash // zeroHash: data holds the whole object
-	data []byte
-	ed   delta.Edit
-}
-
-// refUpdate moves a ref by compare-and-swap: from old (zeroHash: the ref must
-// not exist) to new (zeroHash: the ref is deleted).
-type refUpdate struct {
-	name     string
-	old, new hash
-}
-
-// batch is one atomic, durable change: its objects and the ref moves that
-// publish them.
-type batch struct {
-	objects []logObject
-	updates []refUpdate
-}
+// The log's units, named as the rest of the package speaks of them.
+type (
+	batch     = wal.Batch
+	logObject = wal.Object
+	refUpdate = wal.RefUpdate
+)
 
 // errConflict is returned by backend.apply when a ref no longer has the old
 // value of an update; nothing of the batch is applied.

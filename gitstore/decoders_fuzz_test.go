@@ -1,9 +1,10 @@
 package gitstore
 
 // Fuzz targets for the decoders of bytes this package did not write itself:
-// log records (a log damaged on disk), manifests and thought files (a
+// manifests and thought files (a
 // repository edited by hand or pulled from someone else) and pack streams
-// (whatever a remote sends). Plain `go test` runs their seed corpora and
+// (whatever a remote sends); the log's record decoder has its own in
+// internal/wal. Plain `go test` runs their seed corpora and
 // the crashers kept under testdata/fuzz; BENCHMARKS.md ("Fuzzing") says
 // how long each ran and what it found.
 
@@ -11,9 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
-	"encoding/binary"
 	"encoding/json"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,108 +36,6 @@ func allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
-}
-
-// FuzzLogRecord: any bytes, read as a log record, are refused or decode to a
-// batch that encodes back to exactly the bytes consumed; and decoding costs
-// memory in proportion to the input, whatever its length fields claim.
-func FuzzLogRecord(f *testing.F) {
-	b := &batch{
-		updates: []refUpdate{{name: "refs/heads/sessions/x/main", new: object.HashObject(typeCommit, []byte("c"))}},
-		objects: []logObject{
-			{id: object.HashObject(typeBlob, []byte("hello")), typ: typeBlob, data: []byte("hello")},
-			{id: object.HashObject(typeBlob, []byte("help")), typ: typeBlob, base: object.HashObject(typeBlob, []byte("hello")), ed: delta.Diff([]byte("hello"), []byte("help"))},
-		},
-	}
-	rec := encodeRecord(nil, b)
-	f.Add(rec)
-	f.Add(append(append([]byte(nil), rec...), rec...))
-	f.Add(encodeRecord(nil, &batch{}))
-	// Length fields claiming 4 GiB: the record length, then (with a valid
-	// checksum) the update count and a name length.
-	f.Add([]byte{0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0, 0, 0, 0, 1})
-	f.Add(withChecksum([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}))
-	f.Add(withChecksum([]byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff}))
-	f.Add(withChecksum([]byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}))
-	f.Fuzz(func(t *testing.T, p []byte) {
-		var got *batch
-		var n int
-		var err error
-		used := allocated(func() { got, n, err = decodeRecord(p) })
-		if limit := uint64(8192 + 64*len(p)); used > limit {
-			t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", len(p), used, limit)
-		}
-		if err != nil {
-			return
-		}
-		if n < 8 || n > len(p) {
-			t.Fatalf("consumed %d of %d bytes", n, len(p))
-		}
-		if again := encodeRecord(nil, got); !bytes.Equal(again, p[:n]) {
-			t.Fatalf("re-encoding a decoded record changed it:\n%x\n%x", p[:n], again)
-		}
-	})
-}
-
-// withChecksum frames payload as a log record with a correct length and
-// checksum, so that the fuzzer starts past the CRC.
-func withChecksum(payload []byte) []byte {
-	out := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
-	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
-	return append(out, payload...)
-}
-
-// FuzzLogBatch: a batch built from arbitrary names and contents is read
-// back from its record exactly, also when another record follows it.
-func FuzzLogBatch(f *testing.F) {
-	f.Add("refs/heads/sessions/s/main", []byte("the quick brown fox"), []byte("the quick red fox jumps"), uint8(3))
-	f.Add("", []byte{}, []byte{0}, uint8(0))
-	f.Add("x\x00\xff", []byte("aaaa"), []byte{}, uint8(255))
-	f.Fuzz(func(t *testing.T, name string, base, target []byte, shape uint8) {
-		b := &batch{}
-		for i := 0; i < int(shape&3); i++ {
-			b.updates = append(b.updates, refUpdate{name: name, old: object.HashObject(typeCommit, base), new: object.HashObject(typeCommit, target)})
-		}
-		if shape&4 != 0 {
-			b.objects = append(b.objects, logObject{id: object.HashObject(typeBlob, base), typ: typeBlob, data: base})
-		}
-		if shape&8 != 0 {
-			b.objects = append(b.objects, logObject{id: object.HashObject(typeBlob, target), typ: typeBlob,
-				base: object.HashObject(typeBlob, base), ed: delta.Diff(base, target)})
-		}
-		if shape&16 != 0 {
-			b.objects = append(b.objects, logObject{id: object.HashObject(objType(shape>>5), target), typ: objType(shape >> 5), data: target})
-		}
-		rec := encodeRecord(nil, b)
-		two := encodeRecord(append([]byte(nil), rec...), &batch{})
-		got, n, err := decodeRecord(two)
-		if err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if n != len(rec) {
-			t.Fatalf("consumed %d bytes, the record has %d", n, len(rec))
-		}
-		if !bytes.Equal(encodeRecord(nil, got), rec) {
-			t.Fatalf("round trip changed the record")
-		}
-		for i, o := range b.objects {
-			g := got.objects[i]
-			if g.id != o.id || g.typ != o.typ || g.base != o.base || !bytes.Equal(g.data, o.data) {
-				t.Fatalf("object %d differs", i)
-			}
-			if o.base != zeroHash {
-				out, err := g.ed.Apply(base)
-				if err != nil || !bytes.Equal(out, target) {
-					t.Fatalf("decoded edit does not rebuild the object: %v", err)
-				}
-			}
-		}
-		for i, u := range b.updates {
-			if got.updates[i] != u {
-				t.Fatalf("update %d: got %+v, want %+v", i, got.updates[i], u)
-			}
-		}
-	})
 }
 
 // manifestEqual compares manifests as JSON values: instants equal, empty

@@ -62,12 +62,12 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 		Committer: object.Signature{Name: committerName, Email: committerEmail, When: at.UTC()}}
 	rb := rec.Encode()
 	rid := object.HashObject(typeCommit, rb)
-	b := &batch{objects: []logObject{{id: rid, typ: typeCommit, data: rb}}}
-	b.updates = append(b.updates, refUpdate{name: deletedPrefix + id + "/record", new: rid})
+	b := &batch{Objects: []logObject{{ID: rid, Type: typeCommit, Data: rb}}}
+	b.Updates = append(b.Updates, refUpdate{Name: deletedPrefix + id + "/record", New: rid})
 	for _, name := range names {
-		b.updates = append(b.updates,
-			refUpdate{name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), new: refs[name]},
-			refUpdate{name: name, old: refs[name]})
+		b.Updates = append(b.Updates,
+			refUpdate{Name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), New: refs[name]},
+			refUpdate{Name: name, Old: refs[name]})
 	}
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
@@ -100,16 +100,16 @@ func (s *Store) RestoreSession(ctx context.Context, id string) (ledger.DeletedSe
 	b := &batch{}
 	var names []string
 	for keep, tip := range kept {
-		b.updates = append(b.updates, refUpdate{name: keep, old: tip})
+		b.Updates = append(b.Updates, refUpdate{Name: keep, Old: tip})
 		rest := strings.TrimPrefix(keep, deletedPrefix+id+"/")
 		if rest == "record" {
 			continue
 		}
 		name := "refs/heads/" + rest
 		names = append(names, name)
-		b.updates = append(b.updates, refUpdate{name: name, new: tip})
+		b.Updates = append(b.Updates, refUpdate{Name: name, New: tip})
 	}
-	sort.Slice(b.updates, func(i, j int) bool { return b.updates[i].name < b.updates[j].name })
+	sort.Slice(b.Updates, func(i, j int) bool { return b.Updates[i].Name < b.Updates[j].Name })
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return ledger.DeletedSession{}, fmt.Errorf("session %s exists again (pulled back from a remote?), or was restored meanwhile: %w", id, ledger.ErrConflict)

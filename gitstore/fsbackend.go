@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -276,17 +277,17 @@ func (b *fsBackend) peekLocked() error {
 	}
 	size := fi.Size()
 	if b.logOff == 0 {
-		if size < int64(len(walMagic)) {
+		if size < int64(len(wal.Magic)) {
 			return nil
 		}
-		head := make([]byte, len(walMagic))
+		head := make([]byte, len(wal.Magic))
 		if _, err := b.log.ReadAt(head, 0); err != nil {
 			return err
 		}
-		if string(head) != string(walMagic) {
+		if string(head) != string(wal.Magic) {
 			return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
 		}
-		b.logOff = int64(len(walMagic))
+		b.logOff = int64(len(wal.Magic))
 	}
 	var hdr [8]byte
 	for b.logOff+8 <= size {
@@ -301,7 +302,7 @@ func (b *fsBackend) peekLocked() error {
 		if _, err := b.log.ReadAt(buf, b.logOff); err != nil {
 			return err
 		}
-		rec, _, err := decodeRecord(buf)
+		rec, _, err := wal.DecodeRecord(buf)
 		if err != nil || rec == nil {
 			return nil
 		}
@@ -355,12 +356,12 @@ func (b *fsBackend) syncLocked() error {
 	}
 	size := fi.Size()
 	if b.logOff == 0 {
-		if size < int64(len(walMagic)) {
+		if size < int64(len(wal.Magic)) {
 			// new (or never completed) log: start it
 			if err := b.log.Truncate(0); err != nil {
 				return err
 			}
-			if _, err := b.log.WriteAt(walMagic, 0); err != nil {
+			if _, err := b.log.WriteAt(wal.Magic, 0); err != nil {
 				return err
 			}
 			if err := durable.Datasync(b.log); err != nil {
@@ -369,17 +370,17 @@ func (b *fsBackend) syncLocked() error {
 			if err := syncDir(filepath.Dir(b.logPath)); err != nil {
 				return err
 			}
-			size = int64(len(walMagic))
+			size = int64(len(wal.Magic))
 		} else {
-			head := make([]byte, len(walMagic))
+			head := make([]byte, len(wal.Magic))
 			if _, err := b.log.ReadAt(head, 0); err != nil {
 				return err
 			}
-			if string(head) != string(walMagic) {
+			if string(head) != string(wal.Magic) {
 				return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
 			}
 		}
-		b.logOff = int64(len(walMagic))
+		b.logOff = int64(len(wal.Magic))
 	}
 	if size < b.logOff {
 		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", b.logPath, b.logOff, size)
@@ -407,7 +408,7 @@ func (b *fsBackend) syncLocked() error {
 			if _, err := b.log.ReadAt(buf, b.logOff); err != nil && !errors.Is(err, io.EOF) {
 				return err
 			}
-			if rec, _, err = decodeRecord(buf); err != nil && !errors.Is(err, errTorn) {
+			if rec, _, err = wal.DecodeRecord(buf); err != nil && !errors.Is(err, wal.ErrTorn) {
 				return err
 			}
 		}
@@ -432,13 +433,13 @@ func (b *fsBackend) syncLocked() error {
 
 func (b *fsBackend) applyLocked(rec *batch) {
 	b.recs = append(b.recs, rec)
-	for _, u := range rec.updates {
-		b.refs[u.name] = u.new
+	for _, u := range rec.Updates {
+		b.refs[u.Name] = u.New
 	}
-	for i := range rec.objects {
-		o := &rec.objects[i]
-		if _, ok := b.objs[o.id]; !ok {
-			b.objs[o.id] = o
+	for i := range rec.Objects {
+		o := &rec.Objects[i]
+		if _, ok := b.objs[o.ID]; !ok {
+			b.objs[o.ID] = o
 		}
 	}
 }
@@ -548,17 +549,17 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	var accepted []*applyReq
 	for _, r := range group {
 		ok := true
-		for _, u := range r.b.updates {
-			cur, seen := staged[u.name]
+		for _, u := range r.b.Updates {
+			cur, seen := staged[u.Name]
 			if !seen {
 				var err error
-				if cur, err = b.refLocked(u.name); err != nil {
+				if cur, err = b.refLocked(u.Name); err != nil {
 					r.err = err
 					ok = false
 					break
 				}
 			}
-			if cur != u.old {
+			if cur != u.Old {
 				r.err = errConflict
 				ok = false
 				break
@@ -567,10 +568,10 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 		if !ok {
 			continue
 		}
-		for _, u := range r.b.updates {
-			staged[u.name] = u.new
+		for _, u := range r.b.Updates {
+			staged[u.Name] = u.New
 		}
-		buf = encodeRecord(buf, r.b)
+		buf = wal.AppendRecord(buf, r.b)
 		accepted = append(accepted, r)
 	}
 	if len(buf) == 0 {
@@ -646,24 +647,24 @@ func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
 	if !ok {
 		return b.gitRead(id)
 	}
-	if o.base == zeroHash {
-		return o.typ, o.data, nil
+	if o.Base == zeroHash {
+		return o.Type, o.Data, nil
 	}
 	if depth > 100000 {
 		return 0, nil, fmt.Errorf("object %s: edit chain too long", id)
 	}
 	if data, ok := b.rebuilt.get(id); ok {
-		return o.typ, data, nil
+		return o.Type, data, nil
 	}
-	_, base, err := b.resolveLocked(o.base, depth+1)
+	_, base, err := b.resolveLocked(o.Base, depth+1)
 	if err != nil {
-		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.base, err)
+		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.Base, err)
 	}
-	data, err := o.ed.Apply(base)
+	data, err := o.Edit.Apply(base)
 	if err == nil && depth == 0 {
 		b.rebuilt.put(id, data)
 	}
-	return o.typ, data, err
+	return o.Type, data, err
 }
 
 // rebuiltCache holds recently rebuilt objects, at most about max bytes, in
@@ -903,8 +904,8 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	finals := map[string]hash{}
 	for _, r := range recs {
-		for _, u := range r.updates {
-			finals[u.name] = u.new
+		for _, u := range r.Updates {
+			finals[u.Name] = u.New
 		}
 	}
 	// The log already serialised every writer of these refs (compare-and-
@@ -991,7 +992,7 @@ func (b *fsBackend) truncateLogLocked(end int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(append([]byte{}, walMagic...), rest...))
+	_, err = f.Write(append(append([]byte{}, wal.Magic...), rest...))
 	if err == nil {
 		err = durable.Datasync(f)
 	}
@@ -1090,16 +1091,16 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	vers := map[hash]*ver{}
 	var order []hash
 	for _, r := range recs {
-		for i := range r.objects {
-			o := &r.objects[i]
-			if _, dup := vers[o.id]; dup {
+		for i := range r.Objects {
+			o := &r.Objects[i]
+			if _, dup := vers[o.ID]; dup {
 				continue
 			}
-			if replay && b.gitHas(o.id) {
+			if replay && b.gitHas(o.ID) {
 				continue
 			}
-			vers[o.id] = &ver{o: o}
-			order = append(order, o.id)
+			vers[o.ID] = &ver{o: o}
+			order = append(order, o.ID)
 		}
 	}
 	kept := map[hash][]byte{}
@@ -1119,29 +1120,29 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 			_, data, err := b.readObject(id)
 			return data, err
 		}
-		if v.o.base == zeroHash {
-			return v.o.data, nil
+		if v.o.Base == zeroHash {
+			return v.o.Data, nil
 		}
-		base, err := content(v.o.base)
+		base, err := content(v.o.Base)
 		if err != nil {
 			return nil, err
 		}
-		return v.o.ed.Apply(base)
+		return v.o.Edit.Apply(base)
 	}
 	for _, id := range order {
 		v := vers[id]
 		var c []byte
-		if v.o.base == zeroHash {
-			c = v.o.data
+		if v.o.Base == zeroHash {
+			c = v.o.Data
 		} else {
-			base, err := content(v.o.base)
+			base, err := content(v.o.Base)
 			if err != nil {
 				return nil, fmt.Errorf("object %s: %w", id, err)
 			}
 			// Best fit: a one-entry tree must not take (and keep) the
 			// buffer a folder tree needs.
 			var dst []byte
-			if need := v.o.ed.TargetLen(); need >= 4096 {
+			if need := v.o.Edit.TargetLen(); need >= 4096 {
 				best := -1
 				for i, fb := range free {
 					if cap(fb) >= need && (best < 0 || cap(fb) < cap(free[best])) {
@@ -1154,11 +1155,11 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 					free = free[:len(free)-1]
 				}
 			}
-			if c, err = v.o.ed.ApplyInto(dst, base); err != nil {
+			if c, err = v.o.Edit.ApplyInto(dst, base); err != nil {
 				return nil, err
 			}
 			v.owned = true
-			if bv, ok := vers[v.o.base]; ok && !bv.hasChild {
+			if bv, ok := vers[v.o.Base]; ok && !bv.hasChild {
 				rev := delta.Diff(c, base)
 				if len(base) > 0 && len(c) > 0 && 4*rev.Inserted() < len(base) {
 					bv.hasChild, bv.child = true, id
@@ -1167,14 +1168,14 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 						if bv.owned && bv.first == nil {
 							free = append(free, base[:0])
 						}
-						delete(kept, v.o.base)
+						delete(kept, v.o.Base)
 					}
 				}
 				v.pos = bv.pos + 1
 			}
 		}
 		v.length = len(c)
-		if _, inFlush := vers[v.o.base]; v.o.base != zeroHash && !inFlush {
+		if _, inFlush := vers[v.o.Base]; v.o.Base != zeroHash && !inFlush {
 			v.first = c
 		}
 		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
@@ -1186,10 +1187,10 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	// one whole copy of their folder tree, not one per flush.
 	b.nextLinks = b.nextLinks[:0]
 	for _, id := range order {
-		if v := vers[id]; v.o.base != zeroHash {
-			if _, inFlush := vers[v.o.base]; !inFlush {
-				l := link{newer: id, older: v.o.base}
-				if old, ok := b.heads[v.o.base]; ok && len(old) > 0 && len(v.first) > 0 {
+		if v := vers[id]; v.o.Base != zeroHash {
+			if _, inFlush := vers[v.o.Base]; !inFlush {
+				l := link{newer: id, older: v.o.Base}
+				if old, ok := b.heads[v.o.Base]; ok && len(old) > 0 && len(v.first) > 0 {
 					if ed := delta.Diff(v.first, old); 4*ed.Inserted() < len(old) {
 						l.delta = ed.GitDelta(len(v.first))
 					}
@@ -1200,7 +1201,7 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	}
 	heads := map[hash][]byte{}
 	for _, id := range order {
-		if v := vers[id]; !v.hasChild && (v.o.base != zeroHash || v.pos > 0) {
+		if v := vers[id]; !v.hasChild && (v.o.Base != zeroHash || v.pos > 0) {
 			c := kept[id]
 			if cap(c) > len(c)+len(c)/4+4096 {
 				// built in a reused buffer sized for another version: it
@@ -1216,7 +1217,7 @@ func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error
 	for i := len(order) - 1; i >= 0; i-- {
 		id := order[i]
 		v := vers[id]
-		po := packObject{id: id, typ: v.o.typ, base: -1}
+		po := packObject{id: id, typ: v.o.Type, base: -1}
 		if v.hasChild && !v.keepFull {
 			po.base = index[v.child]
 			po.delta = v.delta

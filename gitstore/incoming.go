@@ -482,13 +482,13 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 				return err
 			}
 			if cur != moving[ref] {
-				kept.updates = append(kept.updates, refUpdate{name: keep, old: cur, new: moving[ref]})
+				kept.Updates = append(kept.Updates, refUpdate{Name: keep, Old: cur, New: moving[ref]})
 			}
 			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: notebookOfRef(ref), Ref: ref, KeptAs: keep,
 				Tip: moving[ref].String(), Problems: problems})
 		}
 	}
-	if len(kept.updates) == 0 {
+	if len(kept.Updates) == 0 {
 		return nil
 	}
 	return s.be.apply(ctx, kept)

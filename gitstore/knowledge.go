@@ -225,7 +225,7 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		if w.Delete {
 			removeEntry(dir, fileName)
 		} else {
-			b.objects = append(b.objects, logObject{id: blob, typ: typeBlob, data: file})
+			b.Objects = append(b.Objects, logObject{ID: blob, Type: typeBlob, Data: file})
 			dir.Set(object.TreeEntry{Name: fileName, ID: blob})
 		}
 		// Git keeps no empty folders: the last note deleted takes notes/
@@ -235,10 +235,10 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		} else {
 			db := dir.Encode()
 			did := object.HashObject(typeTree, db)
-			b.objects = append(b.objects, logObject{id: did, typ: typeTree, data: db})
+			b.Objects = append(b.Objects, logObject{ID: did, Type: typeTree, Data: db})
 			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: did})
 		}
-		b.commitRoot(knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
+		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
 
 		err = s.be.apply(ctx, b)
 		if errors.Is(err, errConflict) && attempt < maxKnowledgeAttempts {
@@ -270,10 +270,10 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 // compare-and-swap moving ref from parent to that commit, which it returns.
 // The zones kept on their own refs (knowledge, notebooks) commit through
 // it.
-func (b *batch) commitRoot(ref string, parent hash, root *object.Tree, message string, author ledger.Author, when time.Time) hash {
+func commitRoot(b *batch, ref string, parent hash, root *object.Tree, message string, author ledger.Author, when time.Time) hash {
 	rb := root.Encode()
 	rid := object.HashObject(typeTree, rb)
-	b.objects = append(b.objects, logObject{id: rid, typ: typeTree, data: rb})
+	b.Objects = append(b.Objects, logObject{ID: rid, Type: typeTree, Data: rb})
 	c := &object.Commit{Tree: rid, Message: message,
 		Author:    sig(author, when),
 		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when.UTC()}}
@@ -282,8 +282,8 @@ func (b *batch) commitRoot(ref string, parent hash, root *object.Tree, message s
 	}
 	cb := c.Encode()
 	cid := object.HashObject(typeCommit, cb)
-	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
-	b.updates = append(b.updates, refUpdate{name: ref, old: parent, new: cid})
+	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
+	b.Updates = append(b.Updates, refUpdate{Name: ref, Old: parent, New: cid})
 	return cid
 }
 

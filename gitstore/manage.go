@@ -36,7 +36,7 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 	}
 	msg.WriteString("\nThoughtbox-Session: " + id + "\n")
 	b, cid := cs.build(nil, "", req.Author, meta.UpdatedAt, msg.String(), expected)
-	b.updates = []refUpdate{{name: ref, old: expected, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict

@@ -202,7 +202,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	}
 
 	b := &batch{}
-	folder, err := b.folderTree(w.Files)
+	folder, err := folderTree(b, w.Files)
 	if err != nil {
 		return "", fmt.Errorf("notebook %s: %w", w.ID, err)
 	}
@@ -210,7 +210,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	if folder != zeroHash {
 		nb := &object.Tree{}
 		nb.Set(object.TreeEntry{Name: w.ID, Dir: true, ID: folder})
-		root.Set(object.TreeEntry{Name: "notebooks", Dir: true, ID: b.addTree(nb)})
+		root.Set(object.TreeEntry{Name: "notebooks", Dir: true, ID: addTree(b, nb)})
 	}
 	when := w.When
 	if when.IsZero() {
@@ -220,7 +220,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	if strings.TrimSpace(message) == "" {
 		message = "Update notebook " + w.ID
 	}
-	cid := b.commitRoot(ref, cur, root, notebookMessage(w.ID, message), w.Author, when)
+	cid := commitRoot(b, ref, cur, root, notebookMessage(w.ID, message), w.Author, when)
 	err = s.be.apply(ctx, b)
 	if errors.Is(err, errConflict) {
 		now, rerr := s.be.readRef(ref)
@@ -253,17 +253,17 @@ func notebookMessage(id, message string) string {
 }
 
 // addTree logs a tree object and returns its id.
-func (b *batch) addTree(t *object.Tree) hash {
+func addTree(b *batch, t *object.Tree) hash {
 	data := t.Encode()
 	id := object.HashObject(typeTree, data)
-	b.objects = append(b.objects, logObject{id: id, typ: typeTree, data: data})
+	b.Objects = append(b.Objects, logObject{ID: id, Type: typeTree, Data: data})
 	return id
 }
 
 // folderTree logs the blobs and trees of a folder given as path -> content
 // and returns the folder's tree id (zeroHash for no files: Git keeps no
 // empty folders).
-func (b *batch) folderTree(files map[string][]byte) (hash, error) {
+func folderTree(b *batch, files map[string][]byte) (hash, error) {
 	if len(files) == 0 {
 		return zeroHash, nil
 	}
@@ -283,11 +283,11 @@ func (b *batch) folderTree(files map[string][]byte) (hash, error) {
 			}
 		}
 	}
-	return b.buildFolder(files, paths, "", map[hash]bool{}), nil
+	return buildFolder(b, files, paths, "", map[hash]bool{}), nil
 }
 
 // buildFolder builds the tree of the paths (sorted, all under prefix).
-func (b *batch) buildFolder(files map[string][]byte, paths []string, prefix string, logged map[hash]bool) hash {
+func buildFolder(b *batch, files map[string][]byte, paths []string, prefix string, logged map[hash]bool) hash {
 	t := &object.Tree{}
 	for i := 0; i < len(paths); {
 		rest := strings.TrimPrefix(paths[i], prefix)
@@ -297,7 +297,7 @@ func (b *batch) buildFolder(files map[string][]byte, paths []string, prefix stri
 			id := object.HashObject(typeBlob, data)
 			if !logged[id] {
 				logged[id] = true
-				b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: data})
+				b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: data})
 			}
 			t.Set(object.TreeEntry{Name: name, ID: id})
 			i++
@@ -308,10 +308,10 @@ func (b *batch) buildFolder(files map[string][]byte, paths []string, prefix stri
 		for j < len(paths) && strings.HasPrefix(paths[j], sub) {
 			j++
 		}
-		t.Set(object.TreeEntry{Name: name, Dir: true, ID: b.buildFolder(files, paths[i:j], sub, logged)})
+		t.Set(object.TreeEntry{Name: name, Dir: true, ID: buildFolder(b, files, paths[i:j], sub, logged)})
 		i = j
 	}
-	return b.addTree(t)
+	return addTree(b, t)
 }
 
 // nextSlash is the index of the next '/' in p after i, or -1.

@@ -208,14 +208,14 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 			return nil, fmt.Errorf("integrate %s: %w", g, err)
 		}
 		plans = append(plans, gp)
-		all.objects = append(all.objects, gp.b.objects...)
-		all.updates = append(all.updates, gp.b.updates...)
+		all.Objects = append(all.Objects, gp.b.Objects...)
+		all.Updates = append(all.Updates, gp.b.Updates...)
 	}
 	if pullPlanned != nil {
 		pullPlanned()
 	}
 	err = nil
-	if len(all.updates) > 0 {
+	if len(all.Updates) > 0 {
 		err = s.be.apply(ctx, all)
 	}
 	if err == nil {
@@ -230,7 +230,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	for _, g := range names {
 		for attempt := 0; ; attempt++ {
 			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
-			if err == nil && len(gp.b.updates) > 0 {
+			if err == nil && len(gp.b.Updates) > 0 {
 				err = s.be.apply(ctx, gp.b)
 			}
 			if err == nil {
@@ -344,7 +344,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 			return nil, err
 		}
 		if len(conflicts) == 0 {
-			mb.updates = []refUpdate{{name: knowledgeRef, old: p.local, new: merged}}
+			mb.Updates = []refUpdate{{Name: knowledgeRef, Old: p.local, New: merged}}
 			gp.b = mb
 			gp.updated = []RefChange{{Ref: knowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true}}
 			return gp, nil
@@ -364,7 +364,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 				return nil, err
 			}
 			if cur != p.remote {
-				gp.b.updates = append(gp.b.updates, refUpdate{name: keep, old: cur, new: p.remote})
+				gp.b.Updates = append(gp.b.Updates, refUpdate{Name: keep, Old: cur, New: p.remote})
 			}
 			d := Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
 			if p.local != zeroHash {
@@ -373,7 +373,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 			gp.diverged = append(gp.diverged, d)
 			continue
 		}
-		gp.b.updates = append(gp.b.updates, refUpdate{name: p.ref, old: p.local, new: p.remote})
+		gp.b.Updates = append(gp.b.Updates, refUpdate{Name: p.ref, Old: p.local, New: p.remote})
 		ch := RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
 		if p.local == zeroHash {
 			gp.created = append(gp.created, ch)
@@ -474,7 +474,7 @@ func (s *Store) DropDiverged(ctx context.Context, keptAs string) error {
 	if cur == zeroHash {
 		return fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs)
 	}
-	err = s.be.apply(ctx, &batch{updates: []refUpdate{{name: keptAs, old: cur, new: zeroHash}}})
+	err = s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: keptAs, Old: cur, New: zeroHash}}})
 	if errors.Is(err, errConflict) {
 		return fmt.Errorf("%s moved meanwhile (a pull?): look again: %w", keptAs, ledger.ErrConflict)
 	}
@@ -594,7 +594,7 @@ func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, 
 		Message:   "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n"}
 	cb := c.Encode()
 	cid := object.HashObject(typeCommit, cb)
-	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
 	return b, cid, nil, nil
 }
 
@@ -664,7 +664,7 @@ func (s *Store) merge3(path string, base, ours, theirs hash, b *batch, conflicts
 	}
 	data := out.Encode()
 	id := object.HashObject(typeTree, data)
-	b.objects = append(b.objects, logObject{id: id, typ: typeTree, data: data})
+	b.Objects = append(b.Objects, logObject{ID: id, Type: typeTree, Data: data})
 	return id, nil
 }
 

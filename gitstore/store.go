@@ -200,8 +200,8 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 	cb := c.Encode()
 	cid := object.HashObject(typeCommit, cb)
 	err = s.be.apply(ctx, &batch{
-		objects: []logObject{{id: blob, typ: typeBlob, data: readme}, {id: rootID, typ: typeTree, data: rootBytes}, {id: cid, typ: typeCommit, data: cb}},
-		updates: []refUpdate{{name: "refs/heads/main", old: zeroHash, new: cid}},
+		Objects: []logObject{{ID: blob, Type: typeBlob, Data: readme}, {ID: rootID, Type: typeTree, Data: rootBytes}, {ID: cid, Type: typeCommit, Data: cb}},
+		Updates: []refUpdate{{Name: "refs/heads/main", Old: zeroHash, New: cid}},
 	})
 	if errors.Is(err, errConflict) {
 		return nil // another process wrote it first
@@ -307,7 +307,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	}
 	msg.WriteString("\nThoughtbox-Session: " + meta.ID + "\n")
 	b, cid := st.build(nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
-	b.updates = []refUpdate{{name: ref, old: zeroHash, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: zeroHash, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
 		cs.valid = false
 		if errors.Is(err, errConflict) {
@@ -350,7 +350,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 	b := &batch{}
 	if file != nil {
 		id := object.HashObject(typeBlob, file)
-		b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: file})
+		b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: file})
 		st.path[len(st.path)-1].t.Set(object.TreeEntry{Name: fileName, ID: id})
 	}
 	mb := st.manifest.encodeInto(st.manSpare)
@@ -359,11 +359,11 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
 	} else {
 		lo := versioned(typeBlob, mid, mb, st.manID, st.manBytes)
-		private := lo.base != zeroHash
+		private := lo.Base != zeroHash
 		if private {
-			lo.ed = lo.ed.Detached() // the log must not keep mb alive
+			lo.Edit = lo.Edit.Detached() // the log must not keep mb alive
 		}
-		b.objects = append(b.objects, lo)
+		b.Objects = append(b.Objects, lo)
 		st.manSpare = nil
 		if st.manPrivate {
 			st.manSpare = st.manBytes[:0]
@@ -380,7 +380,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		if pt.id == zeroHash || len(pt.bytes) == 0 {
 			tb := pt.t.Encode()
 			tid := object.HashObject(typeTree, tb)
-			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, data: tb})
+			b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Data: tb})
 			pt.bytes, pt.id, pt.private, pt.spare = tb, tid, false, nil // tb is the log's now
 			continue
 		}
@@ -390,7 +390,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			pt.spare = tb[:0]
 			continue
 		}
-		b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed})
+		b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Base: pt.id, Edit: ed})
 		pt.spare = nil
 		if pt.private {
 			pt.spare = pt.bytes[:0]
@@ -405,7 +405,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 	}
 	cb := c.Encode()
 	cid := object.HashObject(typeCommit, cb)
-	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
 	return b, cid
 }
 
@@ -413,9 +413,9 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 // when there is one.
 func versioned(t objType, id hash, data []byte, prevID hash, prev []byte) logObject {
 	if prevID == zeroHash || len(prev) == 0 {
-		return logObject{id: id, typ: t, data: data}
+		return logObject{ID: id, Type: t, Data: data}
 	}
-	return logObject{id: id, typ: t, base: prevID, ed: delta.Diff(prev, data)}
+	return logObject{ID: id, Type: t, Base: prevID, Edit: delta.Diff(prev, data)}
 }
 
 func sig(a ledger.Author, when time.Time) object.Signature {
@@ -528,7 +528,7 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	if req.NewBranch {
 		old = zeroHash
 	}
-	b.updates = []refUpdate{{name: ref, old: old, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: old, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
@@ -655,7 +655,7 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	}
 	msg.WriteString("Thoughtbox-Critique: " + firstLine(c.Model, 100) + "\n")
 	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
-	b.updates = []refUpdate{{name: ref, old: expected, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
