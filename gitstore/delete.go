@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -57,12 +56,8 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 		fmt.Fprintf(&msg, "%s %s\n", refs[name], name)
 	}
 	fmt.Fprintf(&msg, "\nThoughtbox-Session: %s\nThoughtbox-Deleted: %s\nThoughtbox-Deleted-By: %s\n", id, at.UTC().Format(time.RFC3339), firstLine(author.Name, 100))
-	rec := &object.Commit{Tree: c.Tree, Parents: []hash{mainTip}, Message: msg.String(),
-		Author:    sig(author, at),
-		Committer: object.Signature{Name: committerName, Email: committerEmail, When: at.UTC()}}
-	rb := rec.Encode()
-	rid := object.HashObject(typeCommit, rb)
-	b := &batch{Objects: []logObject{{ID: rid, Type: typeCommit, Data: rb}}}
+	b := &batch{}
+	rid := addCommit(b, commitSpec{tree: c.Tree, parents: []hash{mainTip}, message: msg.String(), author: &author, when: at})
 	b.Updates = append(b.Updates, refUpdate{Name: deletedPrefix + id + "/record", New: rid})
 	for _, name := range names {
 		b.Updates = append(b.Updates,

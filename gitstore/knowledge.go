@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,11 +27,6 @@ import (
 // by hand and push them back, so reading is lenient (parseKnowledge).
 
 const knowledgeRef = "refs/heads/knowledge"
-
-// maxKnowledgeAttempts bounds how often a write re-reads the ref after
-// losing its compare-and-swap to another writer (of any entry: the whole
-// zone shares one ref).
-const maxKnowledgeAttempts = 64
 
 var _ ledger.KnowledgeStore = (*Store)(nil)
 
@@ -200,14 +194,14 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 	if when.IsZero() {
 		when = time.Now()
 	}
-	for attempt := 1; ; attempt++ {
+	err = retryCAS(ctx, func(int) error {
 		k, err := s.readKnowledgeTip()
 		if err != nil {
-			return "", err
+			return err
 		}
 		dir, err := s.knowledgeFolder(k, dirName)
 		if err != nil {
-			return "", err
+			return err
 		}
 		cur, exists := dir.Get(fileName)
 		var curVersion ledger.KnowledgeVersion
@@ -215,10 +209,10 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 			curVersion = ledger.KnowledgeVersion(cur.ID.String())
 		}
 		if curVersion != w.Expected {
-			return "", fmt.Errorf("%s %s is at version %q, not %q: %w", e.Kind, e.ID, curVersion, w.Expected, ledger.ErrKnowledgeChanged)
+			return fmt.Errorf("%s %s is at version %q, not %q: %w", e.Kind, e.ID, curVersion, w.Expected, ledger.ErrKnowledgeChanged)
 		}
 		if w.Delete && !exists {
-			return "", fmt.Errorf("%s %q: %w", e.Kind, e.ID, ledger.ErrKnowledgeNotFound)
+			return fmt.Errorf("%s %q: %w", e.Kind, e.ID, ledger.ErrKnowledgeNotFound)
 		}
 
 		b := &batch{}
@@ -233,58 +227,19 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		if len(dir.Entries) == 0 {
 			removeEntry(k.root, dirName)
 		} else {
-			db := dir.Encode()
-			did := object.HashObject(typeTree, db)
-			b.Objects = append(b.Objects, logObject{ID: did, Type: typeTree, Data: db})
-			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: did})
+			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: addTree(b, dir)})
 		}
 		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
-
-		err = s.be.apply(ctx, b)
-		if errors.Is(err, errConflict) && attempt < maxKnowledgeAttempts {
-			// A random pause, so that writers racing for the ref do not
-			// collide again in step.
-			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-			select {
-			case <-time.After(pause):
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-			continue
-		}
-		if errors.Is(err, errConflict) {
-			return "", fmt.Errorf("%s kept moving under %d attempts: %w", knowledgeRef, attempt, ledger.ErrKnowledgeChanged)
-		}
-		if err != nil {
-			return "", err
-		}
-		if w.Delete {
-			return "", nil
-		}
-		return ledger.KnowledgeVersion(blob.String()), nil
+		return s.be.apply(ctx, b)
+	})
+	var gaveUp *gaveUpError
+	if errors.As(err, &gaveUp) {
+		return "", fmt.Errorf("%s kept moving under %d attempts: %w", knowledgeRef, gaveUp.attempts, ledger.ErrKnowledgeChanged)
 	}
-}
-
-// commitRoot adds to b the root tree, a commit of it on parent (zeroHash:
-// none) authored by author and committed by thoughtbox, and the
-// compare-and-swap moving ref from parent to that commit, which it returns.
-// The zones kept on their own refs (knowledge, notebooks) commit through
-// it.
-func commitRoot(b *batch, ref string, parent hash, root *object.Tree, message string, author ledger.Author, when time.Time) hash {
-	rb := root.Encode()
-	rid := object.HashObject(typeTree, rb)
-	b.Objects = append(b.Objects, logObject{ID: rid, Type: typeTree, Data: rb})
-	c := &object.Commit{Tree: rid, Message: message,
-		Author:    sig(author, when),
-		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when.UTC()}}
-	if parent != zeroHash {
-		c.Parents = []hash{parent}
+	if err != nil || w.Delete {
+		return "", err
 	}
-	cb := c.Encode()
-	cid := object.HashObject(typeCommit, cb)
-	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
-	b.Updates = append(b.Updates, refUpdate{Name: ref, Old: parent, New: cid})
-	return cid
+	return ledger.KnowledgeVersion(blob.String()), nil
 }
 
 func removeEntry(t *object.Tree, name string) {

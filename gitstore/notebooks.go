@@ -252,14 +252,6 @@ func notebookMessage(id, message string) string {
 	return strings.TrimRight(message, "\n") + "\n\nThoughtbox-Notebook: " + id + "\n"
 }
 
-// addTree logs a tree object and returns its id.
-func addTree(b *batch, t *object.Tree) hash {
-	data := t.Encode()
-	id := object.HashObject(typeTree, data)
-	b.Objects = append(b.Objects, logObject{ID: id, Type: typeTree, Data: data})
-	return id
-}
-
 // folderTree logs the blobs and trees of a folder given as path -> content
 // and returns the folder's tree id (zeroHash for no files: Git keeps no
 // empty folders).

@@ -190,19 +190,11 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 	blob := object.HashObject(typeBlob, readme)
 	root := &object.Tree{}
 	root.Set(object.TreeEntry{Name: "README.md", ID: blob})
-	rootBytes := root.Encode()
-	rootID := object.HashObject(typeTree, rootBytes)
-	when := time.Now().UTC().Truncate(time.Second)
-	c := &object.Commit{Tree: rootID,
-		Author:    object.Signature{Name: committerName, Email: committerEmail, When: when},
-		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when},
-		Message:   "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"}
-	cb := c.Encode()
-	cid := object.HashObject(typeCommit, cb)
-	err = s.be.apply(ctx, &batch{
-		Objects: []logObject{{ID: blob, Type: typeBlob, Data: readme}, {ID: rootID, Type: typeTree, Data: rootBytes}, {ID: cid, Type: typeCommit, Data: cb}},
-		Updates: []refUpdate{{Name: "refs/heads/main", Old: zeroHash, New: cid}},
-	})
+	b := &batch{Objects: []logObject{{ID: blob, Type: typeBlob, Data: readme}}}
+	cid := addCommit(b, commitSpec{tree: addTree(b, root), when: time.Now().UTC().Truncate(time.Second),
+		message: "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"})
+	b.Updates = []refUpdate{{Name: "refs/heads/main", Old: zeroHash, New: cid}}
+	err = s.be.apply(ctx, b)
 	if errors.Is(err, errConflict) {
 		return nil // another process wrote it first
 	}
@@ -397,15 +389,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		}
 		pt.bytes, pt.id, pt.private = tb, tid, true
 	}
-	c := &object.Commit{Tree: st.path[0].id, Message: message,
-		Author:    sig(author, when),
-		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when.UTC()}}
-	if parent != zeroHash {
-		c.Parents = []hash{parent}
-	}
-	cb := c.Encode()
-	cid := object.HashObject(typeCommit, cb)
-	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
+	cid := addCommit(b, commitSpec{tree: st.path[0].id, parents: []hash{parent}, message: message, author: &author, when: when})
 	return b, cid
 }
 

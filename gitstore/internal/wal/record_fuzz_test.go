@@ -122,4 +122,3 @@ func FuzzLogBatch(f *testing.F) {
 		}
 	})
 }
-
