@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
@@ -448,7 +449,7 @@ func (b *fsBackend) refLocked(name string) (hash, error) {
 	if h, ok := b.refs[name]; ok {
 		return h, nil
 	}
-	return readDiskRef(b.gitDir, name)
+	return refs.Read(b.gitDir, name)
 }
 
 func (b *fsBackend) readRef(name string) (hash, error) {
@@ -466,7 +467,7 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 		return nil, err
 	}
 	defer b.runlock(locked)
-	refs, err := listDiskRefs(b.gitDir, prefix)
+	refs, err := refs.List(b.gitDir, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -853,7 +854,7 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 			if err := b.lock(); err != nil {
 				return err
 			}
-			err := packRefs(b.gitDir)
+			err := refs.Pack(b.gitDir)
 			b.unlock()
 			if err != nil {
 				return fmt.Errorf("pack refs: %w", err)
@@ -913,19 +914,19 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	dirs := map[string]bool{}
 	for name, h := range finals {
 		if h == zeroHash {
-			d, err := deleteDiskRef(b.gitDir, name)
+			d, err := refs.Delete(b.gitDir, name)
 			if err != nil {
 				return err
 			}
 			dirs[d] = true
 			continue
 		}
-		ds, err := writeDiskRef(b.gitDir, name, h)
+		ds, err := refs.Write(b.gitDir, name, h)
 		if errors.Is(err, fs.ErrExist) {
 			// We hold flush.lock, so no live flusher of ours owns this
 			// lock: a flusher in a process that died left it.
 			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
-			ds, err = writeDiskRef(b.gitDir, name, h)
+			ds, err = refs.Write(b.gitDir, name, h)
 		}
 		if err != nil {
 			return err
@@ -949,7 +950,7 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	}
 	b.looseRefs += len(finals)
 	if b.looseRefs >= packRefsEvery {
-		if err := packRefs(b.gitDir); err != nil {
+		if err := refs.Pack(b.gitDir); err != nil {
 			return fmt.Errorf("pack refs: %w", err)
 		}
 		b.looseRefs = 0

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -106,7 +107,7 @@ func TestRefsArePacked(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	loose, _ := listLooseRefs(dir, "refs/heads/sessions/")
+	loose, _ := refs.ListLoose(dir, "refs/heads/sessions/")
 	if len(loose) >= n {
 		t.Errorf("%d loose session refs remain; refs were not packed", len(loose))
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -98,12 +99,12 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 	}
 	rep := &LogRepair{}
 	// The refs as published, then as each kept record moves them.
-	refs := map[string]hash{}
+	moved := map[string]hash{}
 	current := func(name string) hash {
-		if h, ok := refs[name]; ok {
+		if h, ok := moved[name]; ok {
 			return h
 		}
-		h, err := readDiskRef(gitDir, name)
+		h, err := refs.Read(gitDir, name)
 		if err != nil {
 			return zeroHash
 		}
@@ -143,7 +144,7 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 		}
 		if follows {
 			for _, u := range rec.Updates {
-				refs[u.Name] = u.New
+				moved[u.Name] = u.New
 			}
 			out = append(out, data[off:off+8+n]...)
 			rep.Kept++

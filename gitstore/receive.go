@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -185,7 +186,7 @@ func (st *receiveStorer) Reference(name plumbing.ReferenceName) (*plumbing.Refer
 	if err := checkRefName(name.String()); err != nil {
 		return nil, plumbing.ErrReferenceNotFound
 	}
-	h, err := readDiskRef(st.gitDir, name.String())
+	h, err := refs.Read(st.gitDir, name.String())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -196,7 +197,7 @@ func (st *receiveStorer) Reference(name plumbing.ReferenceName) (*plumbing.Refer
 }
 
 func (st *receiveStorer) IterReferences() (storer.ReferenceIter, error) {
-	refs, err := listDiskRefs(st.gitDir, "refs/")
+	refs, err := refs.List(st.gitDir, "refs/")
 	if err != nil {
 		return nil, err
 	}
@@ -240,10 +241,10 @@ func (st *receiveStorer) moveRef(name plumbing.ReferenceName, id, old hash) erro
 	if err := checkRefName(name.String()); err != nil {
 		return err
 	}
-	dirs, err := writeDiskRefWith(st.gitDir, name.String(), id, refLockPolicy{
-		busy: st.busyRef,
-		check: func() error {
-			cur, err := readDiskRef(st.gitDir, name.String())
+	dirs, err := refs.WriteWith(st.gitDir, name.String(), id, refs.LockPolicy{
+		Busy: st.busyRef,
+		Check: func() error {
+			cur, err := refs.Read(st.gitDir, name.String())
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -304,7 +305,7 @@ func (st *receiveStorer) RemoveReference(name plumbing.ReferenceName) error {
 	f.Close()
 	defer os.Remove(lock)
 	if want, ok := st.expect[name]; ok {
-		cur, err := readDiskRef(st.gitDir, name.String())
+		cur, err := refs.Read(st.gitDir, name.String())
 		if err != nil {
 			return err
 		}
@@ -312,7 +313,7 @@ func (st *receiveStorer) RemoveReference(name plumbing.ReferenceName) error {
 			return fmt.Errorf("%s moved meanwhile (expected %s, found %s): fetch first", name, want, cur)
 		}
 	}
-	packed, err := readPackedRefs(st.gitDir)
+	packed, err := refs.ReadPacked(st.gitDir)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -150,7 +151,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := listDiskRefs(remote, refPrefix)
+	theirs, err := refs.List(remote, refPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 // id the remote has, and that git can list them.
 func checkRemoteRefs(t *testing.T, remote, when string) {
 	t.Helper()
-	bad, err := badLooseRefs(remote, "refs/")
+	bad, err := refs.BadLoose(remote, "refs/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 		t.Fatalf("push with a stale lock: %+v", res)
 	}
 	want, _ := s.be.readRef(mainRef(sess.ID))
-	if got, _ := readDiskRef(remote, mainRef(sess.ID)); got != want {
+	if got, _ := refs.Read(remote, mainRef(sess.ID)); got != want {
 		t.Errorf("remote ref = %s, want %s", got, want)
 	}
 	for _, p := range []string{lock, tmp} {

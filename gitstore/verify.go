@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -659,7 +660,7 @@ func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	bad, err := badLooseRefs(be.gitDir, prefix)
+	bad, err := refs.BadLoose(be.gitDir, prefix)
 	if err != nil {
 		return nil, err
 	}
