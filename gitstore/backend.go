@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 )
 
@@ -19,7 +20,7 @@ type (
 var errConflict = errors.New("ref moved")
 
 // errNotFound is returned when an object or ref does not exist.
-var errNotFound = errors.New("not found")
+var errNotFound = object.ErrNotFound
 
 // backend is where objects and refs live: a bare repository on disk, or
 // go-git's in-memory storage. Everything above it (layout, manifests,

@@ -25,6 +25,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -145,9 +146,9 @@ func FuzzThoughtFile(f *testing.F) {
 // every object of a pack the disk backend accepts is then read back by the
 // store's own pack reader with the content its id names.
 func FuzzPackStream(f *testing.F) {
-	for _, objs := range [][]packObject{packSeed(), packSeed()[:1], nil} {
+	for _, objs := range [][]pack.Object{packSeed(), packSeed()[:1], nil} {
 		dir := f.TempDir()
-		name, err := writePack(dir, objs)
+		name, err := pack.Write(dir, objs)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -183,12 +184,8 @@ func FuzzPackStream(f *testing.F) {
 		if err := os.MkdirAll(packDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		be := &fsBackend{gitDir: gitDir, packs: newPackSet(packDir)}
-		defer func() {
-			for _, pe := range be.packs.order {
-				pe.f.Close()
-			}
-		}()
+		be := &fsBackend{gitDir: gitDir, packs: pack.NewSet(packDir)}
+		defer be.packs.Close()
 		var n int
 		used := allocated(func() { n, _, err = be.ingestPack(ctx, filepath.Join(gitDir, "transfer"), bytes.NewReader(p)) })
 		if used > limit {
@@ -197,10 +194,10 @@ func FuzzPackStream(f *testing.F) {
 		if err != nil || n == 0 {
 			return
 		}
-		if len(be.packs.order) != 1 {
-			t.Fatalf("%d packs after storing one", len(be.packs.order))
+		if n := len(be.packs.Packs()); n != 1 {
+			t.Fatalf("%d packs after storing one", n)
 		}
-		iter, err := be.packs.order[0].idx.Entries()
+		iter, err := be.packs.Packs()[0].Index().Entries()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +208,7 @@ func FuzzPackStream(f *testing.F) {
 			}
 			var typ objType
 			var data []byte
-			used := allocated(func() { typ, data, err = be.packs.read(e.Hash) })
+			used := allocated(func() { typ, data, err = be.packs.Read(e.Hash) })
 			if used > limit {
 				t.Fatalf("reading %s allocated %d bytes", e.Hash, used)
 			}
@@ -227,17 +224,17 @@ func FuzzPackStream(f *testing.F) {
 
 // packSeed is a few objects of each kind, one of them a delta, as the
 // flusher writes them.
-func packSeed() []packObject {
+func packSeed() []pack.Object {
 	v1 := []byte("line one\nline two\nline three\n")
 	v2 := []byte("line one\nline 2\nline three\nline four\n")
 	tr := &object.Tree{}
 	tr.Set(object.TreeEntry{Name: "001.json", ID: object.HashObject(typeBlob, v1)})
 	c := &object.Commit{Tree: object.HashObject(typeTree, tr.Encode()), Author: object.Signature{Name: "a", Email: "a@b", When: time.Unix(0, 0)},
 		Committer: object.Signature{Name: "a", Email: "a@b", When: time.Unix(0, 0)}, Message: "m\n"}
-	return []packObject{
-		{id: object.HashObject(typeBlob, v1), typ: typeBlob, data: v1, base: -1},
-		{id: object.HashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: delta.Diff(v1, v2).GitDelta(len(v1))},
-		{id: object.HashObject(typeTree, tr.Encode()), typ: typeTree, data: tr.Encode(), base: -1},
-		{id: object.HashObject(typeCommit, c.Encode()), typ: typeCommit, data: c.Encode(), base: -1},
+	return []pack.Object{
+		{ID: object.HashObject(typeBlob, v1), Type: typeBlob, Data: v1, Base: -1},
+		{ID: object.HashObject(typeBlob, v2), Type: typeBlob, Base: 0, Delta: delta.Diff(v1, v2).GitDelta(len(v1))},
+		{ID: object.HashObject(typeTree, tr.Encode()), Type: typeTree, Data: tr.Encode(), Base: -1},
+		{ID: object.HashObject(typeCommit, c.Encode()), Type: typeCommit, Data: c.Encode(), Base: -1},
 	}
 }

@@ -19,11 +19,33 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
+
+// Lock order. The disk backend's locks, and the store's above them, are
+// taken outermost first; a goroutine holding one may wait only for those
+// below it, never for one above:
+//
+//  1. a session's writer lock: the ledger's per-session mutex, then
+//     thoughtbox/locks/<id>.lock (Store.LockSession, a durable.Mutex);
+//  2. a chain's cs.mu (Store.lockChain), held while a thought is built
+//     and applied;
+//  3. flushMu, then thoughtbox/flush.lock (flushAndClean): one flush per
+//     process, then one per repository;
+//  4. mu, then the log file's flock (lock, rlock): the log, the overlay
+//     built from it (recs, refs, objs) and rebuilt;
+//  5. leaves, never held together: the pack set's locks (pack.Set: mu,
+//     then its cacheMu), gitMu (go-git's storage, for loose objects) and
+//     refs' .lock files while a ref is published.
+//
+// cmu (the group-commit queue) is a leaf as well: apply takes it to queue
+// or hand on the lead and always lets it go before commitGroup takes the
+// log lock. Nothing waits for the flush lock while holding the log lock;
+// a reader never waits for another process's log lock (rlock), and a
+// writer waits for one at most lockTimeout.
 
 // fsBackend keeps a project in a bare repository on disk.
 //
@@ -53,7 +75,7 @@ type fsBackend struct {
 	// refused with ErrReadOnly, and nothing is recovered or flushed.
 	readOnly bool
 
-	packs *packSet
+	packs *pack.Set
 	// gitMu guards st: go-git's storage is not safe for concurrent use. It
 	// is used only for loose objects (which the git CLI may write).
 	gitMu sync.Mutex
@@ -64,7 +86,7 @@ type fsBackend struct {
 	// them; reading them back from the pack would cost more.
 	heads     map[hash][]byte
 	nextHeads map[hash][]byte // from the flush in progress
-	nextLinks []link          // from the flush in progress
+	nextLinks []pack.Link     // from the flush in progress
 	// looseRefs counts ref files written since refs were last packed.
 	looseRefs int
 
@@ -115,9 +137,6 @@ const packRefsEvery = 256
 // logAhead is how far past its last record the log is extended with zeros.
 const logAhead = 256 << 10
 
-// maxDeltaDepth bounds how many deltas a reader applies to reach an object.
-const maxDeltaDepth = 250
-
 func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBackend, error) {
 	if err := initBareRepo(gitDir); err != nil {
 		return nil, err
@@ -136,7 +155,7 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBac
 
 		lockTimeout: lockTimeout,
 		logRec:      durable.NewRecord(filepath.Join(tbDir, "log.holder")),
-		packs:       newPackSet(filepath.Join(gitDir, "objects", "pack")),
+		packs:       pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
 		bigLog:      make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 	}
@@ -152,7 +171,7 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBac
 		return nil, err
 	}
 	b.log = f
-	if err := b.packs.refresh(); err != nil {
+	if err := b.packs.Refresh(); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -714,17 +733,17 @@ func (c *rebuiltCache) put(id hash, data []byte) {
 // objects through go-git, then — in case another process packed it — the
 // pack set again after a refresh.
 func (b *fsBackend) gitRead(id hash) (objType, []byte, error) {
-	t, data, err := b.packs.read(id)
+	t, data, err := b.packs.Read(id)
 	if !errors.Is(err, errNotFound) {
 		return t, data, err
 	}
 	if t, data, err := b.looseRead(id); !errors.Is(err, errNotFound) {
 		return t, data, err
 	}
-	if err := b.packs.refresh(); err != nil {
+	if err := b.packs.Refresh(); err != nil {
 		return 0, nil, err
 	}
-	t, data, err = b.packs.read(id)
+	t, data, err = b.packs.Read(id)
 	if errors.Is(err, errNotFound) {
 		return 0, nil, fmt.Errorf("object %s: %w", id, errNotFound)
 	}
@@ -742,7 +761,7 @@ func (b *fsBackend) looseRead(id hash) (objType, []byte, error) {
 }
 
 func (b *fsBackend) gitHas(id hash) bool {
-	if b.packs.has(id) {
+	if b.packs.Has(id) {
 		return true
 	}
 	_, err := os.Stat(filepath.Join(b.gitDir, "objects", id.String()[:2], id.String()[2:]))
@@ -874,18 +893,29 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 		return nil
 	}
 
-	objs, err := b.packObjects(recs, clean)
+	// Only when recovering can logged objects already be in the repository
+	// (packed by a flush that died before trimming the log).
+	var has func(hash) bool
+	if clean {
+		has = b.gitHas
+	}
+	plan, err := pack.Plan(recs, b.heads, has, func(id hash) ([]byte, error) {
+		_, data, err := b.readObject(id)
+		return data, err
+	})
 	if err != nil {
 		return err
 	}
+	objs := plan.Objects
+	b.nextLinks, b.nextHeads = plan.Links, plan.Heads
 	if len(objs) > 0 {
-		name, err := writePack(filepath.Join(b.gitDir, "objects", "pack"), objs)
+		name, err := pack.Write(filepath.Join(b.gitDir, "objects", "pack"), objs)
 		if err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
 		// Only an optimisation for merges: not synced, and harmless if lost.
-		writeLinks(b.linksDir(), "pack-"+name.String(), b.nextLinks)
-		if err := b.packs.refresh(); err != nil {
+		pack.WriteLinks(b.linksDir(), "pack-"+name.String(), b.nextLinks)
+		if err := b.packs.Refresh(); err != nil {
 			return err
 		}
 	}
@@ -965,19 +995,17 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 // maybeMerge merges packs when there are too many; the caller holds the
 // flush lock, so no other process adds or merges packs meanwhile.
 func (b *fsBackend) maybeMerge() error {
-	if err := b.packs.refresh(); err != nil {
+	if err := b.packs.Refresh(); err != nil {
 		return err
 	}
-	b.packs.mu.RLock()
-	pick := pickMerge(b.packs.order)
-	b.packs.mu.RUnlock()
+	pick := b.packs.MergeCandidates()
 	if len(pick) < 2 {
 		return nil
 	}
-	if err := mergePacks(filepath.Join(b.gitDir, "objects", "pack"), b.linksDir(), pick, b.packs.read); err != nil {
+	if err := pack.Merge(filepath.Join(b.gitDir, "objects", "pack"), b.linksDir(), pick, b.packs.Read); err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
-	return b.packs.refresh()
+	return b.packs.Refresh()
 }
 
 // truncateLogLocked replaces the log with one holding only the records after
@@ -1067,170 +1095,6 @@ func (b *fsBackend) removeStaleFiles() error {
 	return nil
 }
 
-// packObjects lays out the logged objects as pack entries. A large object
-// usually has a newer version in the same flush (the next thought's tree or
-// manifest); it is stored as a delta from that newer version, so the newest
-// version — the one readers want — is whole, as git does. Every
-// maxDeltaDepth-th version is whole too, to bound delta chains.
-//
-// Only when recovering (replay) can logged objects already be in the
-// repository — packed by a flush that died before trimming the log — so only
-// then is each one looked up; otherwise a rare duplicate in two packs is
-// harmless to Git and cheaper than the lookups.
-func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error) {
-	type ver struct {
-		o        *logObject
-		length   int
-		pos      int
-		child    hash
-		delta    []byte // the Git delta from child, rendered at once
-		hasChild bool
-		keepFull bool
-		owned    bool   // content was built here, so it may be reused
-		first    []byte // content, for a chain start whose base is older
-	}
-	vers := map[hash]*ver{}
-	var order []hash
-	for _, r := range recs {
-		for i := range r.Objects {
-			o := &r.Objects[i]
-			if _, dup := vers[o.ID]; dup {
-				continue
-			}
-			if replay && b.gitHas(o.ID) {
-				continue
-			}
-			vers[o.ID] = &ver{o: o}
-			order = append(order, o.ID)
-		}
-	}
-	kept := map[hash][]byte{}
-	// free holds buffers of versions already turned into deltas: the next
-	// version is built in one of them rather than in a new allocation.
-	var free [][]byte
-	var content func(id hash) ([]byte, error)
-	content = func(id hash) ([]byte, error) {
-		if c, ok := kept[id]; ok {
-			return c, nil
-		}
-		if c, ok := b.heads[id]; ok {
-			return c, nil
-		}
-		v, ok := vers[id]
-		if !ok {
-			_, data, err := b.readObject(id)
-			return data, err
-		}
-		if v.o.Base == zeroHash {
-			return v.o.Data, nil
-		}
-		base, err := content(v.o.Base)
-		if err != nil {
-			return nil, err
-		}
-		return v.o.Edit.Apply(base)
-	}
-	for _, id := range order {
-		v := vers[id]
-		var c []byte
-		if v.o.Base == zeroHash {
-			c = v.o.Data
-		} else {
-			base, err := content(v.o.Base)
-			if err != nil {
-				return nil, fmt.Errorf("object %s: %w", id, err)
-			}
-			// Best fit: a one-entry tree must not take (and keep) the
-			// buffer a folder tree needs.
-			var dst []byte
-			if need := v.o.Edit.TargetLen(); need >= 4096 {
-				best := -1
-				for i, fb := range free {
-					if cap(fb) >= need && (best < 0 || cap(fb) < cap(free[best])) {
-						best = i
-					}
-				}
-				if best >= 0 {
-					dst = free[best]
-					free[best] = free[len(free)-1]
-					free = free[:len(free)-1]
-				}
-			}
-			if c, err = v.o.Edit.ApplyInto(dst, base); err != nil {
-				return nil, err
-			}
-			v.owned = true
-			if bv, ok := vers[v.o.Base]; ok && !bv.hasChild {
-				rev := delta.Diff(c, base)
-				if len(base) > 0 && len(c) > 0 && 4*rev.Inserted() < len(base) {
-					bv.hasChild, bv.child = true, id
-					bv.delta = rev.GitDelta(len(c)) // rev points into base: render it now
-					if !bv.keepFull {
-						if bv.owned && bv.first == nil {
-							free = append(free, base[:0])
-						}
-						delete(kept, v.o.Base)
-					}
-				}
-				v.pos = bv.pos + 1
-			}
-		}
-		v.length = len(c)
-		if _, inFlush := vers[v.o.Base]; v.o.Base != zeroHash && !inFlush {
-			v.first = c
-		}
-		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
-		kept[id] = c
-	}
-	// A chain that continues from the previous flush starts with an object
-	// whose base is in an older pack; a later merge uses these links to
-	// turn that older whole version into a delta, so long sessions keep
-	// one whole copy of their folder tree, not one per flush.
-	b.nextLinks = b.nextLinks[:0]
-	for _, id := range order {
-		if v := vers[id]; v.o.Base != zeroHash {
-			if _, inFlush := vers[v.o.Base]; !inFlush {
-				l := link{newer: id, older: v.o.Base}
-				if old, ok := b.heads[v.o.Base]; ok && len(old) > 0 && len(v.first) > 0 {
-					if ed := delta.Diff(v.first, old); 4*ed.Inserted() < len(old) {
-						l.delta = ed.GitDelta(len(v.first))
-					}
-				}
-				b.nextLinks = append(b.nextLinks, l)
-			}
-		}
-	}
-	heads := map[hash][]byte{}
-	for _, id := range order {
-		if v := vers[id]; !v.hasChild && (v.o.Base != zeroHash || v.pos > 0) {
-			c := kept[id]
-			if cap(c) > len(c)+len(c)/4+4096 {
-				// built in a reused buffer sized for another version: it
-				// is kept until the next flush, so keep only what it needs
-				c = append([]byte(nil), c...)
-			}
-			heads[id] = c
-		}
-	}
-	b.nextHeads = heads
-	out := make([]packObject, 0, len(order))
-	index := map[hash]int{}
-	for i := len(order) - 1; i >= 0; i-- {
-		id := order[i]
-		v := vers[id]
-		po := packObject{id: id, typ: v.o.Type, base: -1}
-		if v.hasChild && !v.keepFull {
-			po.base = index[v.child]
-			po.delta = v.delta
-		} else {
-			po.data = kept[id]
-		}
-		index[id] = len(out)
-		out = append(out, po)
-	}
-	return out, nil
-}
-
 func (b *fsBackend) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }
 
 func (b *fsBackend) close() error {
@@ -1264,7 +1128,7 @@ func (b *fsBackend) close() error {
 	b.log.Close()
 	b.mu.Unlock()
 	b.logRec.Close()
-	b.packs.close()
+	b.packs.Close()
 	b.gitMu.Lock()
 	if cerr := b.st.Close(); err == nil {
 		err = cerr
@@ -1311,3 +1175,5 @@ func initBareRepo(dir string) error {
 	}
 	return syncDir(dir)
 }
+
+func syncDir(dir string) error { return durable.SyncDir(dir) }

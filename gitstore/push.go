@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 )
 
 // RefChange is a ref a transfer moved.
@@ -196,11 +197,11 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		}
 	}
 	start := time.Now()
-	pack, err := newOutPack(s.tmpDir())
+	pack, err := pack.NewStream(s.tmpDir())
 	if err != nil {
 		return nil, err
 	}
-	defer pack.discard()
+	defer pack.Discard()
 	pw := &packWalker{s: s, pack: pack, known: known}
 	for i, tip := range sendTips {
 		if err := ctx.Err(); err != nil {
@@ -210,14 +211,14 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 			return nil, fmt.Errorf("pack %s: %w", sendRefs[i], err)
 		}
 	}
-	f, size, err := pack.finish()
+	f, size, err := pack.Finish()
 	if err != nil {
 		return nil, err
 	}
-	res.Objects, res.Bytes = pack.count, size
+	res.Objects, res.Bytes = pack.Count, size
 	progress := o.Progress
-	if progress != nil && (pack.count >= 1000 || time.Since(start) > time.Second) {
-		fmt.Fprintf(progress, "Sending %d objects (%s) for %d refs to %s\n", pack.count, byteSize(size), len(cmds), redactURL(u))
+	if progress != nil && (pack.Count >= 1000 || time.Since(start) > time.Second) {
+		fmt.Fprintf(progress, "Sending %d objects (%s) for %d refs to %s\n", pack.Count, byteSize(size), len(cmds), redactURL(u))
 	} else {
 		progress = nil
 	}
@@ -342,7 +343,7 @@ func (s *Store) markAncestors(tip hash, set map[hash]bool) error {
 // session's growing folder tree and manifest travel as small deltas.
 type packWalker struct {
 	s     *Store
-	pack  *outPack
+	pack  *pack.Stream
 	known map[hash]bool
 	group string
 	prev  map[string]version
@@ -374,7 +375,7 @@ func (w *packWalker) addHistory(tip hash, group string) error {
 		if err := w.addTree("", c.parsed.Tree, parentTree); err != nil {
 			return err
 		}
-		if err := w.pack.add(c.id, typeCommit, c.data, zeroHash, nil); err != nil {
+		if err := w.pack.Add(c.id, typeCommit, c.data, zeroHash, nil); err != nil {
 			return err
 		}
 	}
@@ -398,7 +399,7 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 	visited := map[hash]bool{}
 	var stack []frame
 	visit := func(id hash) error {
-		if visited[id] || w.known[id] || w.pack.has(id) {
+		if visited[id] || w.known[id] || w.pack.Has(id) {
 			return nil
 		}
 		visited[id] = true
@@ -434,7 +435,7 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 
 // addTree adds the tree id at path and whatever in it differs from old.
 func (w *packWalker) addTree(path string, id, old hash) error {
-	if id == old || w.pack.has(id) {
+	if id == old || w.pack.Has(id) {
 		return nil
 	}
 	data, err := w.s.readTyped(id, typeTree)
@@ -475,7 +476,7 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 			}
 			continue
 		}
-		if w.pack.has(e.ID) {
+		if w.pack.Has(e.ID) {
 			continue
 		}
 		blob, err := w.s.readTyped(e.ID, typeBlob)
@@ -492,13 +493,13 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 func (w *packWalker) addVersion(path string, id hash, typ objType, data []byte) error {
 	pv, ok := w.prev[path]
 	base, baseData, depth := zeroHash, []byte(nil), 0
-	if ok && pv.depth < sendDeltaDepth && w.pack.has(pv.id) {
+	if ok && pv.depth < pack.SendDeltaDepth && w.pack.Has(pv.id) {
 		base, baseData, depth = pv.id, pv.data, pv.depth+1
 	}
-	if err := w.pack.add(id, typ, data, base, baseData); err != nil {
+	if err := w.pack.Add(id, typ, data, base, baseData); err != nil {
 		return err
 	}
-	if len(data) >= minDeltaSize {
+	if len(data) >= pack.MinDeltaSize {
 		w.prev[path] = version{id: id, data: data, depth: depth}
 	}
 	return nil

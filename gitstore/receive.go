@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
@@ -394,7 +395,7 @@ func (st *receiveStorer) PackfileWriter() (io.WriteCloser, error) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := installPack(st.tmpDir(), filepath.Join(st.gitDir, "objects", "pack"), pr)
+		_, _, err := pack.Install(st.tmpDir(), filepath.Join(st.gitDir, "objects", "pack"), pr)
 		pr.CloseWithError(err)
 		done <- err
 	}()

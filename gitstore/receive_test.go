@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -243,7 +244,7 @@ func TestOpenCleansTransferLeftovers(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-2 * transferLeftoverAge)
+	old := time.Now().Add(-2 * pack.TransferLeftoverAge)
 	write := func(name string, when time.Time) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("PACK"), 0o644); err != nil {

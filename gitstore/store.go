@@ -16,6 +16,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -108,7 +109,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
 		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
 		// Temporary packs of push and pull runs that were killed.
-		cleanTransferDir(st.tmpDir())
+		pack.CleanTransferDir(st.tmpDir())
 	}
 	return st, err
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -33,6 +34,10 @@ const (
 
 // Hash is a Git object id (SHA-1).
 type Hash = plumbing.Hash
+
+// ErrNotFound is returned when an object (or a ref) does not exist, by
+// every reader of objects: packs, the log's overlay, the store.
+var ErrNotFound = errors.New("not found")
 
 // ZeroHash is the zero object id: no object, an absent ref.
 var ZeroHash Hash

@@ -1,4 +1,4 @@
-package gitstore
+package pack
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestWritePackReadByGit(t *testing.T) {
 	if out, err := exec.Command("git", "init", "--bare", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	var objs []packObject
+	var objs []Object
 	var prev []byte
 	for i := 0; i < 120; i++ {
 		var b bytes.Buffer
@@ -28,16 +28,16 @@ func TestWritePackReadByGit(t *testing.T) {
 			fmt.Fprintf(&b, "line %d of version %d\n", j, j)
 		}
 		data := b.Bytes()
-		o := packObject{id: object.HashObject(typeBlob, data), typ: typeBlob, data: data, base: -1}
+		o := Object{ID: object.HashObject(object.TypeBlob, data), Type: object.TypeBlob, Data: data, Base: -1}
 		if prev != nil && i%50 != 0 {
 			// reverse order is what the flusher does; here test forward deltas
-			o.base = len(objs) - 1
-			o.delta = delta.Diff(prev, data).GitDelta(len(prev))
+			o.Base = len(objs) - 1
+			o.Delta = delta.Diff(prev, data).GitDelta(len(prev))
 		}
 		objs = append(objs, o)
 		prev = data
 	}
-	name, err := writePack(filepath.Join(dir, "objects", "pack"), objs)
+	name, err := Write(filepath.Join(dir, "objects", "pack"), objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +46,13 @@ func TestWritePackReadByGit(t *testing.T) {
 		t.Fatalf("verify-pack: %v\n%s", err, out)
 	}
 	for _, o := range objs {
-		got, err := exec.Command("git", "-C", dir, "cat-file", "blob", o.id.String()).Output()
+		got, err := exec.Command("git", "-C", dir, "cat-file", "blob", o.ID.String()).Output()
 		if err != nil {
-			t.Fatalf("cat-file %s: %v", o.id, err)
+			t.Fatalf("cat-file %s: %v", o.ID, err)
 		}
-		want := o.data
+		want := o.Data
 		if !bytes.Equal(got, want) {
-			t.Fatalf("object %s differs", o.id)
+			t.Fatalf("object %s differs", o.ID)
 		}
 	}
 }
@@ -67,7 +67,7 @@ func TestStoredPayload(t *testing.T) {
 			w, _ := zlib.NewWriterLevel(&b, level)
 			w.Write(data)
 			w.Close()
-			got, ok := storedPayload(b.Bytes(), n)
+			got, ok := StoredPayload(b.Bytes(), n)
 			if level == zlib.NoCompression && (!ok || !bytes.Equal(got, data)) {
 				t.Errorf("stored %d bytes: ok=%v, equal=%v", n, ok, bytes.Equal(got, data))
 			}
@@ -77,7 +77,7 @@ func TestStoredPayload(t *testing.T) {
 			if ok {
 				bad := append([]byte(nil), b.Bytes()...)
 				bad[len(bad)-1] ^= 1
-				if _, ok := storedPayload(bad, n); ok {
+				if _, ok := StoredPayload(bad, n); ok {
 					t.Errorf("a stored stream with a wrong checksum was accepted")
 				}
 			}
