@@ -11,15 +11,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// deletedPrefix is where a deleted session's refs go:
-// refs/thoughtbox/deleted/<id>/sessions/<id>/main (and branches), beside
-// refs/thoughtbox/deleted/<id>/record, a commit whose parent is the main
-// chain's tip and whose message records who deleted the session, when, and
-// every ref it had at which commit. Outside refs/heads, the session leaves
-// listings, search, loads and pushes; `git log thoughtbox/deleted/<id>/record`
-// still reads the record and the whole session, and restore puts it back.
-const deletedPrefix = "refs/thoughtbox/deleted/"
-
 // DeleteSession moves every ref of a session under
 // refs/thoughtbox/deleted/<id>/ with a record commit, in one batch through
 // the log (all or nothing). Deletion is local: a remote keeps the session,
@@ -55,7 +46,7 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 	for _, name := range names {
 		fmt.Fprintf(&msg, "%s %s\n", refs[name], name)
 	}
-	fmt.Fprintf(&msg, "\nThoughtbox-Session: %s\nThoughtbox-Deleted: %s\nThoughtbox-Deleted-By: %s\n", id, at.UTC().Format(time.RFC3339), firstLine(author.Name, 100))
+	fmt.Fprintf(&msg, "\n%s: %s\n%s: %s\n%s: %s\n", trailerSession, id, trailerDeleted, at.UTC().Format(time.RFC3339), trailerDeletedBy, firstLine(author.Name, 100))
 	b := &batch{}
 	rid := addCommit(b, commitSpec{tree: c.Tree, parents: []hash{mainTip}, message: msg.String(), author: &author, when: at})
 	b.Updates = append(b.Updates, refUpdate{Name: deletedPrefix + id + "/record", New: rid})
@@ -138,8 +129,8 @@ func (s *Store) deleted(only string) ([]ledger.DeletedSession, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		tr := trailers(c.Message)
-		d := ledger.DeletedSession{ID: id, Record: tip.String(), DeletedBy: tr["Thoughtbox-Deleted-By"]}
-		d.DeletedAt, _ = time.Parse(time.RFC3339, tr["Thoughtbox-Deleted"])
+		d := ledger.DeletedSession{ID: id, Record: tip.String(), DeletedBy: tr[trailerDeletedBy]}
+		d.DeletedAt, _ = time.Parse(time.RFC3339, tr[trailerDeleted])
 		subject, body, _ := strings.Cut(c.Message, "\n")
 		d.Title = strings.TrimPrefix(subject, "Delete session: ")
 		for _, line := range strings.Split(body, "\n") {

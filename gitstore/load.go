@@ -4,17 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
-
-	// A drop-in decoder several times faster than encoding/json (already
-	// in the build through the MCP SDK): decoding 10,000 thought files was
-	// most of a session load.
-	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -229,19 +223,6 @@ func (s *Store) decodeFiles(cf *chainFiles, next *atomic.Int64) {
 		}
 		f.ok = true
 	}
-}
-
-// decodeThoughtFile decodes a thought file as encoding/json does — which
-// is how catch-up, critique and verify read it — but faster. The fast
-// decoder refuses some things encoding/json takes (a timestamp
-// "0000-01-01T0:00:00,0Z"), so on a refusal encoding/json decides: a file
-// must not load in one place and be damaged in another.
-func decodeThoughtFile(data []byte, td *ledger.ThoughtData) error {
-	if fastjson.Unmarshal(data, td) == nil {
-		return nil
-	}
-	*td = ledger.ThoughtData{}
-	return json.Unmarshal(data, td)
 }
 
 func fileNumber(name string) int {

@@ -20,14 +20,10 @@ import (
 // package's business; the store keeps whatever files it is given, one
 // commit per write.
 
-const notebookPrefix = "refs/heads/notebooks/"
-
 // maxNotebookIDLen bounds a notebook id, and so its ref's file name.
 const maxNotebookIDLen = 64
 
 var _ ledger.NotebookStore = (*Store)(nil)
-
-func notebookRef(id string) string { return notebookPrefix + id }
 
 // validNotebookID is the store's own rule for the id in a ref name: the
 // notebook package's rule (lowercase letters, digits and '-', 1 to 64),

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -151,22 +150,6 @@ func (s *Store) Close() error {
 	return s.be.close()
 }
 
-const (
-	refPrefix      = "refs/heads/sessions/"
-	committerName  = "Thoughtbox"
-	committerEmail = "thoughtbox@localhost"
-)
-
-func mainRef(id string) string           { return refPrefix + id + "/main" }
-func branchRef(id, branch string) string { return refPrefix + id + "/branches/" + branch }
-func thoughtFile(n int) string           { return fmt.Sprintf("%03d.json", n) }
-func chainRef(id, branch string) string {
-	if branch == "" {
-		return mainRef(id)
-	}
-	return branchRef(id, branch)
-}
-
 // validSessionID keeps ids usable as ref and folder names.
 func validSessionID(id string) error {
 	if id == "" || len(id) > 128 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
@@ -298,7 +281,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	if d := strings.TrimSpace(meta.Description); d != "" {
 		msg.WriteString("\n" + d + "\n")
 	}
-	msg.WriteString("\nThoughtbox-Session: " + meta.ID + "\n")
+	msg.WriteString("\n" + trailerSession + ": " + meta.ID + "\n")
 	b, cid := st.build(nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
 	b.Updates = []refUpdate{{Name: ref, Old: zeroHash, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
@@ -494,11 +477,10 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	if _, exists := cs.path[len(cs.path)-1].t.Get(name); exists {
 		return "", fmt.Errorf("thought %d is already stored on this chain: %w", t.ThoughtNumber, ledger.ErrConflict)
 	}
-	file, err := json.MarshalIndent(t, "", "  ")
+	file, err := encodeThoughtFile(t)
 	if err != nil {
 		return "", err
 	}
-	file = append(file, '\n')
 	if req.Branch == "" {
 		cs.manifest.ThoughtFiles = append(cs.manifest.ThoughtFiles, name)
 	} else {
@@ -559,9 +541,9 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 			return nil, "", false, err
 		}
 		tr := trailers(c.Message)
-		n, nerr := strconv.Atoi(tr["Thoughtbox-Thought"])
-		if nerr != nil || len(c.Parents) == 0 || tr["Thoughtbox-Session"] != sessionID ||
-			tr["Thoughtbox-Branch"] != branch || tr["Thoughtbox-Critique"] != "" {
+		n, nerr := strconv.Atoi(tr[trailerThought])
+		if nerr != nil || len(c.Parents) == 0 || tr[trailerSession] != sessionID ||
+			tr[trailerBranch] != branch || tr[trailerCritique] != "" {
 			return nil, "", false, nil
 		}
 		commits, numbers = append(commits, cur), append(numbers, n)
@@ -589,7 +571,7 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 			return nil, "", false, err
 		}
 		var td ledger.ThoughtData
-		if json.Unmarshal(data, &td) != nil || td.ThoughtNumber != numbers[j] {
+		if decodeThoughtFile(data, &td) != nil || td.ThoughtNumber != numbers[j] {
 			return nil, "", false, nil
 		}
 		thoughts[i] = ledger.StoredThought{Data: td, Commit: ledger.CommitID(commits[j].String())}
@@ -616,16 +598,15 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 		return "", err
 	}
 	var td ledger.ThoughtData
-	if err := json.Unmarshal(data, &td); err != nil {
+	if err := decodeThoughtFile(data, &td); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	c := req.Critique
 	td.Critique = &c
-	file, err := json.MarshalIndent(td, "", "  ")
+	file, err := encodeThoughtFile(td)
 	if err != nil {
 		return "", err
 	}
-	file = append(file, '\n')
 	cs.valid = false // until the batch is applied: build changes it in place
 	when := c.Timestamp
 	if when.IsZero() {
@@ -633,12 +614,12 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	}
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "Critique of thought %d by %s\n\n%s\n\n", req.ThoughtNumber, firstLine(c.Model, 60), strings.TrimSpace(c.Text))
-	msg.WriteString("Thoughtbox-Session: " + id + "\n")
-	fmt.Fprintf(&msg, "Thoughtbox-Thought: %d\n", req.ThoughtNumber)
+	msg.WriteString(trailerSession + ": " + id + "\n")
+	fmt.Fprintf(&msg, "%s: %d\n", trailerThought, req.ThoughtNumber)
 	if req.Branch != "" {
-		msg.WriteString("Thoughtbox-Branch: " + req.Branch + "\n")
+		msg.WriteString(trailerBranch + ": " + req.Branch + "\n")
 	}
-	msg.WriteString("Thoughtbox-Critique: " + firstLine(c.Model, 100) + "\n")
+	msg.WriteString(trailerCritique + ": " + firstLine(c.Model, 100) + "\n")
 	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
 	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
@@ -672,16 +653,16 @@ func thoughtMessage(sessionID string, req ledger.AppendRequest) string {
 	if body != "" {
 		m.WriteString("\n" + body + "\n")
 	}
-	m.WriteString("\nThoughtbox-Session: " + sessionID + "\n")
-	fmt.Fprintf(&m, "Thoughtbox-Thought: %d\n", t.ThoughtNumber)
+	m.WriteString("\n" + trailerSession + ": " + sessionID + "\n")
+	fmt.Fprintf(&m, "%s: %d\n", trailerThought, t.ThoughtNumber)
 	if req.Branch != "" {
-		m.WriteString("Thoughtbox-Branch: " + req.Branch + "\n")
+		m.WriteString(trailerBranch + ": " + req.Branch + "\n")
 	}
 	if t.IsRevision && t.RevisesThought != nil {
 		if req.Revises != "" {
-			fmt.Fprintf(&m, "Thoughtbox-Revises: %s (thought %d)\n", req.Revises, *t.RevisesThought)
+			fmt.Fprintf(&m, "%s: %s (thought %d)\n", trailerRevises, req.Revises, *t.RevisesThought)
 		} else {
-			fmt.Fprintf(&m, "Thoughtbox-Revises: thought %d\n", *t.RevisesThought)
+			fmt.Fprintf(&m, "%s: thought %d\n", trailerRevises, *t.RevisesThought)
 		}
 	}
 	return m.String()

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -301,8 +300,8 @@ func (v *verifier) walk(chains []verifyChain) error {
 				info.parent = c.Parents[0]
 			}
 			tr := trailers(c.Message)
-			info.session, info.branch = tr["Thoughtbox-Session"], tr["Thoughtbox-Branch"]
-			info.thought, _ = strconv.Atoi(tr["Thoughtbox-Thought"])
+			info.session, info.branch = tr[trailerSession], tr[trailerBranch]
+			info.thought, _ = strconv.Atoi(tr[trailerThought])
 			v.commits[it.id] = info
 			// Report a commit of another session once, where the chain
 			// leaves the session, not for each of its ancestors.
@@ -314,7 +313,7 @@ func (v *verifier) walk(chains []verifyChain) error {
 					v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
 				}
 			}
-			if r := tr["Thoughtbox-Revises"]; r != "" {
+			if r := tr[trailerRevises]; r != "" {
 				sha, _, _ := strings.Cut(r, " ")
 				if to, err := object.ParseHash(sha); err == nil {
 					v.revises = append(v.revises, revisesLink{from: it.id, to: to})
@@ -594,7 +593,7 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tr
 			continue
 		}
 		var td ledger.ThoughtData
-		if err := json.Unmarshal(data, &td); err != nil {
+		if err := decodeThoughtFile(data, &td); err != nil {
 			v.fail("%s: %s/%s does not parse: %v", at, dirPath, name, err)
 			continue
 		}
