@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -73,29 +72,18 @@ const casAttempts = 64
 var errGaveUp = errors.New("kept losing the compare-and-swap")
 
 // retryCAS runs try (attempt 1, 2, …) until it returns anything but
-// errConflict, or has lost casAttempts times: then it returns errGaveUp
-// with the attempt count, wrapping errConflict. Between attempts it waits
-// a random pause of up to min(attempt, 10) ms, so that writers racing for
-// one ref stop colliding in step; a cancelled ctx ends the wait.
-//
-// It is the store's one retry on compare-and-swap. The ledger retries at
-// its own level (ledger.MaxAppendAttempts) after re-reading what moved.
+// errConflict, or has lost casAttempts times: then it returns a
+// gaveUpError with the attempt count, wrapping errConflict. Between
+// attempts it waits ledger.RandomPause. It is ledger.Retry, the one retry
+// loop of the ledger and the store, with the store's bound.
 func retryCAS(ctx context.Context, try func(attempt int) error) error {
-	for attempt := 1; ; attempt++ {
+	return ledger.Retry(ctx, casAttempts, ledger.RandomPause, func(attempt int) error {
 		err := try(attempt)
-		if !errors.Is(err, errConflict) {
-			return err
+		if errors.Is(err, errConflict) {
+			return ledger.Again(&gaveUpError{attempts: attempt})
 		}
-		if attempt >= casAttempts {
-			return &gaveUpError{attempts: attempt}
-		}
-		pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-		select {
-		case <-time.After(pause):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return err
+	})
 }
 
 // gaveUpError says after how many attempts retryCAS stopped.

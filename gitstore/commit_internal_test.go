@@ -44,7 +44,9 @@ func TestRetryCAS(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	calls = 0
 	err = retryCAS(cctx, func(int) error { calls++; cancel(); return errConflict })
-	if !errors.Is(err, context.Canceled) || calls != 1 {
+	// A pause may race its (zero-length) timer against the cancelled
+	// context once or twice; it must not run to the bound.
+	if !errors.Is(err, context.Canceled) || calls >= casAttempts {
 		t.Fatalf("cancelled while pausing: %v after %d calls", err, calls)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -50,13 +49,7 @@ func conflictPause(ctx context.Context, locked bool, attempt int) error {
 	if locked {
 		return ctx.Err()
 	}
-	pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-	select {
-	case <-time.After(pause):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return RandomPause(ctx, attempt)
 }
 
 // Options configures a Ledger. The zero value is ready to use.
