@@ -99,10 +99,15 @@ func (p *autoPuller) pull() {
 	// puller for good; shutdown cancels it at once.
 	ctx, cancel := context.WithTimeout(p.ctx, max(2*time.Minute, 2*p.interval))
 	res, err := p.store.Pull(ctx, p.remote, p.opts)
-	cancel()
 	if err == nil {
-		p.ledger.Forget(changedSessions(res)...)
+		// The ledger reloads the sessions it holds and announces what
+		// they gained; a failed reload only drops that view (the next
+		// read loads it), so it is logged, not retried.
+		if rerr := p.ledger.Pulled(ctx, changedSessions(res)...); rerr != nil && p.ctx.Err() == nil {
+			fmt.Fprintf(p.log, "thoughtbox: auto-pull from %s: reading pulled sessions again: %v\n", p.remote, rerr)
+		}
 	}
+	cancel()
 	p.mu.Lock()
 	defer func() {
 		p.pulls++

@@ -254,6 +254,10 @@ func (c *pullCmd) Run(a *app) error {
 		return err
 	}
 	a.printPull(res)
+	if a.ledger != nil {
+		// As a server's auto-pull does: sharing goes through the ledger.
+		return a.ledger.Pulled(a.ctx, changedSessions(res)...)
+	}
 	return nil
 }
 
