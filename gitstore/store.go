@@ -190,7 +190,7 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 	root.set(treeEntry{name: "README.md", id: blob})
 	rootBytes := root.encode()
 	rootID := hashObject(typeTree, rootBytes)
-	when := time.Now().UTC().Truncate(time.Second)
+	when := readmeTime
 	c := &commit{tree: rootID,
 		author:    signature{committerName, committerEmail, when},
 		committer: signature{committerName, committerEmail, when},
