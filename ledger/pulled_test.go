@@ -70,7 +70,7 @@ func TestPulledReloadsOnlyHeldViews(t *testing.T) {
 	if _, err := writer.AddThought(ctx, unread.ID, th("zebra"), agent); err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Pulled(ctx, held.ID, unread.ID, "0bad1d00-0000-4000-8000-000000000000"); err != nil {
+	if err := server.Pulled(ctx, ledger.PulledSessions{Moved: []string{held.ID, unread.ID, "0bad1d00-0000-4000-8000-000000000000"}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.thoughts(); len(got) != 2 || got[0] != "thought_added two" || got[1] != "thought_added three" {
@@ -84,5 +84,18 @@ func TestPulledReloadsOnlyHeldViews(t *testing.T) {
 	}
 	if r, err := server.Search(ctx, ledger.SearchQuery{Query: "zebra"}); err != nil || r.Total != 1 {
 		t.Errorf("search for the unread session's pulled word: %+v, %v", r, err)
+	}
+
+	// A session new here is announced from its listing, with its title; an
+	// id the store does not list (deleted meanwhile) is not.
+	if err := server.Pulled(ctx, ledger.PulledSessions{New: []string{unread.ID, "0bad1d00-0000-4000-8000-000000000000"}}); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	last := rec.events[len(rec.events)-1]
+	n := len(rec.events)
+	rec.mu.Unlock()
+	if n != 3 || last.Type != ledger.EventSessionStarted || last.SessionID != unread.ID || last.Data["title"] != "unread" {
+		t.Errorf("after a pull that created a session: %d events, the last %+v", n, last)
 	}
 }

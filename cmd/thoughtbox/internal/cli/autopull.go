@@ -103,7 +103,7 @@ func (p *autoPuller) pull() {
 		// The ledger reloads the sessions it holds and announces what
 		// they gained; a failed reload only drops that view (the next
 		// read loads it), so it is logged, not retried.
-		if rerr := p.ledger.Pulled(ctx, changedSessions(res)...); rerr != nil && p.ctx.Err() == nil {
+		if rerr := p.ledger.Pulled(ctx, pulledSessions(res)); rerr != nil && p.ctx.Err() == nil {
 			fmt.Fprintf(p.log, "thoughtbox: auto-pull from %s: reading pulled sessions again: %v\n", p.remote, rerr)
 		}
 	}
@@ -131,19 +131,26 @@ func (p *autoPuller) pull() {
 	p.logKeptAside(res)
 }
 
-// changedSessions lists the sessions whose refs a pull created or moved.
-func changedSessions(res *gitstore.PullResult) []string {
+// pulledSessions sorts the sessions whose refs a pull created or moved
+// into those new here (their main chain was created) and the others.
+func pulledSessions(res *gitstore.PullResult) ledger.PulledSessions {
+	var p ledger.PulledSessions
 	seen := map[string]bool{}
-	var ids []string
+	for _, c := range res.Created {
+		if c.Session != "" && !seen[c.Session] && strings.HasSuffix(c.Ref, "/main") {
+			seen[c.Session] = true
+			p.New = append(p.New, c.Session)
+		}
+	}
 	for _, list := range [][]gitstore.RefChange{res.Created, res.Updated} {
 		for _, c := range list {
 			if c.Session != "" && !seen[c.Session] {
 				seen[c.Session] = true
-				ids = append(ids, c.Session)
+				p.Moved = append(p.Moved, c.Session)
 			}
 		}
 	}
-	return ids
+	return p
 }
 
 // logKeptAside warns, once each, of the remote's chains a pull kept aside

@@ -66,8 +66,9 @@ func (e *eventLog) len() int {
 // teammate adds thoughts to X (one on a new branch) and pushes; the
 // server's pull goes through its ledger, so its view of X is current at
 // once — count, branches, load — before any write of its own, the pulled
-// thoughts are announced as thought events in the order they were
-// made, and the server's next thought commits on its first try.
+// thoughts are announced as thought events in the order they were made
+// (and the session, when it first arrives, as session_started), and the
+// server's next thought commits on its first try.
 func TestPullReloadsHeldSessions(t *testing.T) {
 	remote := bareRemote(t)
 	ctx := context.Background()
@@ -91,6 +92,17 @@ func TestPullReloadsHeldSessions(t *testing.T) {
 	a.think(t, s.ID, "The eviction counter climbs with every deploy.")
 	a.push(t, remote)
 	p.pull()
+	// The session is new here: announced once, with its title, before
+	// anyone read it.
+	var started []ledger.Event
+	for _, e := range events.since(0) {
+		if e.Type == ledger.EventSessionStarted {
+			started = append(started, e)
+		}
+	}
+	if len(started) != 1 || started[0].SessionID != s.ID || started[0].Data["title"] != "Why the cache misses" || !started[0].Timestamp.Equal(s.CreatedAt) {
+		t.Errorf("session_started events of the first pull: %+v", started)
+	}
 	if v, err := server.View(ctx, s.ID); err != nil || v.Graph.Len() != 1 {
 		t.Fatalf("the server's first view: %v, %v", v, err)
 	}
@@ -121,6 +133,9 @@ func TestPullReloadsHeldSessions(t *testing.T) {
 	}
 	var got []string
 	for _, e := range events.since(seen) {
+		if e.Type == ledger.EventSessionStarted {
+			t.Errorf("a session that was not new was announced again: %+v", e)
+		}
 		if e.Node == nil {
 			continue
 		}

@@ -256,7 +256,7 @@ func (c *pullCmd) Run(a *app) error {
 	a.printPull(res)
 	if a.ledger != nil {
 		// As a server's auto-pull does: sharing goes through the ledger.
-		return a.ledger.Pulled(a.ctx, changedSessions(res)...)
+		return a.ledger.Pulled(a.ctx, pulledSessions(res))
 	}
 	return nil
 }
