@@ -95,7 +95,7 @@ func Open(cfg *config.Config, opts Options) (*Project, error) {
 }
 
 func openStore(cfg *config.Config, log *slog.Logger) (*gitstore.Store, error) {
-	opts := gitstore.Options{Partition: cfg.Partition, LockTimeout: cfg.LockTimeout}
+	opts := gitstore.Options{Partition: cfg.Partition, LockTimeout: cfg.LockTimeout, Logger: log}
 	if cfg.Storage == config.StorageMemory {
 		return gitstore.OpenMemory(opts)
 	}

@@ -125,7 +125,7 @@ func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, to
 		Project:        a.cfg.Project,
 		AbandonAfter:   s.AbandonAfter,
 		Authors:        a.proj,
-		Log:            a.env.Stderr,
+		Log:            a.log,
 	}
 	if tokens != nil {
 		// Set only when there are tokens: a nil *gateway.Tokens in the
