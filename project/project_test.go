@@ -229,3 +229,44 @@ func TestInspectOpensNothing(t *testing.T) {
 		t.Errorf("PeekRemotes: %v", names)
 	}
 }
+
+// TestStartAutoPull: a server's project pulls from THOUGHTBOX_AUTO_PULL
+// once started (a second start does nothing), Close stops it, and memory
+// storage logs the setting as ignored.
+func TestStartAutoPull(t *testing.T) {
+	remote := bareRemote(t)
+	a := newTeamMember(t)
+	ctx := context.Background()
+	s, err := a.Ledger().StartSession(ctx, ledger.CreateSessionParams{Title: "from A"}, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.push(t, remote)
+	b := openProject(t, map[string]string{config.EnvAutoPull: remote}, Options{})
+	if err := b.StartAutoPull(); err != nil {
+		t.Fatal(err)
+	}
+	first := b.puller
+	if err := b.StartAutoPull(); err != nil || b.puller != first {
+		t.Fatalf("a second StartAutoPull: %v, puller replaced %v", err, b.puller != first)
+	}
+	first.waitPulls(1)
+	if list, err := b.Ledger().List(ctx); err != nil || len(list) != 1 || list[0].ID != s.ID {
+		t.Errorf("B after its first auto-pull lists %+v (%v), want %s", list, err, s.ID)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StartAutoPull(); err != nil || b.puller != first {
+		t.Errorf("StartAutoPull after Close: %v, started again %v", err, b.puller != first)
+	}
+
+	var log syncBuffer
+	m := openProject(t, map[string]string{config.EnvStorage: "memory", config.EnvAutoPull: remote}, Options{Logger: log.logger()})
+	if err := m.StartAutoPull(); err != nil || m.puller != nil {
+		t.Fatalf("memory storage: %v, puller %v", err, m.puller)
+	}
+	if !strings.Contains(log.String(), `level=WARN msg="THOUGHTBOX_AUTO_PULL is ignored`) {
+		t.Errorf("memory storage with auto-pull logged %q", log.String())
+	}
+}
