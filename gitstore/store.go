@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,6 +69,10 @@ type Options struct {
 	// an error naming the holder. Default durable.DefaultTimeout (10s).
 	// Readers never wait for another process.
 	LockTimeout time.Duration
+	// Logger receives what the store does in the background and cannot
+	// return to a caller (a flush that failed and is retried); nil
+	// discards it. The store never writes to the process's streams.
+	Logger *slog.Logger
 }
 
 // Store is a ledger.Store kept in one Git repository.
@@ -96,7 +101,7 @@ var (
 // anything a crashed writer left in its log.
 func Open(gitDir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout)
+	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +130,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = durable.DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }

@@ -1,4 +1,4 @@
-package cli
+package project
 
 import (
 	"context"
@@ -82,7 +82,8 @@ func TestPullReloadsHeldSessions(t *testing.T) {
 	events := &eventLog{}
 	server := ledger.New(store, ledger.Options{Events: events})
 	// Pulls run only when the test asks (p.pull), not on a timer.
-	p := newAutoPuller(gs, server, remote, time.Hour, time.Hour, gitstore.TransferOptions{}, &syncBuffer{})
+	proj := &Project{store: gs, ledger: server, log: (&syncBuffer{}).logger()}
+	p := newAutoPuller(proj, remote, time.Hour, time.Hour, gitstore.TransferOptions{}, proj.log)
 	defer p.close()
 
 	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Why the cache misses"}, ledger.Author{Name: "alice"})
