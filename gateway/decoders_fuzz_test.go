@@ -43,7 +43,7 @@ var argTargets = []func() any{
 	func() any { return new(updatePatternArgs) },
 	func() any { return new(knowledgeIDArgs) },
 	func() any { return new(listPatternsArgs) },
-	func() any { return new(noArgs) },
+	func() any { return new(noParams) },
 	func() any { return new(writeNoteArgs) },
 }
 

@@ -15,36 +15,30 @@ const (
 	listTags   = "list_tags"
 )
 
-// mentalModelsParams: operation picks the sub-operation. subOperation (the
-// name seed 000 uses) and model (seed 002's name for the id) are accepted
-// as aliases of operation and modelId.
+// mentalModelOps are the mental_models sub-operations (seed 000). They
+// share one set of arguments: each ignores those it does not need, as the
+// operation always has.
+var mentalModelOps = []subOp{
+	sub(getModel, getMentalModel),
+	sub(listModels, listMentalModels),
+	sub(listTags, listMentalModelTags),
+}
+
+// mentalModelsOp runs a mental_models sub-operation.
+func mentalModelsOp(ctx context.Context, c *call) (any, error) {
+	return runSubOp(ctx, c, mentalModelOps)
+}
+
+// mentalModelsParams: model (seed 002's name for the id) is accepted as an
+// alias of modelId.
 type mentalModelsParams struct {
-	Operation    string `json:"operation"`
-	SubOperation string `json:"subOperation"`
-	ModelID      string `json:"modelId"`
-	Model        string `json:"model"`
-	Tag          string `json:"tag"`
+	ModelID string `json:"modelId"`
+	Model   string `json:"model"`
+	Tag     string `json:"tag"`
 }
 
 func (p *mentalModelsParams) check() error {
-	if err := alias(&p.Operation, p.SubOperation, "operation", "subOperation"); err != nil {
-		return err
-	}
-	if err := alias(&p.ModelID, p.Model, "modelId", "model"); err != nil {
-		return err
-	}
-	switch p.Operation {
-	case getModel:
-		if p.ModelID == "" {
-			return ledger.InvalidField("modelId", "is required for get_model; one of %s", strings.Join(modelNames(), ", "))
-		}
-	case listModels, listTags:
-	case "":
-		return ledger.InvalidField("operation", "is required: get_model, list_models or list_tags")
-	default:
-		return ledger.InvalidField("operation", "must be get_model, list_models or list_tags, got %q", p.Operation)
-	}
-	return nil
+	return alias(&p.ModelID, p.Model, "modelId", "model")
 }
 
 // alias folds an alternative argument name into the canonical one.
@@ -102,24 +96,29 @@ type tagInfo struct {
 	Description string `json:"description"`
 }
 
-func mentalModels(_ context.Context, c *call, p *mentalModelsParams) (any, error) {
-	switch p.Operation {
-	case getModel:
-		m, ok := content.Model(p.ModelID)
-		if !ok {
-			e := ledger.InvalidField("modelId", "unknown mental model %q; one of %s", p.ModelID, strings.Join(modelNames(), ", "))
-			e.Details["models"] = modelNames()
-			return nil, e
-		}
-		return &getModelReply{Name: m.Name, Title: m.Title, Description: m.Description, Tags: m.Tags, Content: m.Content}, nil
-	case listTags:
-		r := &listTagsReply{Tags: []tagInfo{}}
-		for _, t := range content.Tags() {
-			r.Tags = append(r.Tags, tagInfo{t.Name, t.Description})
-		}
-		r.Count = len(r.Tags)
-		return r, nil
+func getMentalModel(_ context.Context, _ *call, p *mentalModelsParams) (any, error) {
+	if p.ModelID == "" {
+		return nil, ledger.InvalidField("modelId", "is required for get_model; one of %s", strings.Join(modelNames(), ", "))
 	}
+	m, ok := content.Model(p.ModelID)
+	if !ok {
+		e := ledger.InvalidField("modelId", "unknown mental model %q; one of %s", p.ModelID, strings.Join(modelNames(), ", "))
+		e.Details["models"] = modelNames()
+		return nil, e
+	}
+	return &getModelReply{Name: m.Name, Title: m.Title, Description: m.Description, Tags: m.Tags, Content: m.Content}, nil
+}
+
+func listMentalModelTags(context.Context, *call, *mentalModelsParams) (any, error) {
+	r := &listTagsReply{Tags: []tagInfo{}}
+	for _, t := range content.Tags() {
+		r.Tags = append(r.Tags, tagInfo{t.Name, t.Description})
+	}
+	r.Count = len(r.Tags)
+	return r, nil
+}
+
+func listMentalModels(_ context.Context, c *call, p *mentalModelsParams) (any, error) {
 	r := &listModelsReply{Models: []modelSummary{}}
 	filter := p.Tag
 	if filter != "" {

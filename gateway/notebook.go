@@ -15,19 +15,19 @@ import (
 )
 
 var notebookOps = []subOp{
-	{"create", onNotebooks(notebookCreate)},
-	{"list", onNotebooks(notebookList)},
-	{"load", onNotebooks(notebookLoad)},
-	{"list_cells", onNotebooks(notebookListCells)},
-	{"get_cell", onNotebooks(notebookGetCell)},
-	{"add_cell", onNotebooks(notebookAddCell)},
-	{"update_cell", onNotebooks(notebookUpdateCell)},
-	{"delete_cell", onNotebooks(notebookDeleteCell)},
-	{"run_cell", onNotebooks(notebookRunCell)},
-	{"run_all", onNotebooks(notebookRunAll)},
-	{"install_deps", onNotebooks(notebookInstallDeps)},
-	{"export", onNotebooks(notebookExport)},
-	{"import", onNotebooks(notebookImport)},
+	sub("create", onNotebooks(notebookCreate)),
+	sub("list", onNotebooks(notebookList)),
+	sub("load", onNotebooks(notebookLoad)),
+	sub("list_cells", onNotebooks(notebookListCells)),
+	sub("get_cell", onNotebooks(notebookGetCell)),
+	sub("add_cell", onNotebooks(notebookAddCell)),
+	sub("update_cell", onNotebooks(notebookUpdateCell)),
+	sub("delete_cell", onNotebooks(notebookDeleteCell)),
+	sub("run_cell", onNotebooks(notebookRunCell)),
+	sub("run_all", onNotebooks(notebookRunAll)),
+	sub("install_deps", onNotebooks(notebookInstallDeps)),
+	sub("export", onNotebooks(notebookExport)),
+	sub("import", onNotebooks(notebookImport)),
 }
 
 const (
@@ -67,14 +67,14 @@ func notebookOp(ctx context.Context, c *call) (any, error) {
 
 // onNotebooks is typed for a notebook sub-operation: it hands fn the
 // service of the connection's project, so no handler fetches it itself.
-func onNotebooks[P any](fn func(ctx context.Context, c *call, svc *notebook.Service, p *P) (any, error)) handlerFunc {
-	return typed(func(ctx context.Context, c *call, p *P) (any, error) {
+func onNotebooks[P any](fn func(ctx context.Context, c *call, svc *notebook.Service, p *P) (any, error)) func(context.Context, *call, *P) (any, error) {
+	return func(ctx context.Context, c *call, p *P) (any, error) {
 		svc, err := c.notebooks()
 		if err != nil {
 			return nil, err
 		}
 		return fn(ctx, c, svc, p)
-	})
+	}
 }
 
 // notebooks is the notebook service of the connection's project: one per
@@ -129,14 +129,12 @@ func (g *Gateway) Close() error {
 }
 
 type notebookIDArgs struct {
-	subOperationArgs
 	NotebookID string `json:"notebookId"`
 }
 
 func (p *notebookIDArgs) check() error { return required("notebookId", p.NotebookID) }
 
 type notebookCellArgs struct {
-	subOperationArgs
 	NotebookID string `json:"notebookId"`
 	CellID     string `json:"cellId"`
 }
@@ -156,7 +154,6 @@ func required(field, v string) error {
 }
 
 type notebookCreateArgs struct {
-	subOperationArgs
 	Name     string `json:"name"`
 	Template string `json:"template"`
 	Language string `json:"language"`
@@ -197,7 +194,7 @@ func notebookCreate(ctx context.Context, c *call, svc *notebook.Service, p *note
 	return replyNotebook(nb, fmt.Sprintf("Notebook %s created with %d cells. Run a code cell with run_cell {notebookId: %q, cellId}.", nb.ID, len(nb.Cells), nb.ID)), nil
 }
 
-type notebookListArgs struct{ subOperationArgs }
+type notebookListArgs struct{}
 
 func notebookList(ctx context.Context, c *call, svc *notebook.Service, _ *notebookListArgs) (any, error) {
 	list, err := svc.List(ctx)
@@ -263,7 +260,6 @@ func notebookGetCell(ctx context.Context, c *call, svc *notebook.Service, p *not
 }
 
 type notebookAddCellArgs struct {
-	subOperationArgs
 	NotebookID  string  `json:"notebookId"`
 	Type        string  `json:"type"`
 	Content     *string `json:"content"`
@@ -312,7 +308,6 @@ func notebookAddCell(ctx context.Context, c *call, svc *notebook.Service, p *not
 }
 
 type notebookUpdateCellArgs struct {
-	subOperationArgs
 	NotebookID string  `json:"notebookId"`
 	CellID     string  `json:"cellId"`
 	Content    *string `json:"content"`
@@ -363,7 +358,6 @@ func notebookRunAll(ctx context.Context, c *call, svc *notebook.Service, p *note
 }
 
 type notebookInstallArgs struct {
-	subOperationArgs
 	NotebookID string   `json:"notebookId"`
 	Packages   []string `json:"packages"`
 }
@@ -393,7 +387,6 @@ func notebookExport(ctx context.Context, c *call, svc *notebook.Service, p *note
 }
 
 type notebookImportArgs struct {
-	subOperationArgs
 	Content string `json:"content"`
 }
 

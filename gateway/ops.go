@@ -148,7 +148,7 @@ func newOperations() *operationTable {
 		{name: "deep_analysis", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(deepAnalysis),
 			args:    "sessionId?, analysisType? patterns|cognitive_load|decision_points|full (default)",
 			summary: "reasoning patterns, cognitive load and decision points of a session, with insights and their confidence"},
-		{name: "mental_models", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(mentalModels),
+		{name: "mental_models", minStage: StageCipherLoaded, advancesTo: stageNone, handler: mentalModelsOp,
 			args:    "operation: get_model {modelId} | list_models {tag?} | list_tags",
 			summary: "structured reasoning frameworks; at stage 3 list_models is narrowed to your domain",
 			tool:    "thoughtbox_mental_models", schema: mentalModelsSchema,

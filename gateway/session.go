@@ -7,34 +7,26 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// subOp is one sub-operation of an operation with sub-operations.
-type subOp struct {
-	name    string
-	handler handlerFunc
-}
-
 // sessionOps is the table of the session sub-operations, in the order the
 // gateway description and error messages list them. It is never changed.
 var sessionOps = []subOp{
-	{"list", typed(sessionList)},
-	{"get", typed(sessionGet)},
-	{"search", typed(sessionSearch)},
-	{"resume", typed(loadContext)}, // load_context under another name (seed 004)
-	{"export", typed(sessionExport)},
-	{"analyze", typed(sessionAnalyze)},
-	{"extract_learnings", typed(sessionLearnings)},
-	{"discovery", typed(sessionDiscovery)},
-	{"update", typed(sessionUpdate)},
-	{"delete", typed(sessionDelete)},
-	{"restore", typed(sessionRestore)},
-	{"list_deleted", typed(sessionListDeleted)},
+	sub("list", sessionList),
+	sub("get", sessionGet),
+	sub("search", sessionSearch),
+	sub("resume", loadContext), // load_context under another name (seed 004)
+	sub("export", sessionExport),
+	sub("analyze", sessionAnalyze),
+	sub("extract_learnings", sessionLearnings),
+	sub("discovery", sessionDiscovery),
+	sub("update", sessionUpdate),
+	sub("delete", sessionDelete),
+	sub("restore", sessionRestore),
+	sub("list_deleted", sessionListDeleted),
 }
 
 const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
@@ -48,74 +40,6 @@ const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
 	return runSubOp(ctx, c, sessionOps)
-}
-
-// runSubOp picks the sub-operation named by "operation" (or its alias
-// "subOperation") inside args and runs it on the other arguments, which
-// its handler decodes strictly: an argument only another sub-operation
-// takes is reported as unknown.
-func runSubOp(ctx context.Context, c *call, ops []subOp) (any, error) {
-	names := make([]string, len(ops))
-	for i, op := range ops {
-		names[i] = op.name
-	}
-	var fields map[string]json.RawMessage
-	if err := decodeLoose(c.args, &fields); err != nil {
-		return nil, err
-	}
-	var op, sub string
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"operation", &op}, {"subOperation", &sub}} {
-		raw, ok := fields[f.name]
-		delete(fields, f.name)
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		if json.Unmarshal(raw, f.dst) != nil {
-			e := ledger.InvalidField(f.name, "expected string, got %s", jsonKind(raw))
-			e.Details["expected"] = "string"
-			return nil, e
-		}
-	}
-	if err := alias(&op, sub, "operation", "subOperation"); err != nil {
-		return nil, err
-	}
-	i := slices.IndexFunc(ops, func(o subOp) bool { return o.name == op })
-	switch {
-	case op == "":
-		return nil, ledger.InvalidField("operation", "is required inside args: one of %s", strings.Join(names, ", "))
-	case i < 0:
-		e := ledger.InvalidField("operation", "must be one of %s, got %q", strings.Join(names, ", "), op)
-		e.Details["operations"] = names
-		return nil, e
-	}
-	rest, err := json.Marshal(fields)
-	if err != nil {
-		return nil, ledger.InvalidField("args", "%v", err)
-	}
-	return ops[i].handler(ctx, &call{conn: c.conn, session: c.session, args: rest})
-}
-
-// decodeLoose decodes an arguments object without checking its fields
-// (absent or null is {}); anything but an object is the error decodeArgs
-// gives.
-func decodeLoose(raw json.RawMessage, dst *map[string]json.RawMessage) error {
-	raw = json.RawMessage(strings.TrimSpace(string(raw)))
-	if len(raw) == 0 || string(raw) == "null" {
-		*dst = map[string]json.RawMessage{}
-		return nil
-	}
-	if raw[0] != '{' {
-		e := ledger.InvalidField("args", "expected object, got %s", jsonKind(raw))
-		e.Details["expected"] = "object"
-		return e
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return ledger.InvalidField("args", "invalid JSON: %v", err)
-	}
-	return nil
 }
 
 // viewOf resolves the session an operation names (or the active one) and
