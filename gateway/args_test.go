@@ -33,7 +33,7 @@ func FuzzDecodeArgs(f *testing.F) {
 		func() any { return new(listSessionsParams) },
 		func() any { return new(navigateParams) },
 		func() any { return new(bindRootParams) },
-		func() any { return new(mentalModelsParams) },
+		func() any { return new(getModelParams) },
 		func() any { return new(noParams) },
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {

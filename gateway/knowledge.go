@@ -13,12 +13,9 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// knowledgeArgs and knowledgeSummary describe the operation in the gateway
-// tool's description.
+// knowledgeSummary describes the operation in the gateway tool's
+// description.
 const (
-	knowledgeArgs = "operation: create {title, description, content, tags?, id?, derivedFromSessions?, createdBy?} | update {id, title?, description?, content?, tags?, derivedFromSessions?} | get {id} | " +
-		"list {tags? (all must match), search?, limit? (20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc} | list_tags | delete {id} | " +
-		"write_note {id? (default: slug of title), title, content} | read_note {id} | list_notes | delete_note {id}"
 	knowledgeSummary = "the knowledge zone: reusable patterns and scratchpad notes, shared by every session of the project and kept in Git (refs/heads/knowledge)"
 )
 
@@ -102,14 +99,14 @@ func (p *knowledgeIDArgs) check() error {
 }
 
 type listPatternsArgs struct {
-	Tags []string `json:"tags"`
+	Tags []string `json:"tags,omitempty" schema:"note=all must match"`
 	// Tag is one tag, as mental_models list_models takes it.
-	Tag       string `json:"tag"`
-	Search    string `json:"search"`
-	Limit     *int   `json:"limit"`
-	Offset    *int   `json:"offset"`
-	SortBy    string `json:"sortBy"`
-	SortOrder string `json:"sortOrder"`
+	Tag       string `json:"tag,omitempty"`
+	Search    string `json:"search,omitempty"`
+	Limit     *int   `json:"limit,omitempty" schema:"note=1-100, 20"`
+	Offset    *int   `json:"offset,omitempty"`
+	SortBy    string `json:"sortBy,omitempty" schema:"enum=createdAt|updatedAt|title"`
+	SortOrder string `json:"sortOrder,omitempty" schema:"enum=asc|desc"`
 }
 
 func (p *listPatternsArgs) check() error {
@@ -120,8 +117,8 @@ func (p *listPatternsArgs) check() error {
 }
 
 type writeNoteArgs struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
+	ID      string `json:"id,omitempty" schema:"note=default: slug of title"`
+	Title   string `json:"title" schema:"note=may be left out when replacing a note"`
 	Content string `json:"content"`
 }
 

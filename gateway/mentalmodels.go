@@ -15,9 +15,9 @@ const (
 	listTags   = "list_tags"
 )
 
-// mentalModelOps are the mental_models sub-operations (seed 000). They
-// share one set of arguments: each ignores those it does not need, as the
-// operation always has.
+// mentalModelOps are the mental_models sub-operations (seed 000). Each
+// accepts the arguments of the others and ignores them, as the operation
+// always has.
 var mentalModelOps = []subOp{
 	sub(getModel, getMentalModel),
 	sub(listModels, listMentalModels),
@@ -29,17 +29,39 @@ func mentalModelsOp(ctx context.Context, c *call) (any, error) {
 	return runSubOp(ctx, c, mentalModelOps)
 }
 
-// mentalModelsParams: model (seed 002's name for the id) is accepted as an
+// getModelParams: model (seed 002's name for the id) is accepted as an
 // alias of modelId.
-type mentalModelsParams struct {
-	ModelID string `json:"modelId"`
-	Model   string `json:"model"`
-	Tag     string `json:"tag"`
+type getModelParams struct {
+	ModelID string `json:"modelId" jsonschema:"The model, for get_model (e.g. five-whys)."`
+	Model   string `json:"model,omitempty" jsonschema:"Alias of modelId." schema:"alias"`
+	Tag     string `json:"tag,omitempty" jsonschema:"Only models with this tag, for list_models." schema:"ignored"`
 }
 
-func (p *mentalModelsParams) check() error {
-	return alias(&p.ModelID, p.Model, "modelId", "model")
+func (p *getModelParams) check() error {
+	if err := alias(&p.ModelID, p.Model, "modelId", "model"); err != nil {
+		return err
+	}
+	if p.ModelID == "" {
+		return ledger.InvalidField("modelId", "is required for get_model; one of %s", strings.Join(modelNames(), ", "))
+	}
+	return nil
 }
+
+type listModelsParams struct {
+	Tag     string `json:"tag,omitempty"`
+	ModelID string `json:"modelId,omitempty" schema:"ignored"`
+	Model   string `json:"model,omitempty" schema:"ignored"`
+}
+
+func (p *listModelsParams) check() error { return alias(&p.ModelID, p.Model, "modelId", "model") }
+
+type listTagsParams struct {
+	ModelID string `json:"modelId,omitempty" schema:"ignored"`
+	Model   string `json:"model,omitempty" schema:"ignored"`
+	Tag     string `json:"tag,omitempty" schema:"ignored"`
+}
+
+func (p *listTagsParams) check() error { return alias(&p.ModelID, p.Model, "modelId", "model") }
 
 // alias folds an alternative argument name into the canonical one.
 func alias(canonical *string, other, name, otherName string) error {
@@ -96,10 +118,7 @@ type tagInfo struct {
 	Description string `json:"description"`
 }
 
-func getMentalModel(_ context.Context, _ *call, p *mentalModelsParams) (any, error) {
-	if p.ModelID == "" {
-		return nil, ledger.InvalidField("modelId", "is required for get_model; one of %s", strings.Join(modelNames(), ", "))
-	}
+func getMentalModel(_ context.Context, _ *call, p *getModelParams) (any, error) {
 	m, ok := content.Model(p.ModelID)
 	if !ok {
 		e := ledger.InvalidField("modelId", "unknown mental model %q; one of %s", p.ModelID, strings.Join(modelNames(), ", "))
@@ -109,7 +128,7 @@ func getMentalModel(_ context.Context, _ *call, p *mentalModelsParams) (any, err
 	return &getModelReply{Name: m.Name, Title: m.Title, Description: m.Description, Tags: m.Tags, Content: m.Content}, nil
 }
 
-func listMentalModelTags(context.Context, *call, *mentalModelsParams) (any, error) {
+func listMentalModelTags(context.Context, *call, *listTagsParams) (any, error) {
 	r := &listTagsReply{Tags: []tagInfo{}}
 	for _, t := range content.Tags() {
 		r.Tags = append(r.Tags, tagInfo{t.Name, t.Description})
@@ -118,7 +137,7 @@ func listMentalModelTags(context.Context, *call, *mentalModelsParams) (any, erro
 	return r, nil
 }
 
-func listMentalModels(_ context.Context, c *call, p *mentalModelsParams) (any, error) {
+func listMentalModels(_ context.Context, c *call, p *listModelsParams) (any, error) {
 	r := &listModelsReply{Models: []modelSummary{}}
 	filter := p.Tag
 	if filter != "" {
@@ -183,16 +202,3 @@ func describeMentalModelsTool(c *conn) string {
 	}
 	return d
 }
-
-const mentalModelsSchema = `{
-  "type": "object",
-  "required": ["operation"],
-  "additionalProperties": false,
-  "properties": {
-    "operation": {"type": "string", "enum": ["get_model", "list_models", "list_tags"]},
-    "subOperation": {"type": "string", "enum": ["get_model", "list_models", "list_tags"], "description": "Alias of operation."},
-    "modelId": {"type": "string", "description": "The model, for get_model (e.g. five-whys)."},
-    "model": {"type": "string", "description": "Alias of modelId."},
-    "tag": {"type": "string", "description": "Only models with this tag, for list_models."}
-  }
-}`

@@ -29,13 +29,8 @@ var sessionOps = []subOp{
 	sub("list_deleted", sessionListDeleted),
 }
 
-const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
-	" | get {sessionId?} | search {query, limit?, offset?} | resume {sessionId}" +
-	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?, destination? (a file in the export folder or the bound root)} | analyze {sessionId?}" +
-	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}" +
-	" | update {sessionId?, title?, description?, tags?} (one commit; thoughts untouched)" +
-	" | delete {sessionId} (its refs move under refs/thoughtbox/deleted/ with a record; restore brings it back) | restore {sessionId} | list_deleted {}" +
-	"; sessionId defaults to the active session (not for delete and restore)"
+const sessionArgsNote = "update changes the session with one commit, its thoughts untouched; delete moves its refs under refs/thoughtbox/deleted/ with a record, and restore brings it back;" +
+	" sessionId defaults to the active session (not for delete and restore)"
 
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
@@ -55,14 +50,14 @@ func (c *call) viewOf(ctx context.Context, sessionID string) (*ledger.SessionVie
 // sessionListParams is seed 002's SessionFilter, plus project and task
 // (seed 000).
 type sessionListParams struct {
-	Tags      []string `json:"tags"`
-	Search    string   `json:"search"`
-	Task      string   `json:"task"`
-	Project   string   `json:"project"`
-	Limit     *int     `json:"limit"`
-	Offset    int      `json:"offset"`
-	SortBy    string   `json:"sortBy"`
-	SortOrder string   `json:"sortOrder"`
+	Tags      []string `json:"tags,omitempty"`
+	Search    string   `json:"search,omitempty"`
+	Task      string   `json:"task,omitempty"`
+	Project   string   `json:"project,omitempty"`
+	Limit     *int     `json:"limit,omitempty" schema:"note=1-100, 20"`
+	Offset    int      `json:"offset,omitempty"`
+	SortBy    string   `json:"sortBy,omitempty" schema:"enum=createdAt|updatedAt|title"`
+	SortOrder string   `json:"sortOrder,omitempty" schema:"enum=asc|desc"`
 }
 
 func (p *sessionListParams) check() error {
@@ -128,7 +123,7 @@ func sessionList(ctx context.Context, c *call, p *sessionListParams) (any, error
 }
 
 type sessionIDParams struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 // branchDetail is one branch with its thoughts.
@@ -191,8 +186,8 @@ func sessionGet(ctx context.Context, c *call, p *sessionIDParams) (any, error) {
 
 type sessionSearchParams struct {
 	Query  *string `json:"query"`
-	Limit  *int    `json:"limit"`
-	Offset int     `json:"offset"`
+	Limit  *int    `json:"limit,omitempty"`
+	Offset int     `json:"offset,omitempty"`
 }
 
 func (p *sessionSearchParams) check() error {
@@ -210,10 +205,10 @@ func sessionSearch(ctx context.Context, c *call, p *sessionSearchParams) (any, e
 }
 
 type sessionUpdateParams struct {
-	SessionID   string    `json:"sessionId"`
-	Title       *string   `json:"title"`
-	Description *string   `json:"description"`
-	Tags        *[]string `json:"tags"`
+	SessionID   string    `json:"sessionId,omitempty"`
+	Title       *string   `json:"title,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Tags        *[]string `json:"tags,omitempty"`
 }
 
 func (p *sessionUpdateParams) check() error {
