@@ -64,6 +64,9 @@ func TestOperationTable(t *testing.T) {
 		if op.handler == nil || op.summary == "" {
 			t.Errorf("%s: no handler or summary", op.name)
 		}
+		if (op.params == nil) == (op.subOps == nil) {
+			t.Errorf("%s: give its parameter type or its sub-operations (one of them), from which its args line and schema are made", op.name)
+		}
 		if op.advancesTo != stageNone && op.advancesTo <= op.minStage {
 			t.Errorf("%s advances to %d from minimum %d", op.name, op.advancesTo, op.minStage)
 		}

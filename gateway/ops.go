@@ -281,7 +281,10 @@ func (c *conn) handleGateway(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		return errorResult(err), nil
 	}
 	if opName == nil {
-		return errorResult(ledger.InvalidField("operation", "is required; one of %s", strings.Join(c.g.ops.names(), ", "))), nil
+		e := ledger.InvalidField("operation", "is required; one of %s", strings.Join(c.g.ops.names(), ", "))
+		e.Details["problem"] = "missing"
+		e.Details["expected"] = c.g.ops.names()
+		return errorResult(e), nil
 	}
 	op := c.g.ops.byName[*opName]
 	if op == nil {
