@@ -68,13 +68,17 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 		e.Details["expected"] = "object"
 		return e
 	}
-	if shape := shapeOf(reflect.TypeOf(dst)); shape != nil {
-		if err := shape.unknownField(raw, ""); err != nil {
-			return err
-		}
-	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	// Strict decoding costs nothing more when the arguments are right; when
+	// they are not, the struct's own fields say which argument is unknown
+	// (encoding/json's error text is not read).
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		if shape := shapeOf(reflect.TypeOf(dst)); shape != nil {
+			if uerr := shape.unknownField(raw, ""); uerr != nil {
+				return uerr
+			}
+		}
 		return decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
