@@ -1,16 +1,17 @@
 // Package config resolves where and how Thoughtbox keeps its ledger — the
 // data directory, the project, the storage backend and the session
 // partitioning — from command-line flags, the environment and the data
-// directory's config.json, and opens the ledger that configuration names.
+// directory's config.json. Package project opens what a configuration
+// names.
 //
 // The CLI and the MCP server share it, so that both read the same
 // settings the same way:
 //
 //	cfg, err := config.Resolve(config.Flags{}, os.LookupEnv)
 //	if err != nil { … }
-//	l, store, err := cfg.Open(ledger.Options{})
+//	p, err := project.Open(cfg, project.Options{})
 //	if err != nil { … }
-//	defer store.Close()
+//	defer p.Close()
 //
 // Precedence, highest first: flags, environment variables, config.json,
 // built-in defaults. config.json is written once, on the first run against
@@ -59,6 +60,21 @@ const (
 	// sessions still open, at most this often (a Go duration): without it
 	// a session reaches the remote only when it closes.
 	EnvAutoPushInterval = "THOUGHTBOX_AUTO_PUSH_INTERVAL"
+	// EnvAutoPush names a remote to push a session to when it closes.
+	EnvAutoPush = "THOUGHTBOX_AUTO_PUSH"
+	// EnvGitToken authenticates to http(s) remotes (as the password of
+	// basic auth, which GitHub, GitLab and Gitea accept for tokens).
+	EnvGitToken = "THOUGHTBOX_GIT_TOKEN"
+	// EnvGitUser is the user name sent with the token (default thoughtbox).
+	EnvGitUser = "THOUGHTBOX_GIT_USER"
+	// EnvSSHKey names a private key file for ssh remotes; without it the
+	// ssh agent is used.
+	EnvSSHKey           = "THOUGHTBOX_SSH_KEY"
+	EnvSSHKeyPassphrase = "THOUGHTBOX_SSH_KEY_PASSPHRASE"
+	// EnvFileTransport chooses how paths and file:// URLs are served:
+	// "git" runs git-upload-pack/git-receive-pack (the default when they
+	// are installed), "builtin" uses go-git's in-process server.
+	EnvFileTransport = "THOUGHTBOX_FILE_TRANSPORT"
 	// EnvNotebookTimeout bounds one notebook run (a Go duration, e.g.
 	// 10s); default DefaultNotebookTimeout.
 	EnvNotebookTimeout = "THOUGHTBOX_NOTEBOOK_TIMEOUT"
@@ -297,40 +313,6 @@ func (c *Config) NotebookWorkDir() string {
 		return ""
 	}
 	return filepath.Join(c.DataDir, "notebooks", c.Project)
-}
-
-// OpenStore opens the project's store: the bare repository at RepoPath
-// (created if needed) or, with memory storage, an empty in-memory one. The
-// caller must Close it, which flushes.
-func (c *Config) OpenStore() (*gitstore.Store, error) {
-	opts := gitstore.Options{Partition: c.Partition, LockTimeout: c.LockTimeout}
-	if c.Storage == StorageMemory {
-		return gitstore.OpenMemory(opts)
-	}
-	s, err := gitstore.Open(c.RepoPath(), opts)
-	if err != nil {
-		return nil, fmt.Errorf("open ledger repository %s: %w", c.RepoPath(), err)
-	}
-	return s, nil
-}
-
-// Open opens the store and a ledger over it. The caller must Close the
-// store when done with the ledger.
-func (c *Config) Open(opts ledger.Options) (*ledger.Ledger, *gitstore.Store, error) {
-	s, err := c.OpenStore()
-	if err != nil {
-		return nil, nil, err
-	}
-	return c.NewLedger(s, opts), s, nil
-}
-
-// NewLedger is ledger.New with the settings this configuration carries
-// (the thought size limit) filled into opts where opts leaves them unset.
-func (c *Config) NewLedger(store ledger.Store, opts ledger.Options) *ledger.Ledger {
-	if opts.MaxThoughtBytes == 0 {
-		opts.MaxThoughtBytes = c.MaxThoughtBytes
-	}
-	return ledger.New(store, opts)
 }
 
 // parseTimeout reads a Go duration ("30s") or, as the notebook package

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -229,71 +228,6 @@ func TestConfigFileInvalid(t *testing.T) {
 	}
 }
 
-func TestMemoryStorageWritesNothing(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	c, err := Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir, EnvStorage: "memory"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.FileCreated || c.File.InstallID == "" {
-		t.Errorf("memory: FileCreated %v, installId %q", c.FileCreated, c.File.InstallID)
-	}
-	l, s, err := c.Open(ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "t"}, ledger.Author{Name: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("memory storage touched the data dir: %v", err)
-	}
-}
-
-func TestOpenFS(t *testing.T) {
-	dir := t.TempDir()
-	env := envOf(map[string]string{EnvDataDir: dir, EnvProject: "p1", EnvPartition: "none"})
-	c, err := Resolve(Flags{}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, s, err := c.Open(ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "t"}, ledger.Author{Name: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sess.PartitionPath != "" {
-		t.Errorf("partition none: PartitionPath %q", sess.PartitionPath)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "projects", "p1.git", "HEAD")); err != nil {
-		t.Errorf("no repository at the project path: %v", err)
-	}
-
-	l, s, err = c.Open(ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	list, err := l.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list) != 1 || list[0].ID != sess.ID {
-		t.Errorf("after reopening: %+v, want the one session %s", list, sess.ID)
-	}
-}
-
 func TestGetenv(t *testing.T) {
 	c, err := Resolve(Flags{}, envOf(map[string]string{EnvDataDir: t.TempDir(), "THOUGHTBOX_AGENT_NAME": "a1"}))
 	if err != nil {
@@ -344,14 +278,6 @@ func TestResolveMaxThoughtBytes(t *testing.T) {
 		if c.MaxThoughtBytes != tc.want {
 			t.Errorf("%q: MaxThoughtBytes = %d, want %d", tc.value, c.MaxThoughtBytes, tc.want)
 		}
-		s, err := gitstore.OpenMemory(gitstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.NewLedger(s, ledger.Options{}).MaxThoughtBytes(); got != tc.want {
-			t.Errorf("%q: the ledger's limit is %d, want %d", tc.value, got, tc.want)
-		}
-		s.Close()
 	}
 }
 

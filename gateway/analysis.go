@@ -21,9 +21,9 @@ func sessionAnalyze(ctx context.Context, c *call, p *sessionIDParams) (any, erro
 }
 
 type learningsParams struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId,omitempty"`
 	// Types keeps only these kinds: pattern, anti-pattern, signal.
-	Types []string `json:"types"`
+	Types []string `json:"types,omitempty" schema:"note=of pattern, anti-pattern, signal"`
 }
 
 func (p *learningsParams) check() error {
@@ -59,8 +59,8 @@ func sessionLearnings(ctx context.Context, c *call, p *learningsParams) (any, er
 }
 
 type deepAnalysisParams struct {
-	SessionID    string `json:"sessionId"`
-	AnalysisType string `json:"analysisType"`
+	SessionID    string `json:"sessionId,omitempty"`
+	AnalysisType string `json:"analysisType,omitempty" schema:"enum=patterns|cognitive_load|decision_points|full;note=default full"`
 }
 
 func (p *deepAnalysisParams) check() error {

@@ -33,7 +33,7 @@ func FuzzDecodeArgs(f *testing.F) {
 		func() any { return new(listSessionsParams) },
 		func() any { return new(navigateParams) },
 		func() any { return new(bindRootParams) },
-		func() any { return new(mentalModelsParams) },
+		func() any { return new(getModelParams) },
 		func() any { return new(noParams) },
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -63,6 +63,9 @@ func TestOperationTable(t *testing.T) {
 	for _, op := range ops.list {
 		if op.handler == nil || op.summary == "" {
 			t.Errorf("%s: no handler or summary", op.name)
+		}
+		if (op.params == nil) == (op.subOps == nil) {
+			t.Errorf("%s: give its parameter type or its sub-operations (one of them), from which its args line and schema are made", op.name)
 		}
 		if op.advancesTo != stageNone && op.advancesTo <= op.minStage {
 			t.Errorf("%s advances to %d from minimum %d", op.name, op.advancesTo, op.minStage)

@@ -16,9 +16,9 @@ import (
 
 type discoveryParams struct {
 	// Action is list (the default), hide or show.
-	Action string   `json:"action"`
-	Tools  []string `json:"tools"`
-	Tool   string   `json:"tool"`
+	Action string   `json:"action,omitempty" schema:"enum=list|hide|show"`
+	Tools  []string `json:"tools,omitempty"`
+	Tool   string   `json:"tool,omitempty" schema:"alias"` // one of tools
 }
 
 func (p *discoveryParams) check() error {

@@ -21,15 +21,15 @@ import (
 )
 
 type sessionExportParams struct {
-	SessionID      string `json:"sessionId"`
-	Format         string `json:"format"`
-	ResolveAnchors bool   `json:"resolveAnchors"`
+	SessionID      string `json:"sessionId,omitempty"`
+	Format         string `json:"format,omitempty" schema:"enum=json|markdown|cipher"`
+	ResolveAnchors bool   `json:"resolveAnchors,omitempty"`
 	// Save also writes the export to a file in Options.ExportDir.
-	Save bool `json:"save"`
+	Save bool `json:"save,omitempty"`
 	// Destination writes the export to this file (implies save): a path
 	// relative to Options.ExportDir, or an absolute one inside it or inside
 	// the connection's bound root. Anywhere else is refused.
-	Destination string `json:"destination"`
+	Destination string `json:"destination,omitempty" schema:"note=a file in the export folder or the bound root"`
 }
 
 // exportHeader describes an export; the document itself follows it as a

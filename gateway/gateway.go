@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/notebook"
 )
@@ -194,7 +195,7 @@ func (g *Gateway) Connections() int {
 // until the client goes away (closes in, or its end of out) or ctx is done;
 // those ends return nil.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := g.NewServer().Run(ctx, stdioTransport{in: in, out: out})
+	err := g.NewServer().Run(ctx, stdio.Transport{In: in, Out: out})
 	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}

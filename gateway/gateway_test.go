@@ -309,7 +309,7 @@ func TestBadArguments(t *testing.T) {
 		{"list limit", "list_sessions", map[string]any{"limit": 0},
 			ledger.CodeInvalidPayload, "limit", "between 1 and"},
 		{"bad sub-operation", "mental_models", map[string]any{"operation": "delete_model"},
-			ledger.CodeInvalidPayload, "operation", "get_model, list_models or list_tags"},
+			ledger.CodeInvalidPayload, "operation", "get_model, list_models, list_tags"},
 		{"unknown session", "load_context", map[string]any{"sessionId": "nope"},
 			ledger.CodeSessionNotFound, "", "nope"},
 		{"unknown thought", "read_thoughts", map[string]any{"thoughtNumber": 42},

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 )
 
 // DefaultHTTPReadTimeout bounds how long a client may take to send a
@@ -90,7 +92,7 @@ func (g *Gateway) readBody(next http.Handler) http.Handler {
 		if msg := badIDs(body); msg != "" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write((&wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + msg}).encode())
+			_, _ = w.Write(stdio.ErrorResponse(jsonrpc.CodeInvalidRequest, "invalid request: "+msg))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -99,7 +101,7 @@ func (g *Gateway) readBody(next http.Handler) http.Handler {
 }
 
 // badIDs names the first id in a message or batch that the SDK would not
-// echo exactly (see decodeID), or returns "". Anything else wrong with the
+// echo exactly (see stdio.DecodeID), or returns "". Anything else wrong with the
 // body is left to the SDK to answer.
 func badIDs(body []byte) string {
 	type withID struct {
@@ -119,7 +121,7 @@ func badIDs(body []byte) string {
 		msgs = append(msgs, m)
 	}
 	for _, m := range msgs {
-		if _, err := decodeID(m.ID); err != nil {
+		if _, err := stdio.DecodeID(m.ID); err != nil {
 			return err.Error()
 		}
 	}

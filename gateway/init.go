@@ -95,10 +95,10 @@ func (c *conn) next() string {
 }
 
 type startNewParams struct {
-	SessionTitle string   `json:"sessionTitle"`
-	Description  string   `json:"description"`
-	Tags         []string `json:"tags"`
-	Domain       string   `json:"domain"`
+	SessionTitle string   `json:"sessionTitle,omitempty"`
+	Description  string   `json:"description,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
+	Domain       string   `json:"domain,omitempty"`
 }
 
 func (p *startNewParams) check() error {
@@ -157,7 +157,7 @@ func renameField(err error, from, to string) error {
 }
 
 type loadContextParams struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId" schema:"note=a unique prefix will do"`
 }
 
 func (p *loadContextParams) check() error {
@@ -220,9 +220,9 @@ func loadContext(ctx context.Context, c *call, p *loadContextParams) (any, error
 // listSessionsParams are list_sessions' arguments; limit and offset follow
 // the same rules as session list (checkLimit).
 type listSessionsParams struct {
-	Limit  *int   `json:"limit"`
-	Offset int    `json:"offset"`
-	Tag    string `json:"tag"`
+	Limit  *int   `json:"limit,omitempty" schema:"note=1-100, 20"`
+	Offset int    `json:"offset,omitempty"`
+	Tag    string `json:"tag,omitempty"`
 }
 
 func (p *listSessionsParams) check() error {
@@ -258,12 +258,12 @@ func listSessions(ctx context.Context, c *call, p *listSessionsParams) (any, err
 }
 
 type navigateParams struct {
-	Project string `json:"project"`
+	Project string `json:"project,omitempty"`
 	// Create asks for the project to be created if it does not exist.
-	Create bool   `json:"create"`
-	Task   string `json:"task"`
-	Aspect string `json:"aspect"`
-	Domain string `json:"domain"`
+	Create bool   `json:"create,omitempty"`
+	Task   string `json:"task,omitempty"`
+	Aspect string `json:"aspect,omitempty"`
+	Domain string `json:"domain,omitempty"`
 }
 
 func (p *navigateParams) check() error {
@@ -407,9 +407,9 @@ func (c *call) clientRoots(ctx context.Context) ([]rootInfo, error) {
 
 type bindRootParams struct {
 	RootURI string `json:"rootUri"`
-	Project string `json:"project"`
+	Project string `json:"project,omitempty"`
 	// Create asks for the project to be created if it does not exist.
-	Create bool `json:"create"`
+	Create bool `json:"create,omitempty"`
 }
 
 func (p *bindRootParams) check() error {

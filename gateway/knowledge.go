@@ -6,69 +6,57 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// knowledgeArgs and knowledgeSummary describe the operation in the gateway
-// tool's description.
+// knowledgeSummary describes the operation in the gateway tool's
+// description.
 const (
-	knowledgeArgs = "operation: create {title, description, content, tags?, id?, derivedFromSessions?, createdBy?} | update {id, title?, description?, content?, tags?, derivedFromSessions?} | get {id} | " +
-		"list {tags? (all must match), search?, limit? (20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc} | list_tags | delete {id} | " +
-		"write_note {id? (default: slug of title), title, content} | read_note {id} | list_notes | delete_note {id}"
 	knowledgeSummary = "the knowledge zone: reusable patterns and scratchpad notes, shared by every session of the project and kept in Git (refs/heads/knowledge)"
 )
 
-// knowledgeSubOp is one sub-operation of knowledge; it decodes its own
-// arguments, strictly.
-type knowledgeSubOp func(ctx context.Context, c *call, k *ledger.Knowledge) (any, error)
-
 // knowledgeOps lists the sub-operations in the order error messages name
 // them.
-var knowledgeOps = []struct {
-	name string
-	run  knowledgeSubOp
-}{
-	{"create", knowledgeTyped(createPattern)},
-	{"update", knowledgeTyped(updatePattern)},
-	{"get", knowledgeTyped(getPattern)},
-	{"list", knowledgeTyped(listPatterns)},
-	{"list_tags", knowledgeTyped(listPatternTags)},
-	{"delete", knowledgeTyped(deletePattern)},
-	{"write_note", knowledgeTyped(writeNote)},
-	{"read_note", knowledgeTyped(readNote)},
-	{"list_notes", knowledgeTyped(listNotes)},
-	{"delete_note", knowledgeTyped(deleteNote)},
+var knowledgeOps = []subOp{
+	sub("create", onKnowledge(createPattern)),
+	sub("update", onKnowledge(updatePattern)),
+	sub("get", onKnowledge(getPattern)),
+	sub("list", onKnowledge(listPatterns)),
+	sub("list_tags", onKnowledge(listPatternTags)),
+	sub("delete", onKnowledge(deletePattern)),
+	sub("write_note", onKnowledge(writeNote)),
+	sub("read_note", onKnowledge(readNote)),
+	sub("list_notes", onKnowledge(listNotes)),
+	sub("delete_note", onKnowledge(deleteNote)),
 }
 
-func knowledgeOpNames() []string {
-	out := make([]string, len(knowledgeOps))
-	for i, op := range knowledgeOps {
-		out[i] = op.name
-	}
-	return out
-}
-
-// knowledgeTyped decodes a sub-operation's arguments into P strictly, so an
-// argument the sub-operation does not take is reported, not ignored.
-func knowledgeTyped[P any](fn func(ctx context.Context, c *call, k *ledger.Knowledge, p *P) (any, error)) knowledgeSubOp {
-	return func(ctx context.Context, c *call, k *ledger.Knowledge) (any, error) {
-		p := new(P)
-		if err := decodeArgs(c.args, p); err != nil {
+// onKnowledge hands a knowledge sub-operation the zone of the
+// connection's project, so that no handler fetches it itself.
+func onKnowledge[P any](fn func(ctx context.Context, c *call, k *ledger.Knowledge, p *P) (any, error)) func(context.Context, *call, *P) (any, error) {
+	return func(ctx context.Context, c *call, p *P) (any, error) {
+		k, err := c.knowledgeZone()
+		if err != nil {
 			return nil, err
 		}
 		return fn(ctx, c, k, p)
 	}
 }
 
-// knowledge is the operation's handler: it picks the sub-operation from
-// args.operation (or its alias subOperation), as mental_models does.
+// knowledge is the operation's handler. A server without a zone says so
+// before it looks at the arguments.
 func knowledge(ctx context.Context, c *call) (any, error) {
+	if _, err := c.knowledgeZone(); err != nil {
+		return nil, err
+	}
+	return runSubOp(ctx, c, knowledgeOps)
+}
+
+// knowledgeZone is the knowledge zone of the connection's project.
+func (c *call) knowledgeZone() (*ledger.Knowledge, error) {
 	k := c.g.opts.Knowledge
 	if k == nil {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "the knowledge zone is not configured on this server")
@@ -85,78 +73,22 @@ func knowledge(ctx context.Context, c *call) (any, error) {
 		}
 		k = pk
 	}
-	var head map[string]json.RawMessage
-	if err := decodeArgs(c.args, &head); err != nil {
-		return nil, err
-	}
-	name, err := subOperation(head)
-	if err != nil {
-		return nil, err
-	}
-	for _, op := range knowledgeOps {
-		if op.name == name {
-			return op.run(ctx, c, k)
-		}
-	}
-	e := ledger.InvalidField("operation", "must be one of %s, got %q", strings.Join(knowledgeOpNames(), ", "), name)
-	e.Details["expected"] = knowledgeOpNames()
-	return nil, e
-}
-
-// subOperation reads args.operation, or its alias subOperation.
-func subOperation(head map[string]json.RawMessage) (string, error) {
-	var names [2]string
-	for i, key := range []string{"operation", "subOperation"} {
-		raw, ok := head[key]
-		if !ok {
-			continue
-		}
-		if err := json.Unmarshal(raw, &names[i]); err != nil {
-			e := ledger.InvalidField(key, "expected string, got %s", jsonKind(raw))
-			e.Details["expected"] = "string"
-			return "", e
-		}
-	}
-	name := names[0]
-	if err := alias(&name, names[1], "operation", "subOperation"); err != nil {
-		return "", err
-	}
-	if name == "" {
-		e := ledger.InvalidField("operation", "is required: one of %s", strings.Join(knowledgeOpNames(), ", "))
-		e.Details["expected"] = knowledgeOpNames()
-		return "", e
-	}
-	return name, nil
-}
-
-// Every sub-operation's arguments carry operation and subOperation, which
-// chose it; they are declared in each so that strict decoding accepts them
-// and names them among the expected arguments.
-
-// subOperationArgs are the routing fields every sub-operation's arguments
-// carry.
-type subOperationArgs struct {
-	Operation    string `json:"operation"`
-	SubOperation string `json:"subOperation"`
+	return k, nil
 }
 
 // The pattern arguments are the ledger's parameters themselves (embedded,
 // so their fields are promoted in JSON): a field added there is accepted
 // here without a second definition to keep in step.
 type createPatternArgs struct {
-	subOperationArgs
 	ledger.CreatePatternParams
 }
 
 type updatePatternArgs struct {
-	subOperationArgs
 	ledger.UpdatePatternParams
 }
 
 type knowledgeIDArgs struct {
-	Operation    string `json:"operation"`
-	SubOperation string `json:"subOperation"`
-	ID           string `json:"id"`
+	ID string `json:"id"`
 }
 
 func (p *knowledgeIDArgs) check() error {
@@ -167,16 +99,14 @@ func (p *knowledgeIDArgs) check() error {
 }
 
 type listPatternsArgs struct {
-	Operation    string   `json:"operation"`
-	SubOperation string   `json:"subOperation"`
-	Tags         []string `json:"tags"`
+	Tags []string `json:"tags,omitempty" schema:"note=all must match"`
 	// Tag is one tag, as mental_models list_models takes it.
-	Tag       string `json:"tag"`
-	Search    string `json:"search"`
-	Limit     *int   `json:"limit"`
-	Offset    *int   `json:"offset"`
-	SortBy    string `json:"sortBy"`
-	SortOrder string `json:"sortOrder"`
+	Tag       string `json:"tag,omitempty"`
+	Search    string `json:"search,omitempty"`
+	Limit     *int   `json:"limit,omitempty" schema:"note=1-100, 20"`
+	Offset    *int   `json:"offset,omitempty"`
+	SortBy    string `json:"sortBy,omitempty" schema:"enum=createdAt|updatedAt|title"`
+	SortOrder string `json:"sortOrder,omitempty" schema:"enum=asc|desc"`
 }
 
 func (p *listPatternsArgs) check() error {
@@ -186,17 +116,10 @@ func (p *listPatternsArgs) check() error {
 	return nil
 }
 
-type noArgs struct {
-	Operation    string `json:"operation"`
-	SubOperation string `json:"subOperation"`
-}
-
 type writeNoteArgs struct {
-	Operation    string `json:"operation"`
-	SubOperation string `json:"subOperation"`
-	ID           string `json:"id"`
-	Title        string `json:"title"`
-	Content      string `json:"content"`
+	ID      string `json:"id,omitempty" schema:"note=default: slug of title"`
+	Title   string `json:"title" schema:"note=may be left out when replacing a note"`
+	Content string `json:"content"`
 }
 
 // patternReply carries one pattern, whole.
@@ -317,7 +240,7 @@ func listPatterns(ctx context.Context, _ *call, k *ledger.Knowledge, p *listPatt
 	return r, nil
 }
 
-func listPatternTags(ctx context.Context, _ *call, k *ledger.Knowledge, _ *noArgs) (any, error) {
+func listPatternTags(ctx context.Context, _ *call, k *ledger.Knowledge, _ *noParams) (any, error) {
 	tags, err := k.PatternTags(ctx)
 	if err != nil {
 		return nil, err
@@ -349,7 +272,7 @@ func readNote(ctx context.Context, _ *call, k *ledger.Knowledge, p *knowledgeIDA
 	return &noteReply{Note: n}, nil
 }
 
-func listNotes(ctx context.Context, _ *call, k *ledger.Knowledge, _ *noArgs) (any, error) {
+func listNotes(ctx context.Context, _ *call, k *ledger.Knowledge, _ *noParams) (any, error) {
 	notes, err := k.ListNotes(ctx)
 	if err != nil {
 		return nil, err

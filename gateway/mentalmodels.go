@@ -15,37 +15,53 @@ const (
 	listTags   = "list_tags"
 )
 
-// mentalModelsParams: operation picks the sub-operation. subOperation (the
-// name seed 000 uses) and model (seed 002's name for the id) are accepted
-// as aliases of operation and modelId.
-type mentalModelsParams struct {
-	Operation    string `json:"operation"`
-	SubOperation string `json:"subOperation"`
-	ModelID      string `json:"modelId"`
-	Model        string `json:"model"`
-	Tag          string `json:"tag"`
+// mentalModelOps are the mental_models sub-operations (seed 000). Each
+// accepts the arguments of the others and ignores them, as the operation
+// always has.
+var mentalModelOps = []subOp{
+	sub(getModel, getMentalModel),
+	sub(listModels, listMentalModels),
+	sub(listTags, listMentalModelTags),
 }
 
-func (p *mentalModelsParams) check() error {
-	if err := alias(&p.Operation, p.SubOperation, "operation", "subOperation"); err != nil {
-		return err
-	}
+// mentalModelsOp runs a mental_models sub-operation.
+func mentalModelsOp(ctx context.Context, c *call) (any, error) {
+	return runSubOp(ctx, c, mentalModelOps)
+}
+
+// getModelParams: model (seed 002's name for the id) is accepted as an
+// alias of modelId.
+type getModelParams struct {
+	ModelID string `json:"modelId" jsonschema:"The model, for get_model (e.g. five-whys)."`
+	Model   string `json:"model,omitempty" jsonschema:"Alias of modelId." schema:"alias"`
+	Tag     string `json:"tag,omitempty" jsonschema:"Only models with this tag, for list_models." schema:"ignored"`
+}
+
+func (p *getModelParams) check() error {
 	if err := alias(&p.ModelID, p.Model, "modelId", "model"); err != nil {
 		return err
 	}
-	switch p.Operation {
-	case getModel:
-		if p.ModelID == "" {
-			return ledger.InvalidField("modelId", "is required for get_model; one of %s", strings.Join(modelNames(), ", "))
-		}
-	case listModels, listTags:
-	case "":
-		return ledger.InvalidField("operation", "is required: get_model, list_models or list_tags")
-	default:
-		return ledger.InvalidField("operation", "must be get_model, list_models or list_tags, got %q", p.Operation)
+	if p.ModelID == "" {
+		return ledger.InvalidField("modelId", "is required for get_model; one of %s", strings.Join(modelNames(), ", "))
 	}
 	return nil
 }
+
+type listModelsParams struct {
+	Tag     string `json:"tag,omitempty"`
+	ModelID string `json:"modelId,omitempty" schema:"ignored"`
+	Model   string `json:"model,omitempty" schema:"ignored"`
+}
+
+func (p *listModelsParams) check() error { return alias(&p.ModelID, p.Model, "modelId", "model") }
+
+type listTagsParams struct {
+	ModelID string `json:"modelId,omitempty" schema:"ignored"`
+	Model   string `json:"model,omitempty" schema:"ignored"`
+	Tag     string `json:"tag,omitempty" schema:"ignored"`
+}
+
+func (p *listTagsParams) check() error { return alias(&p.ModelID, p.Model, "modelId", "model") }
 
 // alias folds an alternative argument name into the canonical one.
 func alias(canonical *string, other, name, otherName string) error {
@@ -102,24 +118,26 @@ type tagInfo struct {
 	Description string `json:"description"`
 }
 
-func mentalModels(_ context.Context, c *call, p *mentalModelsParams) (any, error) {
-	switch p.Operation {
-	case getModel:
-		m, ok := content.Model(p.ModelID)
-		if !ok {
-			e := ledger.InvalidField("modelId", "unknown mental model %q; one of %s", p.ModelID, strings.Join(modelNames(), ", "))
-			e.Details["models"] = modelNames()
-			return nil, e
-		}
-		return &getModelReply{Name: m.Name, Title: m.Title, Description: m.Description, Tags: m.Tags, Content: m.Content}, nil
-	case listTags:
-		r := &listTagsReply{Tags: []tagInfo{}}
-		for _, t := range content.Tags() {
-			r.Tags = append(r.Tags, tagInfo{t.Name, t.Description})
-		}
-		r.Count = len(r.Tags)
-		return r, nil
+func getMentalModel(_ context.Context, _ *call, p *getModelParams) (any, error) {
+	m, ok := content.Model(p.ModelID)
+	if !ok {
+		e := ledger.InvalidField("modelId", "unknown mental model %q; one of %s", p.ModelID, strings.Join(modelNames(), ", "))
+		e.Details["models"] = modelNames()
+		return nil, e
 	}
+	return &getModelReply{Name: m.Name, Title: m.Title, Description: m.Description, Tags: m.Tags, Content: m.Content}, nil
+}
+
+func listMentalModelTags(context.Context, *call, *listTagsParams) (any, error) {
+	r := &listTagsReply{Tags: []tagInfo{}}
+	for _, t := range content.Tags() {
+		r.Tags = append(r.Tags, tagInfo{t.Name, t.Description})
+	}
+	r.Count = len(r.Tags)
+	return r, nil
+}
+
+func listMentalModels(_ context.Context, c *call, p *listModelsParams) (any, error) {
 	r := &listModelsReply{Models: []modelSummary{}}
 	filter := p.Tag
 	if filter != "" {
@@ -184,16 +202,3 @@ func describeMentalModelsTool(c *conn) string {
 	}
 	return d
 }
-
-const mentalModelsSchema = `{
-  "type": "object",
-  "required": ["operation"],
-  "additionalProperties": false,
-  "properties": {
-    "operation": {"type": "string", "enum": ["get_model", "list_models", "list_tags"]},
-    "subOperation": {"type": "string", "enum": ["get_model", "list_models", "list_tags"], "description": "Alias of operation."},
-    "modelId": {"type": "string", "description": "The model, for get_model (e.g. five-whys)."},
-    "model": {"type": "string", "description": "Alias of modelId."},
-    "tag": {"type": "string", "description": "Only models with this tag, for list_models."}
-  }
-}`

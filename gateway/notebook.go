@@ -15,50 +15,29 @@ import (
 )
 
 var notebookOps = []subOp{
-	{"create", onNotebooks(notebookCreate)},
-	{"list", onNotebooks(notebookList)},
-	{"load", onNotebooks(notebookLoad)},
-	{"list_cells", onNotebooks(notebookListCells)},
-	{"get_cell", onNotebooks(notebookGetCell)},
-	{"add_cell", onNotebooks(notebookAddCell)},
-	{"update_cell", onNotebooks(notebookUpdateCell)},
-	{"delete_cell", onNotebooks(notebookDeleteCell)},
-	{"run_cell", onNotebooks(notebookRunCell)},
-	{"run_all", onNotebooks(notebookRunAll)},
-	{"install_deps", onNotebooks(notebookInstallDeps)},
-	{"export", onNotebooks(notebookExport)},
-	{"import", onNotebooks(notebookImport)},
+	sub("create", onNotebooks(notebookCreate)),
+	sub("list", onNotebooks(notebookList)),
+	sub("load", onNotebooks(notebookLoad)),
+	sub("list_cells", onNotebooks(notebookListCells)),
+	sub("get_cell", onNotebooks(notebookGetCell)),
+	sub("add_cell", onNotebooks(notebookAddCell)),
+	sub("update_cell", onNotebooks(notebookUpdateCell)),
+	sub("delete_cell", onNotebooks(notebookDeleteCell)),
+	sub("run_cell", onNotebooks(notebookRunCell)),
+	sub("run_all", onNotebooks(notebookRunAll)),
+	sub("install_deps", onNotebooks(notebookInstallDeps)),
+	sub("export", onNotebooks(notebookExport)),
+	sub("import", onNotebooks(notebookImport)),
 }
 
 const (
-	notebookArgs = "operation: create {name, template? blank|sequential-feynman, language? typescript|javascript} | list {} | load {notebookId} | list_cells {notebookId} | get_cell {notebookId, cellId}" +
-		" | add_cell {notebookId, type title|markdown|code|package.json, content, afterCellId?, filename?} | update_cell {notebookId, cellId, content} | delete_cell {notebookId, cellId}" +
-		" | run_cell {notebookId, cellId} -> {output, error, status, durationMs} | run_all {notebookId} | install_deps {notebookId, packages[]} (npm, no scripts)" +
-		" | export {notebookId} -> .src.md text | import {content} (.src.md text); cellId may be the cell's id, its filename or its 1-based position"
+	notebookArgsNote = "run_cell replies {output, error, status, durationMs}; install_deps installs npm packages without running their scripts;" +
+		" export replies with .src.md text, which import takes; cellId may be the cell's id, its filename or its 1-based position"
 	notebookSummary = "literate JavaScript/TypeScript notebooks: prose and code cells run in a sandbox; each change is a commit on refs/heads/notebooks/<id>"
 )
 
 const notebookToolDescription = "Literate JavaScript/TypeScript notebooks kept in the ledger: create one (template blank or sequential-feynman), add markdown and code cells, run_cell to execute code in a sandbox (console.log is the output; later cells import earlier ones by filename), install_deps for npm packages, export/import the .src.md format. " +
 	"Same arguments as the gateway's notebook operation: {\"operation\": \"run_cell\", \"notebookId\": \"...\", \"cellId\": \"check.ts\"}. Each change is a Git commit on refs/heads/notebooks/<id>."
-
-const notebookSchema = `{
-  "type": "object",
-  "required": ["operation"],
-  "properties": {
-    "operation": {"type": "string", "enum": ["create", "list", "load", "list_cells", "get_cell", "add_cell", "update_cell", "delete_cell", "run_cell", "run_all", "install_deps", "export", "import"]},
-    "subOperation": {"type": "string", "description": "Alias of operation."},
-    "name": {"type": "string", "description": "The notebook's title, for create; its id is made from it."},
-    "template": {"type": "string", "enum": ["blank", "sequential-feynman"], "description": "For create (default blank)."},
-    "language": {"type": "string", "enum": ["typescript", "javascript"], "description": "For create (default typescript)."},
-    "notebookId": {"type": "string"},
-    "cellId": {"type": "string", "description": "A cell's id, filename (check.ts) or 1-based position."},
-    "type": {"type": "string", "enum": ["title", "markdown", "code", "package.json"], "description": "For add_cell."},
-    "content": {"type": "string", "description": "The cell's text (add_cell, update_cell), or a .src.md document (import)."},
-    "afterCellId": {"type": "string", "description": "For add_cell: place the new cell after this one (default: at the end)."},
-    "filename": {"type": "string", "description": "For add_cell of code: the module name (check.ts); one is picked if absent."},
-    "packages": {"type": "array", "items": {"type": "string"}, "description": "For install_deps: npm package names, optionally @version."}
-  }
-}`
 
 // notebookOp runs a notebook sub-operation on the connection's project.
 func notebookOp(ctx context.Context, c *call) (any, error) {
@@ -67,14 +46,14 @@ func notebookOp(ctx context.Context, c *call) (any, error) {
 
 // onNotebooks is typed for a notebook sub-operation: it hands fn the
 // service of the connection's project, so no handler fetches it itself.
-func onNotebooks[P any](fn func(ctx context.Context, c *call, svc *notebook.Service, p *P) (any, error)) handlerFunc {
-	return typed(func(ctx context.Context, c *call, p *P) (any, error) {
+func onNotebooks[P any](fn func(ctx context.Context, c *call, svc *notebook.Service, p *P) (any, error)) func(context.Context, *call, *P) (any, error) {
+	return func(ctx context.Context, c *call, p *P) (any, error) {
 		svc, err := c.notebooks()
 		if err != nil {
 			return nil, err
 		}
 		return fn(ctx, c, svc, p)
-	})
+	}
 }
 
 // notebooks is the notebook service of the connection's project: one per
@@ -129,16 +108,14 @@ func (g *Gateway) Close() error {
 }
 
 type notebookIDArgs struct {
-	subOperationArgs
 	NotebookID string `json:"notebookId"`
 }
 
 func (p *notebookIDArgs) check() error { return required("notebookId", p.NotebookID) }
 
 type notebookCellArgs struct {
-	subOperationArgs
 	NotebookID string `json:"notebookId"`
-	CellID     string `json:"cellId"`
+	CellID     string `json:"cellId" jsonschema:"A cell's id, filename (check.ts) or 1-based position."`
 }
 
 func (p *notebookCellArgs) check() error {
@@ -156,10 +133,9 @@ func required(field, v string) error {
 }
 
 type notebookCreateArgs struct {
-	subOperationArgs
-	Name     string `json:"name"`
-	Template string `json:"template"`
-	Language string `json:"language"`
+	Name     string `json:"name" jsonschema:"The notebook's title, for create; its id is made from it."`
+	Template string `json:"template,omitempty" jsonschema:"For create (default blank)." schema:"enum=blank|sequential-feynman"`
+	Language string `json:"language,omitempty" jsonschema:"For create (default typescript)." schema:"enum=typescript|javascript"`
 }
 
 func (p *notebookCreateArgs) check() error {
@@ -197,7 +173,7 @@ func notebookCreate(ctx context.Context, c *call, svc *notebook.Service, p *note
 	return replyNotebook(nb, fmt.Sprintf("Notebook %s created with %d cells. Run a code cell with run_cell {notebookId: %q, cellId}.", nb.ID, len(nb.Cells), nb.ID)), nil
 }
 
-type notebookListArgs struct{ subOperationArgs }
+type notebookListArgs struct{}
 
 func notebookList(ctx context.Context, c *call, svc *notebook.Service, _ *notebookListArgs) (any, error) {
 	list, err := svc.List(ctx)
@@ -263,12 +239,11 @@ func notebookGetCell(ctx context.Context, c *call, svc *notebook.Service, p *not
 }
 
 type notebookAddCellArgs struct {
-	subOperationArgs
 	NotebookID  string  `json:"notebookId"`
-	Type        string  `json:"type"`
-	Content     *string `json:"content"`
-	AfterCellID string  `json:"afterCellId"`
-	Filename    string  `json:"filename"`
+	Type        string  `json:"type" jsonschema:"For add_cell." schema:"enum=title|markdown|code|package.json"`
+	Content     *string `json:"content" jsonschema:"The cell's text (add_cell, update_cell), or a .src.md document (import)." schema:"note=may be empty"`
+	AfterCellID string  `json:"afterCellId,omitempty" jsonschema:"For add_cell: place the new cell after this one (default: at the end)."`
+	Filename    string  `json:"filename,omitempty" jsonschema:"For add_cell of code: the module name (check.ts); one is picked if absent."`
 }
 
 func (p *notebookAddCellArgs) check() error {
@@ -312,7 +287,6 @@ func notebookAddCell(ctx context.Context, c *call, svc *notebook.Service, p *not
 }
 
 type notebookUpdateCellArgs struct {
-	subOperationArgs
 	NotebookID string  `json:"notebookId"`
 	CellID     string  `json:"cellId"`
 	Content    *string `json:"content"`
@@ -363,9 +337,8 @@ func notebookRunAll(ctx context.Context, c *call, svc *notebook.Service, p *note
 }
 
 type notebookInstallArgs struct {
-	subOperationArgs
 	NotebookID string   `json:"notebookId"`
-	Packages   []string `json:"packages"`
+	Packages   []string `json:"packages" jsonschema:"For install_deps: npm package names, optionally @version."`
 }
 
 func (p *notebookInstallArgs) check() error {
@@ -393,8 +366,7 @@ func notebookExport(ctx context.Context, c *call, svc *notebook.Service, p *note
 }
 
 type notebookImportArgs struct {
-	subOperationArgs
-	Content string `json:"content"`
+	Content string `json:"content" schema:"note=.src.md text"`
 }
 
 func (p *notebookImportArgs) check() error {

@@ -73,14 +73,21 @@ type operation struct {
 	// loaded the cipher and has a domain is at stage 3 (see conn.advance).
 	advancesTo Stage
 	handler    handlerFunc
-	// args and summary describe the operation in the gateway tool's
-	// description.
-	args, summary string
+	// params is the type of the operation's arguments, or subOps its
+	// sub-operations: its "args:" line and its tool's schema are made from
+	// them (see schema.go). argsNote is said after the generated line.
+	params   reflect.Type
+	subOps   []subOp
+	argsNote string
+	// summary describes the operation in the gateway tool's description.
+	summary string
 	// tool, if set, is a tool of its own that progressive disclosure adds
 	// once the connection reaches minStage; it takes the operation's
-	// arguments directly, with schema as its input schema.
-	tool   string
-	schema string
+	// arguments directly, with schema (made by newOperations) as its input
+	// schema. openSchema leaves other properties allowed in it.
+	tool       string
+	schema     string
+	openSchema bool
 	// describeTool, if set, gives the tool's description for the
 	// connection's current state; the tool is announced again when it
 	// changes.
@@ -106,65 +113,95 @@ type operationTable struct {
 // place that reads them.
 func newOperations() *operationTable {
 	list := []*operation{
-		{name: "get_state", minStage: StageEntry, advancesTo: stageNone, handler: typed(getState),
+		{name: "get_state", minStage: StageEntry, advancesTo: stageNone, handler: typed(getState), params: paramsOf(getState),
 			summary: "where this connection stands: stage, active session, domain, bound root, what to call next"},
-		{name: "start_new", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(startNew),
-			args:    "sessionTitle?, tags?, domain?, description?",
+		{name: "start_new", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(startNew), params: paramsOf(startNew),
 			summary: "begin new work; with sessionTitle the session is created now, otherwise by your first thought"},
-		{name: "load_context", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(loadContext),
-			args:    "sessionId (a unique prefix will do)",
+		{name: "load_context", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(loadContext), params: paramsOf(loadContext),
 			summary: "resume a session; replies with restorationInfo (\"Next thought will be #N\")"},
-		{name: "list_sessions", minStage: StageEntry, advancesTo: stageNone, handler: typed(listSessions),
-			args:    "limit? (1-100, 20), offset?, tag?",
+		{name: "list_sessions", minStage: StageEntry, advancesTo: stageNone, handler: typed(listSessions), params: paramsOf(listSessions),
 			summary: "recent sessions, most recently updated first"},
-		{name: "navigate", minStage: StageEntry, advancesTo: stageNone, handler: typed(navigate),
-			args:    "project?, task?, aspect?, domain?",
+		{name: "navigate", minStage: StageEntry, advancesTo: stageNone, handler: typed(navigate), params: paramsOf(navigate),
 			summary: "set the working context; a domain (e.g. debugging, planning) narrows mental models and, once the cipher is loaded, enters stage 3"},
-		{name: "list_roots", minStage: StageEntry, advancesTo: stageNone, handler: typed(listRoots),
+		{name: "list_roots", minStage: StageEntry, advancesTo: stageNone, handler: typed(listRoots), params: paramsOf(listRoots),
 			summary: "ask your client for its workspace roots"},
-		{name: "bind_root", minStage: StageEntry, advancesTo: stageNone, handler: typed(bindRoot),
-			args:    "rootUri, project?",
+		{name: "bind_root", minStage: StageEntry, advancesTo: stageNone, handler: typed(bindRoot), params: paramsOf(bindRoot),
 			summary: "bind one of the roots as this connection's project scope"},
-		{name: "cipher", minStage: StageInitComplete, advancesTo: StageCipherLoaded, handler: typed(loadCipher),
+		{name: "cipher", minStage: StageInitComplete, advancesTo: StageCipherLoaded, handler: typed(loadCipher), params: paramsOf(loadCipher),
 			summary: "the cipher notation guide (S{n}|{type}|{refs}|{content}); unlocks stage 2",
-			tool:    "thoughtbox_cipher", schema: `{"type":"object","properties":{},"additionalProperties":false}`,
+			tool:    "thoughtbox_cipher",
 			describeTool: func(*conn) string {
 				return "Load the Thoughtbox cipher notation guide and unlock thought recording (stage 2)."
 			}},
 		{name: "session", minStage: StageInitComplete, advancesTo: stageNone, handler: sessionOp,
-			args:    sessionArgs,
+			subOps: sessionOps, argsNote: sessionArgsNote,
 			summary: "find, read, resume, export and analyse sessions; discovery hides or shows tools"},
-		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought),
-			args:    "thought, nextThoughtNeeded, thoughtNumber?, totalThoughts?, isRevision?, revisesThought?, branchFromThought?, branchId?, needsMoreThoughts?, includeGuide?, sessionTitle?, sessionTags?, sessionId?, verbose?, critique?, rlm? + rlmQuery?",
-			summary: "record one reasoning step (numbered for you if you omit thoughtNumber); creates a session if none is active",
-			tool:    "thoughtbox_thought", schema: thoughtSchema,
+		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought), params: paramsOf(recordThought),
+			summary:      "record one reasoning step (numbered for you if you omit thoughtNumber); creates a session if none is active",
+			tool:         "thoughtbox_thought",
 			describeTool: func(*conn) string { return thoughtToolDescription }},
-		{name: "read_thoughts", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(readThoughts),
-			args:    "one of thoughtNumber | last | range {start, end} | branchId; sessionId? (default: the active session). thoughtNumber N and range N..N agree: both return every thought numbered N, main chain and branches, in creation order",
-			summary: "read recorded thoughts back; with no query, the main chain"},
-		{name: "get_structure", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(getStructure),
-			args:    "sessionId?",
+		{name: "read_thoughts", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(readThoughts), params: paramsOf(readThoughts),
+			argsNote: "give at most one of thoughtNumber, last, range and branchId. thoughtNumber N and range N..N agree: both return every thought numbered N, main chain and branches, in creation order",
+			summary:  "read recorded thoughts back; with no query, the main chain"},
+		{name: "get_structure", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(getStructure), params: paramsOf(getStructure),
 			summary: "the shape of a session: main chain, branches, revisions"},
-		{name: "deep_analysis", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(deepAnalysis),
-			args:    "sessionId?, analysisType? patterns|cognitive_load|decision_points|full (default)",
+		{name: "deep_analysis", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(deepAnalysis), params: paramsOf(deepAnalysis),
 			summary: "reasoning patterns, cognitive load and decision points of a session, with insights and their confidence"},
-		{name: "mental_models", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(mentalModels),
-			args:    "operation: get_model {modelId} | list_models {tag?} | list_tags",
-			summary: "structured reasoning frameworks; at stage 3 list_models is narrowed to your domain",
-			tool:    "thoughtbox_mental_models", schema: mentalModelsSchema,
+		{name: "mental_models", minStage: StageCipherLoaded, advancesTo: stageNone, handler: mentalModelsOp,
+			subOps:       mentalModelOps,
+			summary:      "structured reasoning frameworks; at stage 3 list_models is narrowed to your domain",
+			tool:         "thoughtbox_mental_models",
 			describeTool: describeMentalModelsTool},
 		{name: "notebook", minStage: StageCipherLoaded, advancesTo: stageNone, handler: notebookOp,
-			args: notebookArgs, summary: notebookSummary,
-			tool: "thoughtbox_notebook", schema: notebookSchema,
+			subOps: notebookOps, argsNote: notebookArgsNote, summary: notebookSummary,
+			tool: "thoughtbox_notebook", openSchema: true,
 			describeTool: func(*conn) string { return notebookToolDescription },
 			configured:   func(g *Gateway) bool { return g.opts.Notebooks != nil }},
-		{name: "knowledge", minStage: StageInitComplete, advancesTo: stageNone, handler: knowledge, args: knowledgeArgs, summary: knowledgeSummary},
+		{name: "knowledge", minStage: StageInitComplete, advancesTo: stageNone, handler: knowledge, subOps: knowledgeOps, summary: knowledgeSummary},
 	}
 	t := &operationTable{list: list, byName: map[string]*operation{}}
 	for _, op := range list {
 		t.byName[op.name] = op
+		switch {
+		case op.tool == "":
+		case op.subOps != nil:
+			op.schema = schemaText(unionSchema(op.subOps, !op.openSchema))
+		default:
+			op.schema = schemaText(schemaOf(op.params))
+		}
 	}
 	return t
+}
+
+// paramsOf is the type of the arguments fn takes.
+func paramsOf[P any](func(context.Context, *call, *P) (any, error)) reflect.Type {
+	return reflect.TypeFor[P]()
+}
+
+// args is the operation's "args:" line: made from its parameters or its
+// sub-operations, then its note; empty for an operation without arguments.
+func (op *operation) args() string {
+	var line string
+	switch {
+	case op.subOps != nil:
+		line = subOpsLine(op.subOps)
+	case op.params != nil:
+		line = argsLine(op.params)
+	}
+	if op.argsNote != "" {
+		if line != "" {
+			line += "; "
+		}
+		line += op.argsNote
+	}
+	return line
+}
+
+// gatewayArgs are the gateway tool's own arguments; the operation's may
+// also come flat beside operation, so the schema allows other properties.
+type gatewayArgs struct {
+	Operation string         `json:"operation" jsonschema:"The operation to run."`
+	Args      map[string]any `json:"args,omitempty" jsonschema:"The operation's arguments (see the tool description); they may also be given flat, beside operation."`
 }
 
 func (t *operationTable) names() []string {
@@ -177,15 +214,17 @@ func (t *operationTable) names() []string {
 
 // gatewayTool is the always-on router tool.
 func (t *operationTable) gatewayTool() *mcp.Tool {
-	names, _ := json.Marshal(t.names())
-	schema := `{"type":"object","required":["operation"],"properties":{` +
-		`"operation":{"type":"string","enum":` + string(names) + `,"description":"The operation to run."},` +
-		`"args":{"type":"object","description":"The operation's arguments (see the tool description); they may also be given flat, beside operation."}}}`
+	s := schemaOf(reflect.TypeFor[gatewayArgs]())
+	s.AdditionalProperties = nil
+	s.Properties["args"].AdditionalProperties = nil
+	for _, name := range t.names() {
+		s.Properties["operation"].Enum = append(s.Properties["operation"].Enum, name)
+	}
 	return &mcp.Tool{
 		Name:        gatewayToolName,
 		Title:       "Thoughtbox gateway",
 		Description: t.description(),
-		InputSchema: json.RawMessage(schema),
+		InputSchema: json.RawMessage(schemaText(s)),
 	}
 }
 
@@ -203,8 +242,8 @@ Operations (minimum stage):
 `)
 	for _, op := range t.list {
 		fmt.Fprintf(&b, "- %s (%d): %s", op.name, op.minStage, op.summary)
-		if op.args != "" {
-			fmt.Fprintf(&b, ". args: %s", op.args)
+		if args := op.args(); args != "" {
+			fmt.Fprintf(&b, ". args: %s", args)
 		}
 		b.WriteString("\n")
 	}
@@ -242,7 +281,10 @@ func (c *conn) handleGateway(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		return errorResult(err), nil
 	}
 	if opName == nil {
-		return errorResult(ledger.InvalidField("operation", "is required; one of %s", strings.Join(c.g.ops.names(), ", "))), nil
+		e := ledger.InvalidField("operation", "is required; one of %s", strings.Join(c.g.ops.names(), ", "))
+		e.Details["problem"] = "missing"
+		e.Details["expected"] = c.g.ops.names()
+		return errorResult(e), nil
 	}
 	op := c.g.ops.byName[*opName]
 	if op == nil {

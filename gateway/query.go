@@ -16,11 +16,11 @@ type thoughtRange struct {
 
 // readThoughtsParams is seed 002's ReadThoughtsQuery, plus the session.
 type readThoughtsParams struct {
-	SessionID     string        `json:"sessionId"`
-	ThoughtNumber *int          `json:"thoughtNumber"`
-	Last          *int          `json:"last"`
-	Range         *thoughtRange `json:"range"`
-	BranchID      string        `json:"branchId"`
+	SessionID     string        `json:"sessionId,omitempty" schema:"note=default: the active session"`
+	ThoughtNumber *int          `json:"thoughtNumber,omitempty"`
+	Last          *int          `json:"last,omitempty"`
+	Range         *thoughtRange `json:"range,omitempty"`
+	BranchID      string        `json:"branchId,omitempty"`
 }
 
 func (p *readThoughtsParams) check() error {
@@ -166,7 +166,7 @@ func thoughtNotFound(sessionID string, n int) *ledger.Error {
 }
 
 type getStructureParams struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 type chainRange struct {

@@ -69,9 +69,17 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 		return e
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	// Strict decoding costs nothing more when the arguments are right; when
+	// they are not, the struct's own fields say which argument is unknown
+	// (encoding/json's error text is not read).
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err, dst)
+		if shape := shapeOf(reflect.TypeOf(dst)); shape != nil {
+			if uerr := shape.unknownField(raw, ""); uerr != nil {
+				return uerr
+			}
+		}
+		return decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return ledger.InvalidField("args", "unexpected data after the arguments object")
@@ -84,7 +92,7 @@ func decodeArgs(raw json.RawMessage, dst any) error {
 
 // decodeError turns an encoding/json error into an INVALID_PAYLOAD error
 // about the field at fault.
-func decodeError(err error, dst any) error {
+func decodeError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		field := te.Field
@@ -96,22 +104,29 @@ func decodeError(err error, dst any) error {
 		e.Details["expected"] = want
 		return e
 	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		name = strings.TrimSuffix(strings.TrimPrefix(name, `"`), `"`)
-		if name == "" {
-			name = `""`
-		}
-		known := jsonFields(reflect.TypeOf(dst))
-		e := fieldError(name, "unknown argument; expected one of %s", strings.Join(known, ", "))
-		e.Details["problem"] = "unknown"
-		e.Details["expected"] = known
-		return e
-	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return ledger.InvalidField("args", "invalid JSON at offset %d: %v", se.Offset, err)
 	}
 	return ledger.InvalidField("args", "%v", err)
+}
+
+// unknownFieldError refuses an argument named field that is none of known.
+func unknownFieldError(field string, known []string) *ledger.Error {
+	known = slices.Clone(known)
+	slices.Sort(known)
+	known = slices.Compact(known)
+	if known == nil {
+		known = []string{}
+	}
+	want := "expected one of " + strings.Join(known, ", ")
+	if len(known) == 0 {
+		want = "this call takes no arguments"
+	}
+	e := fieldError(field, "unknown argument; %s", want)
+	e.Details["problem"] = "unknown"
+	e.Details["expected"] = known
+	return e
 }
 
 // fieldError is ledger.InvalidField for a field name that came from the
@@ -158,38 +173,6 @@ func jsonKind(raw []byte) string {
 		return "null"
 	}
 	return "number"
-}
-
-// jsonFields lists the JSON names of a struct's fields, sorted.
-func jsonFields(t reflect.Type) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	var out []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous && name == "" {
-			// encoding/json promotes an untagged embedded struct's fields
-			out = append(out, jsonFields(f.Type)...)
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // oneOf reports an error unless at most one of the named options is set.

@@ -7,115 +7,34 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// subOp is one sub-operation of an operation with sub-operations.
-type subOp struct {
-	name    string
-	handler handlerFunc
-}
-
 // sessionOps is the table of the session sub-operations, in the order the
 // gateway description and error messages list them. It is never changed.
 var sessionOps = []subOp{
-	{"list", typed(sessionList)},
-	{"get", typed(sessionGet)},
-	{"search", typed(sessionSearch)},
-	{"resume", typed(loadContext)}, // load_context under another name (seed 004)
-	{"export", typed(sessionExport)},
-	{"analyze", typed(sessionAnalyze)},
-	{"extract_learnings", typed(sessionLearnings)},
-	{"discovery", typed(sessionDiscovery)},
-	{"update", typed(sessionUpdate)},
-	{"delete", typed(sessionDelete)},
-	{"restore", typed(sessionRestore)},
-	{"list_deleted", typed(sessionListDeleted)},
+	sub("list", sessionList),
+	sub("get", sessionGet),
+	sub("search", sessionSearch),
+	sub("resume", loadContext), // load_context under another name (seed 004)
+	sub("export", sessionExport),
+	sub("analyze", sessionAnalyze),
+	sub("extract_learnings", sessionLearnings),
+	sub("discovery", sessionDiscovery),
+	sub("update", sessionUpdate),
+	sub("delete", sessionDelete),
+	sub("restore", sessionRestore),
+	sub("list_deleted", sessionListDeleted),
 }
 
-const sessionArgs = "operation: list {tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc}" +
-	" | get {sessionId?} | search {query, limit?, offset?} | resume {sessionId}" +
-	" | export {sessionId?, format? json|markdown|cipher, resolveAnchors?, save?, destination? (a file in the export folder or the bound root)} | analyze {sessionId?}" +
-	" | extract_learnings {sessionId?, types?} | discovery {action? list|hide|show, tools?}" +
-	" | update {sessionId?, title?, description?, tags?} (one commit; thoughts untouched)" +
-	" | delete {sessionId} (its refs move under refs/thoughtbox/deleted/ with a record; restore brings it back) | restore {sessionId} | list_deleted {}" +
-	"; sessionId defaults to the active session (not for delete and restore)"
+const sessionArgsNote = "update changes the session with one commit, its thoughts untouched; delete moves its refs under refs/thoughtbox/deleted/ with a record, and restore brings it back;" +
+	" sessionId defaults to the active session (not for delete and restore)"
 
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
 	return runSubOp(ctx, c, sessionOps)
-}
-
-// runSubOp picks the sub-operation named by "operation" (or its alias
-// "subOperation") inside args and runs it on the other arguments, which
-// its handler decodes strictly: an argument only another sub-operation
-// takes is reported as unknown.
-func runSubOp(ctx context.Context, c *call, ops []subOp) (any, error) {
-	names := make([]string, len(ops))
-	for i, op := range ops {
-		names[i] = op.name
-	}
-	var fields map[string]json.RawMessage
-	if err := decodeLoose(c.args, &fields); err != nil {
-		return nil, err
-	}
-	var op, sub string
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"operation", &op}, {"subOperation", &sub}} {
-		raw, ok := fields[f.name]
-		delete(fields, f.name)
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		if json.Unmarshal(raw, f.dst) != nil {
-			e := ledger.InvalidField(f.name, "expected string, got %s", jsonKind(raw))
-			e.Details["expected"] = "string"
-			return nil, e
-		}
-	}
-	if err := alias(&op, sub, "operation", "subOperation"); err != nil {
-		return nil, err
-	}
-	i := slices.IndexFunc(ops, func(o subOp) bool { return o.name == op })
-	switch {
-	case op == "":
-		return nil, ledger.InvalidField("operation", "is required inside args: one of %s", strings.Join(names, ", "))
-	case i < 0:
-		e := ledger.InvalidField("operation", "must be one of %s, got %q", strings.Join(names, ", "), op)
-		e.Details["operations"] = names
-		return nil, e
-	}
-	rest, err := json.Marshal(fields)
-	if err != nil {
-		return nil, ledger.InvalidField("args", "%v", err)
-	}
-	return ops[i].handler(ctx, &call{conn: c.conn, session: c.session, args: rest})
-}
-
-// decodeLoose decodes an arguments object without checking its fields
-// (absent or null is {}); anything but an object is the error decodeArgs
-// gives.
-func decodeLoose(raw json.RawMessage, dst *map[string]json.RawMessage) error {
-	raw = json.RawMessage(strings.TrimSpace(string(raw)))
-	if len(raw) == 0 || string(raw) == "null" {
-		*dst = map[string]json.RawMessage{}
-		return nil
-	}
-	if raw[0] != '{' {
-		e := ledger.InvalidField("args", "expected object, got %s", jsonKind(raw))
-		e.Details["expected"] = "object"
-		return e
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return ledger.InvalidField("args", "invalid JSON: %v", err)
-	}
-	return nil
 }
 
 // viewOf resolves the session an operation names (or the active one) and
@@ -131,14 +50,14 @@ func (c *call) viewOf(ctx context.Context, sessionID string) (*ledger.SessionVie
 // sessionListParams is seed 002's SessionFilter, plus project and task
 // (seed 000).
 type sessionListParams struct {
-	Tags      []string `json:"tags"`
-	Search    string   `json:"search"`
-	Task      string   `json:"task"`
-	Project   string   `json:"project"`
-	Limit     *int     `json:"limit"`
-	Offset    int      `json:"offset"`
-	SortBy    string   `json:"sortBy"`
-	SortOrder string   `json:"sortOrder"`
+	Tags      []string `json:"tags,omitempty"`
+	Search    string   `json:"search,omitempty"`
+	Task      string   `json:"task,omitempty"`
+	Project   string   `json:"project,omitempty"`
+	Limit     *int     `json:"limit,omitempty" schema:"note=1-100, 20"`
+	Offset    int      `json:"offset,omitempty"`
+	SortBy    string   `json:"sortBy,omitempty" schema:"enum=createdAt|updatedAt|title"`
+	SortOrder string   `json:"sortOrder,omitempty" schema:"enum=asc|desc"`
 }
 
 func (p *sessionListParams) check() error {
@@ -204,7 +123,7 @@ func sessionList(ctx context.Context, c *call, p *sessionListParams) (any, error
 }
 
 type sessionIDParams struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 // branchDetail is one branch with its thoughts.
@@ -267,8 +186,8 @@ func sessionGet(ctx context.Context, c *call, p *sessionIDParams) (any, error) {
 
 type sessionSearchParams struct {
 	Query  *string `json:"query"`
-	Limit  *int    `json:"limit"`
-	Offset int     `json:"offset"`
+	Limit  *int    `json:"limit,omitempty"`
+	Offset int     `json:"offset,omitempty"`
 }
 
 func (p *sessionSearchParams) check() error {
@@ -286,10 +205,10 @@ func sessionSearch(ctx context.Context, c *call, p *sessionSearchParams) (any, e
 }
 
 type sessionUpdateParams struct {
-	SessionID   string    `json:"sessionId"`
-	Title       *string   `json:"title"`
-	Description *string   `json:"description"`
-	Tags        *[]string `json:"tags"`
+	SessionID   string    `json:"sessionId,omitempty"`
+	Title       *string   `json:"title,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Tags        *[]string `json:"tags,omitempty"`
 }
 
 func (p *sessionUpdateParams) check() error {

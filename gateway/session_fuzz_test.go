@@ -10,8 +10,8 @@ import (
 )
 
 // decodeOnly is a sub-operation handler that only decodes its arguments.
-func decodeOnly[P any]() handlerFunc {
-	return typed(func(context.Context, *call, *P) (any, error) { return nil, nil })
+func decodeOnly[P any]() func(context.Context, *call, *P) (any, error) {
+	return func(context.Context, *call, *P) (any, error) { return nil, nil }
 }
 
 // FuzzSessionArgs feeds arbitrary bytes to the session operation's
@@ -30,14 +30,14 @@ func FuzzSessionArgs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	ops := []subOp{
-		{"list", decodeOnly[sessionListParams]()},
-		{"get", decodeOnly[sessionIDParams]()},
-		{"search", decodeOnly[sessionSearchParams]()},
-		{"resume", decodeOnly[loadContextParams]()},
-		{"export", decodeOnly[sessionExportParams]()},
-		{"analyze", decodeOnly[sessionIDParams]()},
-		{"extract_learnings", decodeOnly[learningsParams]()},
-		{"discovery", decodeOnly[discoveryParams]()},
+		sub("list", decodeOnly[sessionListParams]()),
+		sub("get", decodeOnly[sessionIDParams]()),
+		sub("search", decodeOnly[sessionSearchParams]()),
+		sub("resume", decodeOnly[loadContextParams]()),
+		sub("export", decodeOnly[sessionExportParams]()),
+		sub("analyze", decodeOnly[sessionIDParams]()),
+		sub("extract_learnings", decodeOnly[learningsParams]()),
+		sub("discovery", decodeOnly[discoveryParams]()),
 	}
 	check := func(t *testing.T, raw []byte, err error) {
 		if err == nil {

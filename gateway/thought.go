@@ -14,28 +14,28 @@ import (
 // thoughtParams are the thought operation's arguments: ThoughtData as an
 // agent gives it (seed 002 ThoughtInput) and the reply options.
 type thoughtParams struct {
-	Thought           *string  `json:"thought"`
-	NextThoughtNeeded *bool    `json:"nextThoughtNeeded"`
-	ThoughtNumber     *int     `json:"thoughtNumber"`
-	TotalThoughts     *int     `json:"totalThoughts"`
-	IsRevision        *bool    `json:"isRevision"`
-	RevisesThought    *int     `json:"revisesThought"`
-	BranchFromThought *int     `json:"branchFromThought"`
-	BranchID          string   `json:"branchId"`
-	NeedsMoreThoughts bool     `json:"needsMoreThoughts"`
-	IncludeGuide      bool     `json:"includeGuide"`
-	SessionTitle      string   `json:"sessionTitle"`
-	SessionTags       []string `json:"sessionTags"`
+	Thought           *string  `json:"thought" jsonschema:"The reasoning step; may be written in cipher notation."`
+	NextThoughtNeeded *bool    `json:"nextThoughtNeeded" jsonschema:"Whether more reasoning follows."`
+	ThoughtNumber     *int     `json:"thoughtNumber,omitempty" jsonschema:"Position in its chain; omit to take the next number." schema:"minimum=1"`
+	TotalThoughts     *int     `json:"totalThoughts,omitempty" jsonschema:"Current estimate of the total; defaults to thoughtNumber." schema:"minimum=1"`
+	IsRevision        *bool    `json:"isRevision,omitempty" jsonschema:"This thought corrects revisesThought."`
+	RevisesThought    *int     `json:"revisesThought,omitempty" jsonschema:"The thought being revised." schema:"minimum=1"`
+	BranchFromThought *int     `json:"branchFromThought,omitempty" jsonschema:"Main-chain thought the branch forks from; needed to start a branch, optional to continue one." schema:"minimum=1"`
+	BranchID          string   `json:"branchId,omitempty" jsonschema:"The branch's name." schema:"pattern=^[a-z0-9-]+$"`
+	NeedsMoreThoughts bool     `json:"needsMoreThoughts,omitempty" jsonschema:"The estimate was too low; more thoughts are needed."`
+	IncludeGuide      bool     `json:"includeGuide,omitempty" jsonschema:"Append the patterns cookbook to the reply."`
+	SessionTitle      string   `json:"sessionTitle,omitempty" jsonschema:"Title of the session this thought creates, if none is active." schema:"maxLength=200"`
+	SessionTags       []string `json:"sessionTags,omitempty" jsonschema:"Tags of the session this thought creates."`
 	// SessionID (or its seed alias reasoningSessionId) records the thought
 	// in that session, which becomes the connection's active one.
-	SessionID          string `json:"sessionId"`
-	ReasoningSessionID string `json:"reasoningSessionId"`
-	Verbose            bool   `json:"verbose"`
+	SessionID          string `json:"sessionId,omitempty" jsonschema:"Record the thought in this session (a unique prefix will do); it becomes the active one."`
+	ReasoningSessionID string `json:"reasoningSessionId,omitempty" jsonschema:"Alias of sessionId." schema:"alias"`
+	Verbose            bool   `json:"verbose,omitempty" jsonschema:"Reply with the full node and session metadata."`
 	// Critique and RLM ask for work by a model through sampling (see
 	// critique.go and rlm.go).
-	Critique bool   `json:"critique"`
-	RLM      bool   `json:"rlm"`
-	RLMQuery string `json:"rlmQuery"`
+	Critique bool   `json:"critique,omitempty" jsonschema:"After recording, ask a model (through MCP sampling) to critique the thought; the critique is recorded and returned."`
+	RLM      bool   `json:"rlm,omitempty" jsonschema:"Before recording, have a model answer rlmQuery by working over the session in a JavaScript REPL (MCP sampling); the result is recorded with the thought."`
+	RLMQuery string `json:"rlmQuery,omitempty" jsonschema:"The question for the RLM run; required with rlm."`
 }
 
 func (p *thoughtParams) check() error {
@@ -311,29 +311,3 @@ const thoughtToolDescription = `Record one reasoning step in the active Thoughtb
 Required: thought (text; cipher lines like "S3|H|S1,S2|content" are parsed into typed, linked nodes) and nextThoughtNeeded (false ends the reasoning).
 Optional: thoughtNumber and totalThoughts (numbered for you when omitted); isRevision + revisesThought to correct an earlier thought (a cipher line with one ^S{n} ref, as S3|R|^S1|…, revises thought n by itself; isRevision: false beside it is refused); branchFromThought + branchId (^[a-z0-9-]+$) to start a branch, branchId alone to continue it; needsMoreThoughts; includeGuide (adds the patterns cookbook); sessionTitle / sessionTags for a session created by this thought; sessionId (or reasoningSessionId) to record in that session, which also lets a client that reconnects for every call skip the stage flow; verbose (adds the full node and session).
 critique: true has a model critique the thought through your client (MCP sampling); rlm: true with rlmQuery has a model answer the query by working over the session in a JavaScript REPL first. Both are recorded in the ledger and returned.`
-
-const thoughtSchema = `{
-  "type": "object",
-  "required": ["thought", "nextThoughtNeeded"],
-  "additionalProperties": false,
-  "properties": {
-    "thought": {"type": "string", "description": "The reasoning step; may be written in cipher notation."},
-    "nextThoughtNeeded": {"type": "boolean", "description": "Whether more reasoning follows."},
-    "thoughtNumber": {"type": "integer", "minimum": 1, "description": "Position in its chain; omit to take the next number."},
-    "totalThoughts": {"type": "integer", "minimum": 1, "description": "Current estimate of the total; defaults to thoughtNumber."},
-    "isRevision": {"type": "boolean", "description": "This thought corrects revisesThought."},
-    "revisesThought": {"type": "integer", "minimum": 1, "description": "The thought being revised."},
-    "branchFromThought": {"type": "integer", "minimum": 1, "description": "Main-chain thought the branch forks from; needed to start a branch, optional to continue one."},
-    "branchId": {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "The branch's name."},
-    "needsMoreThoughts": {"type": "boolean", "description": "The estimate was too low; more thoughts are needed."},
-    "includeGuide": {"type": "boolean", "description": "Append the patterns cookbook to the reply."},
-    "sessionTitle": {"type": "string", "maxLength": 200, "description": "Title of the session this thought creates, if none is active."},
-    "sessionTags": {"type": "array", "items": {"type": "string"}, "description": "Tags of the session this thought creates."},
-    "sessionId": {"type": "string", "description": "Record the thought in this session (a unique prefix will do); it becomes the active one."},
-    "reasoningSessionId": {"type": "string", "description": "Alias of sessionId."},
-    "verbose": {"type": "boolean", "description": "Reply with the full node and session metadata."},
-    "critique": {"type": "boolean", "description": "After recording, ask a model (through MCP sampling) to critique the thought; the critique is recorded and returned."},
-    "rlm": {"type": "boolean", "description": "Before recording, have a model answer rlmQuery by working over the session in a JavaScript REPL (MCP sampling); the result is recorded with the thought."},
-    "rlmQuery": {"type": "string", "description": "The question for the RLM run; required with rlm."}
-  }
-}`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,6 +67,7 @@ type fsBackend struct {
 	flushPath string
 
 	lockTimeout time.Duration
+	logger      *slog.Logger    // Options.Logger: the flusher's retries
 	logRec      *durable.Record // who holds the log lock
 	// wrote is set once this process logged a batch: only then does close
 	// flush, so a read-only command never waits for the flush lock.
@@ -137,7 +139,7 @@ const packRefsEvery = 256
 // logAhead is how far past its last record the log is extended with zeros.
 const logAhead = 256 << 10
 
-func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBackend, error) {
+func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger *slog.Logger) (*fsBackend, error) {
 	if err := initBareRepo(gitDir); err != nil {
 		return nil, err
 	}
@@ -154,6 +156,7 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration) (*fsBac
 		st:        st,
 
 		lockTimeout: lockTimeout,
+		logger:      logger,
 		logRec:      durable.NewRecord(filepath.Join(tbDir, "log.holder")),
 		packs:       pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
 		bigLog:      make(chan struct{}, 1),
@@ -808,7 +811,7 @@ func (b *fsBackend) flusher(every time.Duration) {
 		b.mu.Unlock()
 		if pending > 0 {
 			if err := b.flushSoon(); err != nil {
-				fmt.Fprintf(os.Stderr, "thoughtbox: flushing %s: %v (the log keeps the data; retrying)\n", b.gitDir, err)
+				b.logger.Warn("flush failed; the log keeps the data, retrying", "repo", b.gitDir, "err", err)
 			}
 		}
 		wait = nextFlushWait(every, wait, pending)

@@ -223,6 +223,9 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		progress = nil
 	}
 
+	if pushPlanned != nil {
+		pushPlanned()
+	}
 	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
 	req.Commands = cmds
 	req.Packfile = io.NopCloser(f)
@@ -246,6 +249,16 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 	for _, c := range cmds {
 		ref := c.Name.String()
 		if msg, bad := failed[ref]; bad {
+			if ref == "refs/heads/main" {
+				// Lost the race of two first pushes: the remote has a
+				// main now, and only a remote without one gets ours.
+				if m, err := s.remoteMain(ctx, remote, o); err == nil && m != zeroHash {
+					if m == c.New {
+						res.UpToDate++
+					}
+					continue
+				}
+			}
 			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: sessionOfRef(ref), Reason: "refused", Message: msg})
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,6 +71,10 @@ type Options struct {
 	// an error naming the holder. Default durable.DefaultTimeout (10s).
 	// Readers never wait for another process.
 	LockTimeout time.Duration
+	// Logger receives what the store does in the background and cannot
+	// return to a caller (a flush that failed and is retried); nil
+	// discards it. The store never writes to the process's streams.
+	Logger *slog.Logger
 }
 
 // Store is a ledger.Store kept in one Git repository.
@@ -98,7 +103,7 @@ var (
 // anything a crashed writer left in its log.
 func Open(gitDir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout)
+	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +132,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = durable.DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -175,7 +183,7 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 	root := &object.Tree{}
 	root.Set(object.TreeEntry{Name: "README.md", ID: blob})
 	b := &batch{Objects: []logObject{{ID: blob, Type: typeBlob, Data: readme}}}
-	cid := addCommit(b, commitSpec{tree: addTree(b, root), when: time.Now().UTC().Truncate(time.Second),
+	cid := addCommit(b, commitSpec{tree: addTree(b, root), when: readmeTime,
 		message: "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"})
 	b.Updates = []refUpdate{{Name: "refs/heads/main", Old: zeroHash, New: cid}}
 	err = s.be.apply(ctx, b)

@@ -62,7 +62,7 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 	var spare [][]byte
 	var lastWrite time.Time
 	cutOff := func() {
-		fmt.Fprintf(o.cfg.Log, "observatory: closing a connection: %s\n", c.reason)
+		o.cfg.Log.Info("observatory: closing a connection", "reason", c.reason)
 		closeWith(ws, websocket.CloseTryAgainLater, c.reason)
 	}
 	for {

@@ -23,7 +23,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -105,9 +105,9 @@ type Config struct {
 	Authors AuthorReader
 	// Now is the clock for statuses; default time.Now.
 	Now func() time.Time
-	// Log receives one line per noteworthy event (a client cut off); nil
-	// discards them.
-	Log io.Writer
+	// Log receives one record per noteworthy event (a client cut off);
+	// nil discards them.
+	Log *slog.Logger
 }
 
 // Tokens looks up bearer tokens that carry scopes.
@@ -164,7 +164,7 @@ func New(l *ledger.Ledger, cfg Config) *Observatory {
 		cfg.CorkDelay = DefaultCorkDelay
 	}
 	if cfg.Log == nil {
-		cfg.Log = io.Discard
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	o := &Observatory{ledger: l, cfg: cfg, statuses: statusCache{m: map[string]statusEntry{}}, after: time.After}
 	o.hub = newHub(o)

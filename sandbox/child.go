@@ -24,6 +24,12 @@ import (
 // can also be one, with no wiring; and a test binary cannot mistake the
 // request for an ordinary run and start its whole test suite again, which
 // would start more children in turn.
+//
+// The child is the one place in the library that writes to os.Stderr (here
+// and in childMain, limits_rlimit.go): it is its own process, and its
+// stderr is a pipe the parent reads to name the cause when the child ends
+// (see Session's use of the child's stderr), not the user's terminal.
+// Everything else takes a *slog.Logger.
 func init() {
 	v, ok := os.LookupEnv(childEnv)
 	if !ok {

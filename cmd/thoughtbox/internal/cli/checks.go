@@ -10,8 +10,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // The checks below refuse a command line that is wrong in itself with exit
@@ -123,7 +123,7 @@ func (c *remoteAddCmd) Validate() error {
 	if strings.TrimSpace(c.Name) == "" {
 		return fmt.Errorf("<name> must not be empty")
 	}
-	if err := gitstore.ValidRemoteName(c.Name); err != nil {
+	if err := project.ValidRemoteName(c.Name); err != nil {
 		return fmt.Errorf("<name>: %v", err)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -26,8 +27,8 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/events"
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // Exit statuses.
@@ -133,19 +134,22 @@ THOUGHTBOX_OBSERVATORY_HTTP_API, THOUGHTBOX_OBSERVATORY_ABANDON_AFTER.
 Notebooks: THOUGHTBOX_NOTEBOOK_TIMEOUT (a run's time limit; default 10s).`
 
 // app is what a command runs against: the environment, the resolved
-// configuration and the open ledger.
+// configuration and the open project.
 type app struct {
-	ctx    context.Context
-	env    Env
-	cfg    *config.Config
+	ctx context.Context
+	env Env
+	cfg *config.Config
+	// proj is the open project: its ledger, knowledge zone, notebooks and
+	// remotes.
+	proj *project.Project
+	// ledger is proj's ledger.
 	ledger *ledger.Ledger
-	// store is the project's repository, which keeps the knowledge zone
-	// beside the ledger's sessions.
-	store *gitstore.Store
-	// events is the event sink of the ledger (nil when the stream is off).
-	events ledger.EventSink
-	// baseEvents is events without this project's auto-pusher, for the
-	// ledgers of other projects a server opens.
+	// log is the logger of the library's background work (auto-push,
+	// auto-pull, the store's flusher): a text handler on Env.Stderr.
+	log *slog.Logger
+	// baseEvents is the event sink of the ledgers of other projects a
+	// server opens (nil when the stream is off): the JSONL stream, without
+	// this project's auto-pusher or Observatory.
 	baseEvents ledger.EventSink
 	format     Format
 	// observatory relays the ledger's events to the Observatory, once
@@ -292,8 +296,8 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			return report(env.Stderr, cfg, err)
 		}
 	}
-	dataDir, project := deref(cl.DataDir), deref(cl.Project)
-	cfg, err := config.Resolve(config.Flags{DataDir: dataDir, Project: project}, env.LookupEnv)
+	dataDir, projectName := deref(cl.DataDir), deref(cl.Project)
+	cfg, err := config.Resolve(config.Flags{DataDir: dataDir, Project: projectName}, env.LookupEnv)
 	if err != nil {
 		return report(env.Stderr, nil, err)
 	}
@@ -308,10 +312,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		sink = jsonl
 		defer jsonl.Close()
 	}
-	if kctx.Command() == "clone <url>" && project == "" {
+	logger := newLogger(env.Stderr)
+	if kctx.Command() == "clone <url>" && projectName == "" {
 		// clone names its project after the URL and opens that one; the
 		// default project is not touched (nor created).
-		a := &app{ctx: ctx, env: env, cfg: cfg, format: cl.Format, events: sink, baseEvents: sink}
+		a := &app{ctx: ctx, env: env, cfg: cfg, format: cl.Format, log: logger, baseEvents: sink}
 		if err := kctx.Run(a); err != nil {
 			return report(env.Stderr, cfg, err)
 		}
@@ -325,28 +330,17 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			return report(env.Stderr, cfg, err)
 		}
 	}
-	store, err := cfg.OpenStore()
-	if err != nil {
-		return report(env.Stderr, cfg, err)
-	}
-	base := sink
-	sink, pusher, err := withAutoPush(cfg, store, sink, env.Stderr)
-	if err != nil {
-		store.Close()
-		return report(env.Stderr, cfg, err)
-	}
 	// An Observatory (serve with THOUGHTBOX_OBSERVATORY_ENABLED, or the
 	// observatory command) starts after the ledger it reads; the relay
 	// hands it the ledger's events from then on.
 	relay := &observatoryRelay{}
-	sink = events.Tee(sink, relay)
-	l := cfg.NewLedger(store, ledger.Options{NewID: env.NewID, Events: sink})
-	a := &app{ctx: ctx, env: env, cfg: cfg, ledger: l, store: store, format: cl.Format, events: sink, baseEvents: base, projectFlagged: project != "", observatory: relay}
-	runErr := kctx.Run(a)
-	if pusher != nil {
-		pusher.close()
+	proj, err := project.Open(cfg, project.Options{Events: events.Tee(sink, relay), NewID: env.NewID, Logger: logger})
+	if err != nil {
+		return report(env.Stderr, cfg, err)
 	}
-	closeErr := store.Close()
+	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay}
+	runErr := kctx.Run(a)
+	closeErr := proj.Close()
 	if runErr != nil {
 		return report(env.Stderr, cfg, runErr)
 	}
@@ -354,6 +348,14 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		return report(env.Stderr, cfg, fmt.Errorf("close the ledger: %w", closeErr))
 	}
 	return ExitOK
+}
+
+// newLogger is the logger the library reports its background work to: a
+// text handler on stderr, so that each line is one record with its level
+// and fields (values from outside, such as a remote's error text, are
+// quoted and cannot forge a line).
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 func (r exitRequest) Error() string { return fmt.Sprintf("exit %d", r.code) }

@@ -11,7 +11,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 type completionCmd struct {
@@ -183,11 +183,11 @@ func flagValues(f *kong.Flag, node *kong.Node, positional []string, loc location
 		return config.Projects(loc.dataDir)
 	case "branch":
 		if len(positional) > 0 && isSessionArg(node, 0) {
-			return gitstore.PeekBranches(loc.repo(), sessionFor(loc, positional[0]))
+			return project.PeekBranches(loc.repo(), sessionFor(loc, positional[0]))
 		}
 		return nil
 	case "session", "force":
-		return gitstore.PeekSessionIDs(loc.repo())
+		return project.PeekSessionIDs(loc.repo())
 	}
 	if f.Enum != "" {
 		return strings.Split(f.Enum, ",")
@@ -198,9 +198,9 @@ func flagValues(f *kong.Flag, node *kong.Node, positional []string, loc location
 func positionalValues(p *kong.Positional, node *kong.Node, loc location) []string {
 	switch {
 	case p.Name == "id" && !underCommand(node, "knowledge"):
-		return gitstore.PeekSessionIDs(loc.repo())
+		return project.PeekSessionIDs(loc.repo())
 	case p.Name == "remote", p.Name == "name" && node.Name == "remove" && underCommand(node, "remote"):
-		return gitstore.PeekRemotes(loc.repo())
+		return project.PeekRemotes(loc.repo())
 	case p.Enum != "":
 		return strings.Split(p.Enum, ",")
 	}
@@ -211,7 +211,7 @@ func positionalValues(p *kong.Positional, node *kong.Node, loc location) []strin
 // tell.
 func sessionFor(loc location, prefix string) string {
 	var match string
-	for _, id := range gitstore.PeekSessionIDs(loc.repo()) {
+	for _, id := range project.PeekSessionIDs(loc.repo()) {
 		if strings.HasPrefix(id, prefix) {
 			if match != "" {
 				return prefix

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // divergedCmd deals with the chains a pull kept because a remote extended
@@ -24,13 +24,13 @@ func (c *divergedListCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	chains, err := a.store.Diverged("")
+	chains, err := a.proj.Diverged("")
 	if err != nil {
 		return err
 	}
 	if a.format == FormatJSON {
 		if chains == nil {
-			chains = []gitstore.DivergedChain{}
+			chains = []project.DivergedChain{}
 		}
 		return writeJSON(a.env.Stdout, chains)
 	}
@@ -71,7 +71,7 @@ func (c *divergedDropCmd) Run(a *app) error {
 		return err
 	}
 	for _, d := range chains {
-		if err := a.store.DropDiverged(a.ctx, d.KeptAs); err != nil {
+		if err := a.proj.DropDiverged(a.ctx, d.KeptAs); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.env.Stdout, "dropped %s's %s (%s), kept as %s\n", d.Remote, chainName(d.Ref), plural(len(d.Thoughts), "thought", "thoughts"), d.KeptAs)
@@ -120,7 +120,7 @@ func (c *divergedAdoptCmd) Run(a *app) error {
 	if _, err := ledger.NewBranchID(branch); err != nil {
 		return fmt.Errorf("branch name %q (from the remote's name; choose one with --as): %v", branch, err)
 	}
-	since, thoughts, err := a.store.DivergedThoughts(id, d.KeptAs)
+	since, thoughts, err := a.proj.DivergedThoughts(id, d.KeptAs)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (c *divergedAdoptCmd) Run(a *app) error {
 			return fmt.Errorf("adopting thought %d of %s as branch %s: %w", td.ThoughtNumber, d.KeptAs, branch, err)
 		}
 	}
-	if err := a.store.DropDiverged(a.ctx, d.KeptAs); err != nil {
+	if err := a.proj.DropDiverged(a.ctx, d.KeptAs); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.env.Stdout, "adopted %s from %s as branch %s (from thought %d) of session %s\n",
@@ -147,7 +147,7 @@ func (c *divergedAdoptCmd) Run(a *app) error {
 
 // keptChains resolves a session and returns its kept chains, of one remote
 // if given; none is an error naming what there is.
-func (a *app) keptChains(prefix, remote string) ([]gitstore.DivergedChain, error) {
+func (a *app) keptChains(prefix, remote string) ([]project.DivergedChain, error) {
 	if err := a.needDisk(); err != nil {
 		return nil, err
 	}
@@ -155,11 +155,11 @@ func (a *app) keptChains(prefix, remote string) ([]gitstore.DivergedChain, error
 	if err != nil {
 		return nil, err
 	}
-	all, err := a.store.Diverged(id)
+	all, err := a.proj.Diverged(id)
 	if err != nil {
 		return nil, err
 	}
-	var out []gitstore.DivergedChain
+	var out []project.DivergedChain
 	for _, d := range all {
 		if remote == "" || d.Remote == remote {
 			out = append(out, d)

@@ -3,12 +3,11 @@ package cli
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // projectsCmd and infoCmd only report: they read what is on disk without
@@ -28,8 +27,12 @@ type projectInfo struct {
 func (c *projectsCmd) Run(a *app) error {
 	var out []projectInfo
 	for _, name := range config.Projects(a.cfg.DataDir) {
-		repo := filepath.Join(a.cfg.DataDir, "projects", name+".git")
-		out = append(out, projectInfo{Name: name, Sessions: len(gitstore.PeekSessionIDs(repo)), Bytes: diskUsage(repo), Path: repo, Current: name == a.cfg.Project})
+		cfg, err := a.cfg.ForProject(name)
+		if err != nil {
+			continue // Projects lists valid names only
+		}
+		repo := cfg.RepoPath()
+		out = append(out, projectInfo{Name: name, Sessions: project.Inspect(cfg).Sessions, Bytes: diskUsage(repo), Path: repo, Current: name == a.cfg.Project})
 	}
 	if a.format == FormatJSON {
 		if out == nil {
@@ -56,19 +59,19 @@ func (c *projectsCmd) Run(a *app) error {
 type infoCmd struct{}
 
 type infoOutput struct {
-	Version    string            `json:"version"`
-	DataDir    string            `json:"dataDir"`
-	Project    string            `json:"project"`
-	Repository string            `json:"repository"`
-	Exists     bool              `json:"exists"`
-	Storage    config.Storage    `json:"storage"`
-	Partition  string            `json:"partition"`
-	ConfigFile string            `json:"configFile"`
-	Config     *config.File      `json:"config,omitempty"`
-	Sessions   int               `json:"sessions"`
-	Remotes    []gitstore.Remote `json:"remotes"`
-	Pending    pendingInfo       `json:"pending"`
-	MaxThought int               `json:"maxThoughtBytes"`
+	Version    string           `json:"version"`
+	DataDir    string           `json:"dataDir"`
+	Project    string           `json:"project"`
+	Repository string           `json:"repository"`
+	Exists     bool             `json:"exists"`
+	Storage    config.Storage   `json:"storage"`
+	Partition  string           `json:"partition"`
+	ConfigFile string           `json:"configFile"`
+	Config     *config.File     `json:"config,omitempty"`
+	Sessions   int              `json:"sessions"`
+	Remotes    []project.Remote `json:"remotes"`
+	Pending    pendingInfo      `json:"pending"`
+	MaxThought int              `json:"maxThoughtBytes"`
 }
 
 type pendingInfo struct {
@@ -81,17 +84,16 @@ func (c *infoCmd) Run(a *app) error {
 	o := infoOutput{
 		Version: versionLine(), DataDir: a.cfg.DataDir, Project: a.cfg.Project, Repository: repo,
 		Storage: a.cfg.Storage, Partition: string(a.cfg.Partition), ConfigFile: filepath.Join(a.cfg.DataDir, config.FileName),
-		MaxThought: a.cfg.MaxThoughtBytes, Remotes: []gitstore.Remote{},
+		MaxThought: a.cfg.MaxThoughtBytes, Remotes: []project.Remote{},
 	}
 	if f, err := config.ReadFile(o.ConfigFile); err == nil {
 		o.Config = &f
 	}
-	if _, err := os.Stat(repo); err == nil {
-		o.Exists = true
-		o.Sessions = len(gitstore.PeekSessionIDs(repo))
-		o.Pending.Records, o.Pending.Bytes = gitstore.PeekLog(repo)
-		if r := gitstore.PeekRemoteConfig(repo); r != nil {
-			o.Remotes = r
+	if st := project.Inspect(a.cfg); st.Exists {
+		o.Exists, o.Sessions = true, st.Sessions
+		o.Pending.Records, o.Pending.Bytes = st.PendingRecords, st.PendingBytes
+		if st.Remotes != nil {
+			o.Remotes = st.Remotes
 		}
 	}
 	if a.format == FormatJSON {

@@ -33,7 +33,7 @@ type notesCmd struct {
 
 // zone is the project's knowledge zone, on the ledger's store.
 func (a *app) zone() *ledger.Knowledge {
-	return ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{})
+	return a.proj.Knowledge()
 }
 
 type knowledgeListCmd struct {

@@ -25,22 +25,9 @@ type notebookCmd struct {
 	Import notebookImportCmd `cmd:"" help:"Create a notebook from a .src.md file (- reads standard input) and print its id."`
 }
 
-// notebookService is the notebook service of a project's store, with the
-// project's work folder and the run timeout of the configuration. The
-// server makes one per project it opens; a command makes one for itself.
-func (a *app) notebookService(project string, store ledger.NotebookStore) *notebook.Service {
-	cfg := a.cfg
-	if project != cfg.Project {
-		if c, err := cfg.ForProject(project); err == nil {
-			cfg = c
-		}
-	}
-	return notebook.NewService(store, notebook.Options{WorkDir: cfg.NotebookWorkDir(), Timeout: cfg.NotebookTimeout})
-}
-
 // notebooks runs fn with the project's notebook service.
 func (a *app) notebooks(fn func(svc *notebook.Service) error) error {
-	svc := a.notebookService(a.cfg.Project, a.store)
+	svc := a.proj.Notebooks()
 	defer svc.Close()
 	return notebookError(fn(svc))
 }

@@ -72,15 +72,13 @@ func (c *observatoryCmd) Run(a *app) error {
 	}
 	// Nothing is written here: what the page shows live comes from other
 	// processes, so follow the storage.
-	if a.store != nil {
-		followCtx, stopFollow := context.WithCancel(a.ctx)
-		followed := make(chan struct{})
-		go func() {
-			defer close(followed)
-			o.Follow(followCtx, a.store, followEvery)
-		}()
-		defer func() { stopFollow(); <-followed }()
-	}
+	followCtx, stopFollow := context.WithCancel(a.ctx)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		o.Follow(followCtx, a.proj, followEvery)
+	}()
+	defer func() { stopFollow(); <-followed }()
 	err = o.Serve(a.ctx, ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -126,8 +124,8 @@ func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, to
 		AuthToken:      a.cfg.Getenv(EnvAuthToken),
 		Project:        a.cfg.Project,
 		AbandonAfter:   s.AbandonAfter,
-		Authors:        a.store,
-		Log:            a.env.Stderr,
+		Authors:        a.proj,
+		Log:            a.log,
 	}
 	if tokens != nil {
 		// Set only when there are tokens: a nil *gateway.Tokens in the

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +20,7 @@ func newProjects(t *testing.T, max int, idle time.Duration, now func() time.Time
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &projectLedgers{cfg: cfg, log: io.Discard, max: max, idle: idle, now: now, open: map[string]*projectLedger{}}
+	p := &projectLedgers{cfg: cfg, log: slog.New(slog.DiscardHandler), max: max, idle: idle, now: now, open: map[string]*projectLedger{}}
 	t.Cleanup(p.close)
 	return p
 }

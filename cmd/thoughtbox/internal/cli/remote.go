@@ -2,55 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"path"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/project"
 )
-
-// Environment variables for reaching Git remotes.
-const (
-	// EnvGitToken authenticates to http(s) remotes (as the password of
-	// basic auth, which GitHub, GitLab and Gitea accept for tokens).
-	EnvGitToken = "THOUGHTBOX_GIT_TOKEN"
-	// EnvGitUser is the user name sent with the token (default thoughtbox).
-	EnvGitUser = "THOUGHTBOX_GIT_USER"
-	// EnvSSHKey names a private key file for ssh remotes; without it the
-	// ssh agent is used.
-	EnvSSHKey           = "THOUGHTBOX_SSH_KEY"
-	EnvSSHKeyPassphrase = "THOUGHTBOX_SSH_KEY_PASSPHRASE"
-	// EnvFileTransport chooses how paths and file:// URLs are served:
-	// "git" runs git-upload-pack/git-receive-pack (the default when they
-	// are installed), "builtin" uses go-git's in-process server.
-	EnvFileTransport = "THOUGHTBOX_FILE_TRANSPORT"
-	// EnvAutoPush names a remote to push a session to when it closes.
-	EnvAutoPush = "THOUGHTBOX_AUTO_PUSH"
-)
-
-// transferOptions reads the credentials and transport choice from the
-// environment.
-func transferOptions(cfg *config.Config, progress io.Writer) (gitstore.TransferOptions, error) {
-	o := gitstore.TransferOptions{
-		Progress:         progress,
-		Token:            cfg.Getenv(EnvGitToken),
-		User:             cfg.Getenv(EnvGitUser),
-		SSHKeyFile:       cfg.Getenv(EnvSSHKey),
-		SSHKeyPassphrase: cfg.Getenv(EnvSSHKeyPassphrase),
-		// What a pull brings in obeys the same thought limit as what is
-		// written here.
-		MaxThoughtBytes: cfg.MaxThoughtBytes,
-	}
-	switch v := cfg.Getenv(EnvFileTransport); v {
-	case "", "git":
-	case "builtin":
-		o.BuiltinFile = true
-	default:
-		return o, &config.SettingError{Name: EnvFileTransport, Value: v, Reason: "expected git or builtin"}
-	}
-	return o, nil
-}
 
 func (a *app) needDisk() error {
 	if a.cfg.Storage != config.StorageFS {
@@ -75,7 +32,7 @@ func (c *remoteAddCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	r, err := a.store.AddRemote(c.Name, c.URL)
+	r, err := a.proj.AddRemote(c.Name, c.URL)
 	if err != nil {
 		return err
 	}
@@ -92,7 +49,7 @@ func (c *remoteListCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	list, err := a.store.Remotes()
+	list, err := a.proj.Remotes()
 	if err != nil {
 		return err
 	}
@@ -116,7 +73,7 @@ func (c *remoteRemoveCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	return a.store.RemoveRemote(c.Name)
+	return a.proj.RemoveRemote(c.Name)
 }
 
 type pushCmd struct {
@@ -129,10 +86,7 @@ func (c *pushCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	o, err := transferOptions(a.cfg, a.env.Stderr)
-	if err != nil {
-		return err
-	}
+	var err error
 	for _, list := range []*[]string{&c.Session, &c.Force} {
 		for i, id := range *list {
 			if (*list)[i], err = a.resolve(id); err != nil {
@@ -140,11 +94,11 @@ func (c *pushCmd) Run(a *app) error {
 			}
 		}
 	}
+	o := project.PushOptions{Force: c.Force, Progress: a.env.Stderr}
 	if len(c.Session) > 0 {
 		o.Sessions = c.Session
 	}
-	o.Force = c.Force
-	res, err := a.store.Push(a.ctx, c.Remote, o)
+	res, err := a.proj.Push(a.ctx, c.Remote, o)
 	if err != nil {
 		return err
 	}
@@ -213,7 +167,7 @@ func changeRange(old, new string) string {
 	return abbrev(old) + ".." + abbrev(new)
 }
 
-func countSessions(changes []gitstore.RefChange) int {
+func countSessions(changes []project.RefChange) int {
 	seen := map[string]bool{}
 	for _, c := range changes {
 		seen[c.Session] = true
@@ -224,7 +178,7 @@ func countSessions(changes []gitstore.RefChange) int {
 
 // notebooksNote is ", N notebooks"+suffix for the notebook refs among
 // changes, "" if there are none (a transfer of sessions reads as before).
-func notebooksNote(changes []gitstore.RefChange, suffix string) string {
+func notebooksNote(changes []project.RefChange, suffix string) string {
 	n := 0
 	for _, c := range changes {
 		if strings.HasPrefix(c.Ref, "refs/heads/notebooks/") {
@@ -245,19 +199,16 @@ func (c *pullCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	o, err := transferOptions(a.cfg, a.env.Stderr)
-	if err != nil {
-		return err
+	res, err := a.proj.Pull(a.ctx, c.Remote, a.env.Stderr)
+	if res != nil {
+		// Printed even when the ledger failed to reread what was pulled:
+		// the pull itself is done.
+		a.printPull(res)
 	}
-	res, err := a.store.Pull(a.ctx, c.Remote, o)
-	if err != nil {
-		return err
-	}
-	a.printPull(res)
-	return nil
+	return err
 }
 
-func (a *app) printPull(res *gitstore.PullResult) {
+func (a *app) printPull(res *project.PullResult) {
 	if a.format == FormatJSON {
 		writeJSON(a.env.Stdout, res)
 	} else {
@@ -297,7 +248,7 @@ func (a *app) printPull(res *gitstore.PullResult) {
 
 // warnQuarantined tells which incoming chains failed the pull's checks:
 // they are kept aside, out of the live ledger, so the pull still succeeds.
-func (a *app) warnQuarantined(res *gitstore.PullResult) {
+func (a *app) warnQuarantined(res *project.PullResult) {
 	if len(res.Quarantined) == 0 {
 		return
 	}
@@ -333,7 +284,7 @@ func (c *cloneCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	store, cfg := a.store, a.cfg
+	proj, cfg := a.proj, a.cfg
 	if !a.projectFlagged {
 		name := projectFromURL(c.URL)
 		if err := config.ValidateProject(name); err != nil {
@@ -344,12 +295,12 @@ func (c *cloneCmd) Run(a *app) error {
 		if cfg, err = a.cfg.ForProject(name); err != nil {
 			return err
 		}
-		if store, err = cfg.OpenStore(); err != nil {
+		if proj, err = project.Open(cfg, project.Options{Events: a.baseEvents, Logger: a.log}); err != nil {
 			return err
 		}
-		defer store.Close()
+		defer proj.Close()
 	}
-	existing, err := store.ListSessions(a.ctx)
+	existing, err := proj.Ledger().List(a.ctx)
 	if err != nil {
 		return err
 	}
@@ -358,20 +309,16 @@ func (c *cloneCmd) Run(a *app) error {
 			hints: []string{fmt.Sprintf("to bring the remote's sessions into it: 'thoughtbox --project %s remote add origin %s' and 'thoughtbox --project %s pull'", cfg.Project, c.URL, cfg.Project),
 				"or clone into a new project with --project NAME"}}
 	}
-	remotes, err := store.Remotes()
+	remotes, err := proj.Remotes()
 	if err != nil {
 		return err
 	}
 	if len(remotes) == 0 {
-		if _, err := store.AddRemote("origin", c.URL); err != nil {
+		if _, err := proj.AddRemote("origin", c.URL); err != nil {
 			return err
 		}
 	}
-	o, err := transferOptions(cfg, a.env.Stderr)
-	if err != nil {
-		return err
-	}
-	res, err := store.Pull(a.ctx, "origin", o)
+	res, err := proj.Pull(a.ctx, "origin", a.env.Stderr)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -22,8 +22,8 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // Version is reported to MCP clients in initialize.
@@ -151,7 +151,7 @@ func (c *serveCmd) Run(a *app) error {
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.env.Stderr, max: lim.maxProjects, idle: lim.projectIdle,
+	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.log, max: lim.maxProjects, idle: lim.projectIdle,
 		now: time.Now, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
 	defer projects.close()
 	// Memory storage writes nothing to the data directory: no exports.
@@ -172,10 +172,10 @@ func (c *serveCmd) Run(a *app) error {
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
 		Tokens:      tokens,
 		OpenProject: projects.ledger,
-		Knowledge:   ledger.NewKnowledge(a.store, ledger.KnowledgeOptions{}),
-		Notebooks:   a.notebookService,
+		Knowledge:   a.proj.Knowledge(),
+		Notebooks:   project.NotebooksFor(a.cfg),
 		ExportDir:   exportDir,
-		Events:      a.events,
+		Events:      a.proj.Events(),
 
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
 		AllowedOrigins:      lim.origins,
@@ -198,11 +198,10 @@ func (c *serveCmd) Run(a *app) error {
 	// THOUGHTBOX_AUTO_PULL keeps this server in step with the rest of a
 	// team through their remote. Only the server's own project is pulled;
 	// projects opened by navigate are brought in by 'thoughtbox pull'.
-	puller, err := startAutoPull(a.cfg, a.store, a.ledger, a.env.Stderr)
-	if err != nil {
+	// Closing the project (in Main) stops it.
+	if err := a.proj.StartAutoPull(); err != nil {
 		return err
 	}
-	defer puller.close()
 	// The Observatory, when enabled, runs beside either transport on its
 	// own port, until the server stops.
 	if stopObservatory, err := startObservatoryIfEnabled(a, c.Host, tokens); err != nil {
@@ -339,7 +338,7 @@ func softMemoryLimit(ctx context.Context) {
 type projectLedgers struct {
 	cfg    *config.Config
 	events ledger.EventSink // without auto-push: each project gets its own
-	log    io.Writer
+	log    *slog.Logger
 	max    int
 	idle   time.Duration
 	now    func() time.Time
@@ -350,9 +349,8 @@ type projectLedgers struct {
 
 type projectLedger struct {
 	l        *ledger.Ledger
-	store    *gitstore.Store // nil for the server's own project (Main closes it)
-	pusher   *autoPusher     // this project's, when THOUGHTBOX_AUTO_PUSH is set
-	users    int             // calls holding it
+	proj     *project.Project // nil for the server's own project (Main closes it)
+	users    int              // calls holding it
 	lastUsed time.Time
 }
 
@@ -378,32 +376,27 @@ func (p *projectLedgers) ledger(_ context.Context, project string, create bool) 
 	}, nil
 }
 
-func (p *projectLedgers) openLocked(project string, create bool) (*projectLedger, error) {
-	cfg, err := p.cfg.ForProject(project)
+func (p *projectLedgers) openLocked(name string, create bool) (*projectLedger, error) {
+	cfg, err := p.cfg.ForProject(name)
 	if err != nil {
 		return nil, err
 	}
 	if !create && !cfg.Exists() {
 		names, _ := p.cfg.Projects()
 		if len(names) == 0 {
-			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, project)
+			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, name)
 		}
-		return nil, fmt.Errorf("%w %q; existing projects: %s", gateway.ErrNoProject, project, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w %q; existing projects: %s", gateway.ErrNoProject, name, strings.Join(names, ", "))
 	}
 	if p.count() >= p.max && !p.evictLocked() {
 		return nil, fmt.Errorf("%d projects are open and in use, the most this server keeps (%s); try again when a call ends", p.max, EnvMaxOpenProjects)
 	}
-	store, err := cfg.OpenStore()
+	proj, err := project.Open(cfg, project.Options{Events: p.events, Logger: p.log})
 	if err != nil {
 		return nil, err
 	}
-	sink, pusher, err := withAutoPush(cfg, store, p.events, p.log)
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	pl := &projectLedger{l: cfg.NewLedger(store, ledger.Options{Events: sink}), store: store, pusher: pusher, lastUsed: p.now()}
-	p.open[project] = pl
+	pl := &projectLedger{l: proj.Ledger(), proj: proj, lastUsed: p.now()}
+	p.open[name] = pl
 	return pl, nil
 }
 
@@ -411,7 +404,7 @@ func (p *projectLedgers) openLocked(project string, create bool) (*projectLedger
 func (p *projectLedgers) count() int {
 	n := 0
 	for _, pl := range p.open {
-		if pl.store != nil {
+		if pl.proj != nil {
 			n++
 		}
 	}
@@ -426,7 +419,7 @@ func (p *projectLedgers) evictLocked() bool {
 	}
 	var victim string
 	for name, pl := range p.open {
-		if pl.store == nil || pl.users > 0 {
+		if pl.proj == nil || pl.users > 0 {
 			continue
 		}
 		if victim == "" || pl.lastUsed.Before(p.open[victim].lastUsed) {
@@ -443,9 +436,8 @@ func (p *projectLedgers) evictLocked() bool {
 func (p *projectLedgers) closeLocked(name string) {
 	pl := p.open[name]
 	delete(p.open, name)
-	pl.pusher.close()
-	if err := pl.store.Close(); err != nil {
-		fmt.Fprintf(p.log, "thoughtbox: closing project %s: %v\n", name, err)
+	if err := pl.proj.Close(); err != nil {
+		p.log.Error("closing a project failed", "project", name, "err", err)
 	}
 }
 
@@ -459,7 +451,7 @@ func (p *projectLedgers) closeIdle() {
 	defer p.mu.Unlock()
 	cutoff := p.now().Add(-p.idle)
 	for name, pl := range p.open {
-		if pl.store != nil && pl.users == 0 && pl.lastUsed.Before(cutoff) {
+		if pl.proj != nil && pl.users == 0 && pl.lastUsed.Before(cutoff) {
 			p.closeLocked(name)
 		}
 	}
@@ -483,7 +475,7 @@ func (p *projectLedgers) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for name, pl := range p.open {
-		if pl.store != nil {
+		if pl.proj != nil {
 			p.closeLocked(name)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 type showCmd struct {
@@ -27,7 +27,7 @@ type showOutput struct {
 	Revisions map[string]ledger.RevisionInfo `json:"revisions"`
 	// Diverged lists remotes' chains of this session that were extended
 	// differently there (kept by pull; empty when none).
-	Diverged []gitstore.DivergedChain `json:"diverged"`
+	Diverged []project.DivergedChain `json:"diverged"`
 }
 
 func (c *showCmd) Run(a *app) error {
@@ -42,7 +42,7 @@ func (c *showCmd) Run(a *app) error {
 	if !v.Integrity.Valid {
 		fmt.Fprintf(a.env.Stderr, "warning: session %s is damaged; showing what could be read ('thoughtbox verify %s' tells more)\n", id, id)
 	}
-	diverged, err := a.store.Diverged(id)
+	diverged, err := a.proj.Diverged(id)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (c *showCmd) Run(a *app) error {
 			Branches:  v.Graph.Branches(),
 			Nodes:     v.Graph.Nodes(),
 			Revisions: map[string]ledger.RevisionInfo{},
-			Diverged:  append([]gitstore.DivergedChain{}, diverged...),
+			Diverged:  append([]project.DivergedChain{}, diverged...),
 		}
 		for _, n := range out.Nodes {
 			if r, ok := v.Graph.Revision(n.ID); ok && (r.RevisionDepth > 0 || len(r.RevisedBy) > 0) {
@@ -70,7 +70,7 @@ func (c *showCmd) Run(a *app) error {
 
 // writeDiverged prints the remotes' chains kept after a divergence: the
 // thoughts a remote has on a chain of this session that this ledger lacks.
-func writeDiverged(w io.Writer, chains []gitstore.DivergedChain) {
+func writeDiverged(w io.Writer, chains []project.DivergedChain) {
 	for _, d := range chains {
 		chain := "main chain"
 		if _, b, ok := strings.Cut(d.Ref, "/branches/"); ok {

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 type verifyCmd struct {
@@ -28,7 +28,7 @@ func repairLog(env Env, cfg *config.Config) error {
 		fmt.Fprintf(env.Stderr, "repair: %s has no write-ahead log; nothing to repair\n", cfg.RepoPath())
 		return nil
 	}
-	rep, err := gitstore.RepairLog(cfg.RepoPath())
+	rep, err := project.RepairLog(cfg)
 	if err != nil {
 		return fmt.Errorf("repair the write-ahead log: %w", err)
 	}
@@ -61,7 +61,7 @@ func (c *verifyCmd) Run(a *app) error {
 	}
 	// A session whose main ref file is damaged is not listed; verify
 	// still checks it.
-	damaged, err := a.store.DamagedRefs()
+	damaged, err := a.proj.DamagedRefs()
 	if err != nil {
 		return err
 	}

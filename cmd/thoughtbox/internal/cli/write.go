@@ -137,7 +137,7 @@ func (c *addCmd) Run(a *app) error {
 	// nothing on disk, so it writes no export either.
 	var exportPath string
 	if res.Completed && a.cfg.Storage != config.StorageMemory {
-		if exportPath, err = export.Completed(a.ctx, a.ledger, filepath.Join(a.cfg.DataDir, "exports"), id, a.events); err != nil {
+		if exportPath, err = export.Completed(a.ctx, a.ledger, filepath.Join(a.cfg.DataDir, "exports"), id, a.proj.Events()); err != nil {
 			return fmt.Errorf("thought %d was recorded, but the session's export failed: %w", res.Thought.ThoughtNumber, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package gateway
+package stdio
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func TestStdioCRLF(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
 	}, "\r\n") + "\r\n"
 	var out strings.Builder
-	conn, err := stdioTransport{in: strings.NewReader(in), out: &out}.Connect(t.Context())
+	conn, err := Transport{In: strings.NewReader(in), Out: &out}.Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

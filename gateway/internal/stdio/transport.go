@@ -1,4 +1,9 @@
-package gateway
+// Package stdio is the gateway's MCP stdio transport: newline-delimited
+// JSON-RPC over a reader and a writer, read and answered as the SDK's
+// mcp.IOTransport does (differential_test.go holds it to that), with a
+// cheaper reader, and with JSON-RPC ids taken only when they can be echoed
+// exactly (DecodeID, which the HTTP guard uses too).
+package stdio
 
 import (
 	"bufio"
@@ -15,7 +20,7 @@ import (
 	"github.com/segmentio/encoding/json"
 )
 
-// stdioTransport is newline-delimited JSON-RPC over a reader and a writer,
+// Transport is newline-delimited JSON-RPC over a reader and a writer,
 // as mcp.IOTransport, with a cheaper reader. The SDK's decodes each
 // message up to three times (as a batch, as a message, then its method),
 // and its JSON decoder allocates a 32 KB buffer every time: about 100 KB
@@ -24,9 +29,9 @@ import (
 // reader and decoded once, in place, with the same case-sensitive decoder
 // the SDK uses. Batches (protocol versions before 2025-06-18) are
 // supported as the SDK supports them.
-type stdioTransport struct {
-	in  io.Reader
-	out io.Writer
+type Transport struct {
+	In  io.Reader
+	Out io.Writer
 }
 
 // maxFrame bounds one inbound message, as mcp.DefaultMaxLineLength does.
@@ -38,9 +43,10 @@ const maxDepth = 1000
 // batchesUntil is the first protocol version without JSON-RPC batches.
 const batchesUntil = "2025-06-18"
 
-func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+// Connect implements mcp.Transport.
+func (t Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
-		out:      t.out,
+		out:      t.Out,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 		batches:  map[jsonrpc.ID]*inBatch{},
@@ -49,7 +55,7 @@ func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	// Reads run on their own goroutine so that Close unblocks Read: a read
 	// of stdin cannot be interrupted.
-	go c.readLoop(bufio.NewReaderSize(t.in, 64<<10))
+	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
 	return c, nil
 }
 
@@ -320,7 +326,7 @@ func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wireError) {
 		}
 		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: expected a JSON-RPC message object: " + err.Error()}
 	}
-	id, err := decodeID(w.ID)
+	id, err := DecodeID(w.ID)
 	if err != nil {
 		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
 	}

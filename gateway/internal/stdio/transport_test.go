@@ -1,4 +1,4 @@
-package gateway
+package stdio
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestStdioFraming(t *testing.T) {
 		`{"jsonrpc":"1.0","id":5,"method":"ping"}`,
 	}, "\n") + "\n"
 	var out strings.Builder
-	conn, err := stdioTransport{in: strings.NewReader(in), out: &out}.Connect(t.Context())
+	conn, err := Transport{In: strings.NewReader(in), Out: &out}.Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestStdioRefusesBatchesAfter20250618(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n"
 	pr, pw := io.Pipe()
 	var out syncBuilder
-	conn, _ := stdioTransport{in: pr, out: &out}.Connect(t.Context())
+	conn, _ := Transport{In: pr, Out: &out}.Connect(t.Context())
 	go pw.Write([]byte(in))
 	ctx := context.Background()
 	if _, err := conn.Read(ctx); err != nil {
@@ -153,7 +153,7 @@ func TestStdioMalformedLines(t *testing.T) {
 		in.WriteString(l.in + "\n")
 	}
 	var out syncBuilder
-	conn, _ := stdioTransport{in: strings.NewReader(in.String()), out: &out}.Connect(t.Context())
+	conn, _ := Transport{In: strings.NewReader(in.String()), Out: &out}.Connect(t.Context())
 	ctx := context.Background()
 	var got []any
 	done := make(chan error, 1)
@@ -197,7 +197,7 @@ func TestStdioOtherSpaceIsNotBlank(t *testing.T) {
 	lines := []string{"\f", "\v", "\u00a0", "\u0085", "\f" + `{"jsonrpc":"2.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":6,"method":"ping"}` + "\f",
 		" \t\r", `{"jsonrpc":"2.0","id":1,"method":"ping"}`}
 	var out syncBuilder
-	conn, _ := stdioTransport{in: strings.NewReader(strings.Join(lines, "\n") + "\n"), out: &out}.Connect(t.Context())
+	conn, _ := Transport{In: strings.NewReader(strings.Join(lines, "\n") + "\n"), Out: &out}.Connect(t.Context())
 	var got []any
 	for {
 		m, err := conn.Read(t.Context())
@@ -221,7 +221,7 @@ func TestStdioOtherSpaceIsNotBlank(t *testing.T) {
 func TestStdioAnswersBeforeEOF(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
 	var out syncBuilder
-	conn, _ := stdioTransport{in: strings.NewReader(in), out: &out}.Connect(t.Context())
+	conn, _ := Transport{In: strings.NewReader(in), Out: &out}.Connect(t.Context())
 	ctx := context.Background()
 	var reqs []*jsonrpc.Request
 	for range 2 {

@@ -1,4 +1,4 @@
-package cli
+package project
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestAutoPushInterval(t *testing.T) {
 			t.Fatal(err)
 		}
 		log := &syncBuffer{}
-		p := newAutoPusher(s, remote, "", every, gitstore.TransferOptions{}, log, nil)
+		p := newAutoPusher(s, remote, "", every, gitstore.TransferOptions{}, log.logger(), nil)
 		defer func() { t.Log(log.String()) }()
 		l := ledger.New(s, ledger.Options{Events: p})
 		ctx := context.Background()
@@ -97,7 +97,7 @@ func TestAutoPushIntervalFailureLoggedOnce(t *testing.T) {
 	}
 	defer s.Close()
 	log := &syncBuffer{}
-	p := newAutoPusher(s, remote, "", 10*time.Millisecond, gitstore.TransferOptions{}, log, nil)
+	p := newAutoPusher(s, remote, "", 10*time.Millisecond, gitstore.TransferOptions{}, log.logger(), nil)
 	defer p.close()
 	l := ledger.New(s, ledger.Options{Events: p})
 	ctx := context.Background()
@@ -118,7 +118,7 @@ func TestAutoPushIntervalFailureLoggedOnce(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	if got := log.String(); strings.Count(got, "auto-push to "+remote+" failed") != 1 {
+	if got := log.String(); strings.Count(got, `level=WARN msg="auto-push failed`) != 1 || !strings.Contains(got, "remote="+remote) {
 		t.Fatalf("three failed pushes logged as:\n%s", got)
 	}
 	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
@@ -126,7 +126,7 @@ func TestAutoPushIntervalFailureLoggedOnce(t *testing.T) {
 	}
 	think("thought 4")
 	waitRemote(t, remote, sess.ID, 5, log)
-	for !strings.Contains(log.String(), "works again") {
+	for !strings.Contains(log.String(), `msg="auto-push works again" remote=`+remote) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package stdio
 
 import (
 	stdjson "encoding/json"
@@ -17,14 +17,14 @@ const maxIDText = 64
 // (JavaScript's Number.MAX_SAFE_INTEGER) and no further.
 const maxExactID = 1<<53 - 1
 
-// decodeID reads a JSON-RPC id as sent: absent or null, a string, or an
+// DecodeID reads a JSON-RPC id as sent: absent or null, a string, or an
 // integer. Through the SDK, 18446744073709551615 or 1e30 came back as
 // -9223372036854775808, 9007199254740993 as 9007199254740992 and 1.5 as
 // 1: the client could not match the answer to its request. An id is
 // therefore taken only if it can be echoed exactly — a string, or an
 // integer written in decimal from -(2^53-1) to 2^53-1 — and anything else
 // is refused with -32600, naming the id.
-func decodeID(raw stdjson.RawMessage) (jsonrpc.ID, error) {
+func DecodeID(raw stdjson.RawMessage) (jsonrpc.ID, error) {
 	text := strings.TrimSpace(string(raw))
 	if text == "" || text == "null" {
 		return jsonrpc.ID{}, nil
@@ -60,4 +60,10 @@ func rawID(id jsonrpc.ID) stdjson.RawMessage {
 		return nil
 	}
 	return data
+}
+
+// ErrorResponse is the JSON-RPC error response, with a null id, that
+// refuses a message before it reaches the server.
+func ErrorResponse(code int64, message string) []byte {
+	return (&wireError{code: code, message: message}).encode()
 }

@@ -1,9 +1,8 @@
-package cli
+package project
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,7 +30,7 @@ type autoPusher struct {
 	// memory only.
 	pendingFile string
 	opts        gitstore.TransferOptions
-	log         io.Writer
+	log         *slog.Logger
 	next        ledger.EventSink // the sink this one wraps (may be nil)
 	// every is THOUGHTBOX_AUTO_PUSH_INTERVAL: 0 pushes closed sessions
 	// only.
@@ -55,7 +54,7 @@ type autoPusher struct {
 	lastErr string
 }
 
-func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time.Duration, opts gitstore.TransferOptions, log io.Writer, next ledger.EventSink) *autoPusher {
+func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time.Duration, opts gitstore.TransferOptions, log *slog.Logger, next ledger.EventSink) *autoPusher {
 	p := &autoPusher{store: store, remote: remote, pendingFile: pendingFile, every: every, opts: opts, log: log, next: next,
 		pending: map[string]bool{}, marked: map[string]int{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.loadPending()
@@ -66,13 +65,13 @@ func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time
 // withAutoPush wraps a project's event sink with an auto-pusher when
 // THOUGHTBOX_AUTO_PUSH asks for one; pusher is nil otherwise, and must be
 // closed before the store.
-func withAutoPush(cfg *config.Config, store *gitstore.Store, sink ledger.EventSink, log io.Writer) (ledger.EventSink, *autoPusher, error) {
-	remote := cfg.Getenv(EnvAutoPush)
+func withAutoPush(cfg *config.Config, store *gitstore.Store, sink ledger.EventSink, log *slog.Logger) (ledger.EventSink, *autoPusher, error) {
+	remote := cfg.Getenv(config.EnvAutoPush)
 	if remote == "" {
 		return sink, nil, nil
 	}
 	if cfg.Storage != config.StorageFS {
-		fmt.Fprintf(log, "thoughtbox: warning: %s=%s is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to push\n", EnvAutoPush, remote)
+		log.Warn(config.EnvAutoPush+" is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to push", "remote", remote)
 		return sink, nil, nil
 	}
 	o, err := transferOptions(cfg, nil)
@@ -171,19 +170,18 @@ func (p *autoPusher) pushPending() {
 			if p.every > 0 {
 				when = "at the next push (failures are logged again when the cause changes)"
 			}
-			fmt.Fprintf(p.log, "thoughtbox: auto-push to %s failed (%v); %s will be pushed again %s\n",
-				p.remote, err, plural(len(ids), "session", "sessions"), when)
+			p.log.Warn("auto-push failed; its sessions will be pushed again "+when, "remote", p.remote, "sessions", len(ids), "err", err)
 		}
 		return
 	}
 	if p.lastErr != "" && p.every > 0 {
-		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s works again\n", p.remote)
+		p.log.Info("auto-push works again", "remote", p.remote)
 	}
 	p.lastErr = ""
 	rejected := map[string]bool{}
 	for _, r := range res.Rejected {
 		rejected[r.Session] = true
-		fmt.Fprintf(p.log, "thoughtbox: auto-push to %s: %s rejected (%s): %s\n", p.remote, r.Ref, r.Reason, r.Message)
+		p.log.Warn("auto-push rejected a ref", "remote", p.remote, "ref", r.Ref, "reason", r.Reason, "message", r.Message)
 	}
 	for _, id := range ids {
 		if !rejected[id] && p.marked[id] == marks[id] {

@@ -1,17 +1,15 @@
-package cli
+package project
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore"
-	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // autoPuller pulls from a remote in the background, as
@@ -21,12 +19,12 @@ import (
 // tried again at the next interval; writers are never waited for (a pull
 // moves refs by compare-and-swap, exactly as `thoughtbox pull` does).
 type autoPuller struct {
-	store    *gitstore.Store
-	ledger   *ledger.Ledger
+	// project pulls and has its ledger forget the sessions a pull moved.
+	project  *Project
 	remote   string
 	interval time.Duration
 	opts     gitstore.TransferOptions
-	log      io.Writer
+	log      *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -48,28 +46,29 @@ type autoPuller struct {
 // but not in the way of its first calls.
 const autoPullStart = time.Second
 
-// startAutoPull starts pulling the project's ledger from THOUGHTBOX_AUTO_PULL
-// when it is set; the puller is nil otherwise, and must be closed before
-// the store.
-func startAutoPull(cfg *config.Config, store *gitstore.Store, l *ledger.Ledger, log io.Writer) (*autoPuller, error) {
+// startAutoPull starts pulling the project from THOUGHTBOX_AUTO_PULL when
+// it is set; the puller is nil otherwise, and must be closed before the
+// store.
+func startAutoPull(proj *Project, log *slog.Logger) (*autoPuller, error) {
+	cfg := proj.cfg
 	remote := cfg.Getenv(config.EnvAutoPull)
 	if remote == "" {
 		return nil, nil
 	}
 	if cfg.Storage != config.StorageFS {
-		fmt.Fprintf(log, "thoughtbox: warning: %s=%s is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to pull into\n", config.EnvAutoPull, remote)
+		log.Warn(config.EnvAutoPull+" is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to pull into", "remote", remote)
 		return nil, nil
 	}
 	o, err := transferOptions(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	return newAutoPuller(store, l, remote, cfg.AutoPullInterval, autoPullStart, o, log), nil
+	return newAutoPuller(proj, remote, cfg.AutoPullInterval, autoPullStart, o, log), nil
 }
 
-func newAutoPuller(store *gitstore.Store, l *ledger.Ledger, remote string, interval, first time.Duration, opts gitstore.TransferOptions, log io.Writer) *autoPuller {
+func newAutoPuller(proj *Project, remote string, interval, first time.Duration, opts gitstore.TransferOptions, log *slog.Logger) *autoPuller {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &autoPuller{store: store, ledger: l, remote: remote, interval: interval, opts: opts, log: log,
+	p := &autoPuller{project: proj, remote: remote, interval: interval, opts: opts, log: log,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), reported: map[string]bool{}}
 	p.cond = sync.NewCond(&p.mu)
 	go p.run(first)
@@ -98,11 +97,8 @@ func (p *autoPuller) pull() {
 	// Bounded, so that a remote that stops answering cannot stall the
 	// puller for good; shutdown cancels it at once.
 	ctx, cancel := context.WithTimeout(p.ctx, max(2*time.Minute, 2*p.interval))
-	res, err := p.store.Pull(ctx, p.remote, p.opts)
+	res, err := p.project.pull(ctx, p.remote, p.opts)
 	cancel()
-	if err == nil {
-		p.ledger.Forget(changedSessions(res)...)
-	}
 	p.mu.Lock()
 	defer func() {
 		p.pulls++
@@ -115,30 +111,15 @@ func (p *autoPuller) pull() {
 		}
 		if msg := err.Error(); msg != p.lastErr {
 			p.lastErr = msg
-			fmt.Fprintf(p.log, "thoughtbox: auto-pull from %s failed (%v); trying again every %s\n", p.remote, err, p.interval)
+			p.log.Warn("auto-pull failed; trying again at each interval", "remote", p.remote, "interval", p.interval, "err", err)
 		}
 		return
 	}
 	if p.lastErr != "" {
 		p.lastErr = ""
-		fmt.Fprintf(p.log, "thoughtbox: auto-pull from %s works again\n", p.remote)
+		p.log.Info("auto-pull works again", "remote", p.remote)
 	}
 	p.logKeptAside(res)
-}
-
-// changedSessions lists the sessions whose refs a pull created or moved.
-func changedSessions(res *gitstore.PullResult) []string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, list := range [][]gitstore.RefChange{res.Created, res.Updated} {
-		for _, c := range list {
-			if c.Session != "" && !seen[c.Session] {
-				seen[c.Session] = true
-				ids = append(ids, c.Session)
-			}
-		}
-	}
-	return ids
 }
 
 // logKeptAside warns, once each, of the remote's chains a pull kept aside
@@ -146,15 +127,15 @@ func changedSessions(res *gitstore.PullResult) []string {
 // ones that failed the checks of what a pull brings in. As with
 // `thoughtbox pull`, nothing here was changed by them. The caller holds
 // p.mu.
-func (p *autoPuller) logKeptAside(res *gitstore.PullResult) {
+func (p *autoPuller) logKeptAside(res *PullResult) {
 	for _, d := range res.Diverged {
 		key := "d " + d.Ref + " " + d.Local + " " + d.Remote
 		if p.reported[key] {
 			continue
 		}
 		p.reported[key] = true
-		fmt.Fprintf(p.log, "thoughtbox: warning: auto-pull from %s: %s diverged (extended differently here and there); nothing here was changed, the remote's chain is kept as %s ('thoughtbox show %s' shows both)\n",
-			p.remote, strings.TrimPrefix(d.Ref, "refs/heads/"), d.KeptAs, d.Session)
+		p.log.Warn("auto-pull found a chain extended differently here and there (diverged); nothing here was changed, the remote's chain is kept aside ('thoughtbox show <session>' shows both)",
+			"remote", p.remote, "chain", strings.TrimPrefix(d.Ref, "refs/heads/"), "keptAs", d.KeptAs, "session", d.Session)
 	}
 	for _, q := range res.Quarantined {
 		key := "q " + q.Ref + " " + q.Tip
@@ -163,17 +144,16 @@ func (p *autoPuller) logKeptAside(res *gitstore.PullResult) {
 		}
 		p.reported[key] = true
 		what := "the knowledge zone"
-		if q.Session != "" {
+		switch {
+		case q.Session != "":
 			what = "session " + q.Session
+		case q.Notebook != "":
+			what = "notebook " + q.Notebook
 		}
-		problems := strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f {
-				return '?'
-			}
-			return r
-		}, strings.Join(q.Problems, "; "))
-		fmt.Fprintf(p.log, "thoughtbox: warning: auto-pull from %s: %s (%s) failed the checks and was kept aside as %s, not taken in: %s\n",
-			p.remote, what, strings.TrimPrefix(q.Ref, "refs/heads/"), q.KeptAs, problems)
+		// The text handler quotes values, so the problems (text from the
+		// remote) cannot forge log lines.
+		p.log.Warn("auto-pull kept aside what failed the checks; it was not taken in",
+			"remote", p.remote, "what", what, "chain", strings.TrimPrefix(q.Ref, "refs/heads/"), "keptAs", q.KeptAs, "problems", strings.Join(q.Problems, "; "))
 	}
 }
 

@@ -1,7 +1,8 @@
-package cli
+package project
 
 import (
 	"context"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -32,24 +34,43 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-type teamMember struct {
-	store  *gitstore.Store
-	ledger *ledger.Ledger
+// logger is a text logger into s, as the CLI's, without the time.
+func (s *syncBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(s, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
 }
 
-func newTeamMember(t *testing.T) *teamMember {
+// openProject opens a project in a fresh data directory, with the
+// settings env gives.
+func openProject(t *testing.T, env map[string]string, opts Options) *Project {
 	t.Helper()
-	s, err := gitstore.Open(filepath.Join(t.TempDir(), "ledger.git"), gitstore.Options{})
+	vars := map[string]string{config.EnvDataDir: t.TempDir()}
+	for k, v := range env {
+		vars[k] = v
+	}
+	cfg, err := config.Resolve(config.Flags{}, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return &teamMember{store: s, ledger: ledger.New(s, ledger.Options{})}
+	p, err := Open(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
+
+type teamMember = Project
+
+func newTeamMember(t *testing.T) *teamMember { return openProject(t, nil, Options{}) }
 
 func (m *teamMember) think(t *testing.T, id, text string) *ledger.AddResult {
 	t.Helper()
-	r, err := m.ledger.AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "agent"})
+	r, err := m.Ledger().AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "agent"})
 	if err != nil {
 		t.Fatalf("thought %q: %v", text, err)
 	}
@@ -58,7 +79,7 @@ func (m *teamMember) think(t *testing.T, id, text string) *ledger.AddResult {
 
 func (m *teamMember) push(t *testing.T, remote string) {
 	t.Helper()
-	if _, err := m.store.Push(context.Background(), remote, gitstore.TransferOptions{}); err != nil {
+	if _, err := m.Push(context.Background(), remote, PushOptions{}); err != nil {
 		t.Fatalf("push: %v", err)
 	}
 }
@@ -89,10 +110,10 @@ func TestAutoPullServerSeesTeam(t *testing.T) {
 	a, b := newTeamMember(t), newTeamMember(t)
 	ctx := context.Background()
 	var log syncBuffer
-	p := newAutoPuller(b.store, b.ledger, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{}, &log)
+	p := newAutoPuller(b, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{}, log.logger())
 	defer p.close()
 
-	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Why the cache misses"}, ledger.Author{Name: "alice"})
+	s, err := a.Ledger().StartSession(ctx, ledger.CreateSessionParams{Title: "Why the cache misses"}, ledger.Author{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,15 +122,15 @@ func TestAutoPullServerSeesTeam(t *testing.T) {
 	a.push(t, remote)
 	pulledAfterNow(p)
 
-	list, err := b.ledger.List(ctx)
+	list, err := b.Ledger().List(ctx)
 	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].ThoughtCount != 2 {
 		t.Fatalf("B's list after the pull: %+v, %v", list, err)
 	}
-	found, err := b.ledger.Search(ctx, ledger.SearchQuery{Query: "eviction"})
+	found, err := b.Ledger().Search(ctx, ledger.SearchQuery{Query: "eviction"})
 	if err != nil || found.Total != 1 {
 		t.Fatalf("B's search for a word of A's thought: %+v, %v", found, err)
 	}
-	v, err := b.ledger.View(ctx, s.ID)
+	v, err := b.Ledger().View(ctx, s.ID)
 	if err != nil || v.Graph.Len() != 2 {
 		t.Fatalf("B's view: %v thoughts, %v", v, err)
 	}
@@ -118,14 +139,14 @@ func TestAutoPullServerSeesTeam(t *testing.T) {
 	a.think(t, s.ID, "The warmup job evicts the hottest keys: quarantine it.")
 	a.push(t, remote)
 	pulledAfterNow(p)
-	v, err = b.ledger.View(ctx, s.ID)
+	v, err = b.Ledger().View(ctx, s.ID)
 	if err != nil || v.Graph.Len() != 3 {
 		t.Fatalf("B's view after A's third thought was pulled: %d thoughts, %v", v.Graph.Len(), err)
 	}
-	if list, _ = b.ledger.List(ctx); list[0].ThoughtCount != 3 {
+	if list, _ = b.Ledger().List(ctx); list[0].ThoughtCount != 3 {
 		t.Errorf("B's list counts %d thoughts, want 3", list[0].ThoughtCount)
 	}
-	if found, _ = b.ledger.Search(ctx, ledger.SearchQuery{Query: "quarantine"}); found.Total != 1 {
+	if found, _ = b.Ledger().Search(ctx, ledger.SearchQuery{Query: "quarantine"}); found.Total != 1 {
 		t.Errorf("B's search misses a word of the pulled thought: %+v", found)
 	}
 	r := b.think(t, s.ID, "Agreed; B takes it from here.")
@@ -143,10 +164,10 @@ func TestAutoPullServerSeesTeam(t *testing.T) {
 	a.push(t, remote)
 	pulledAfterNow(p)
 	pulledAfterNow(p)
-	if got := log.String(); strings.Count(got, "diverged (extended") != 1 || !strings.Contains(got, "auto-pull from "+remote) || !strings.Contains(got, "refs/thoughtbox/diverged/") {
+	if got := log.String(); strings.Count(got, "(diverged)") != 1 || !strings.Contains(got, "remote="+remote) || !strings.Contains(got, "refs/thoughtbox/diverged/") {
 		t.Errorf("log after a divergence:\n%s", got)
 	}
-	if v, _ = b.ledger.View(ctx, s.ID); v.Graph.Len() != 5 {
+	if v, _ = b.Ledger().View(ctx, s.ID); v.Graph.Len() != 5 {
 		t.Errorf("B's session has %d thoughts after the divergence, want its own 5", v.Graph.Len())
 	}
 }
@@ -162,21 +183,21 @@ func TestAutoPullFailureIsLoggedOnce(t *testing.T) {
 	a, b := newTeamMember(t), newTeamMember(t)
 	ctx := context.Background()
 	var log syncBuffer
-	p := newAutoPuller(b.store, b.ledger, missing, 10*time.Millisecond, 0, gitstore.TransferOptions{}, &log)
+	p := newAutoPuller(b, missing, 10*time.Millisecond, 0, gitstore.TransferOptions{}, log.logger())
 	defer p.close()
 	pulledAfterNow(p)
 	pulledAfterNow(p)
-	own, err := b.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Written meanwhile"}, ledger.Author{Name: "bob"})
+	own, err := b.Ledger().StartSession(ctx, ledger.CreateSessionParams{Title: "Written meanwhile"}, ledger.Author{Name: "bob"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.think(t, own.ID, "Writes do not wait for the remote.")
 	got := log.String()
-	if strings.Count(got, "auto-pull from "+missing+" failed") != 1 || !strings.Contains(got, "no Git repository") {
+	if strings.Count(got, `level=WARN msg="auto-pull failed`) != 1 || !strings.Contains(got, "remote="+missing) || !strings.Contains(got, "no Git repository") {
 		t.Fatalf("log of a missing remote:\n%s", got)
 	}
 
-	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "From A"}, ledger.Author{Name: "alice"})
+	s, err := a.Ledger().StartSession(ctx, ledger.CreateSessionParams{Title: "From A"}, ledger.Author{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,10 +207,10 @@ func TestAutoPullFailureIsLoggedOnce(t *testing.T) {
 	}
 	a.push(t, missing)
 	pulledAfterNow(p)
-	if got := log.String(); !strings.Contains(got, "auto-pull from "+missing+" works again") {
+	if got := log.String(); !strings.Contains(got, `msg="auto-pull works again" remote=`+missing) {
 		t.Errorf("no recovery in the log:\n%s", got)
 	}
-	list, _ := b.ledger.List(ctx)
+	list, _ := b.Ledger().List(ctx)
 	ids := []string{}
 	for _, x := range list {
 		ids = append(ids, x.ID)
@@ -204,7 +225,7 @@ func TestAutoPullFailureIsLoggedOnce(t *testing.T) {
 func TestAutoPullStopsPromptly(t *testing.T) {
 	remote := bareRemote(t)
 	b := newTeamMember(t)
-	p := newAutoPuller(b.store, b.ledger, remote, time.Hour, 0, gitstore.TransferOptions{}, &syncBuffer{})
+	p := newAutoPuller(b, remote, time.Hour, 0, gitstore.TransferOptions{}, (&syncBuffer{}).logger())
 	p.waitPulls(1)
 	done := make(chan struct{})
 	go func() { p.close(); close(done) }()
@@ -222,22 +243,22 @@ func TestAutoPullQuarantine(t *testing.T) {
 	remote := bareRemote(t)
 	a, b := newTeamMember(t), newTeamMember(t)
 	ctx := context.Background()
-	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Too long for B"}, ledger.Author{Name: "alice"})
+	s, err := a.Ledger().StartSession(ctx, ledger.CreateSessionParams{Title: "Too long for B"}, ledger.Author{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.think(t, s.ID, strings.Repeat("a long thought ", 20))
 	a.push(t, remote)
 	var log syncBuffer
-	p := newAutoPuller(b.store, b.ledger, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{MaxThoughtBytes: 64}, &log)
+	p := newAutoPuller(b, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{MaxThoughtBytes: 64}, log.logger())
 	defer p.close()
 	pulledAfterNow(p)
 	pulledAfterNow(p)
 	got := log.String()
-	if strings.Count(got, "failed the checks") != 1 || !strings.Contains(got, "session "+s.ID) || !strings.Contains(got, "auto-pull from "+remote) {
+	if strings.Count(got, "failed the checks") != 1 || !strings.Contains(got, `what="session `+s.ID+`"`) || !strings.Contains(got, "remote="+remote) {
 		t.Errorf("log of a quarantined chain:\n%s", got)
 	}
-	if list, _ := b.ledger.List(ctx); len(list) != 0 {
+	if list, _ := b.Ledger().List(ctx); len(list) != 0 {
 		t.Errorf("B lists a quarantined session: %+v", list)
 	}
 }

@@ -1,0 +1,89 @@
+package gitstore
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// TestFirstPushesRaceForMain: two ledgers push to one empty remote at the
+// same time, as a team's servers do when they start (issue 12 saw one
+// `refs/heads/main` refused each time). Both read the remote without a
+// main; the second to send must not be refused it, and both must agree
+// with the remote's main afterwards.
+func TestFirstPushesRaceForMain(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed")
+	}
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "team.git")
+	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	open := func(name string) *Store {
+		s, err := Open(filepath.Join(t.TempDir(), name+".git"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open("a"), open("b")
+	w := newSession(t, a, "a1b2c3d4-0000-4000-8000-00000000a11c")
+	w.add("", thoughtData(1, "alice's first thought"), "")
+	w = newSession(t, b, "a1b2c3d4-0000-4000-8000-000000000b0b")
+	w.add("", thoughtData(1, "bob's first thought"), "")
+
+	var bobs *PushResult
+	pushPlanned = func() {
+		// A has read the empty remote and chosen its commands; B pushes
+		// all of its own before A sends them.
+		pushPlanned = nil
+		var err error
+		if bobs, err = b.Push(ctx, remote, TransferOptions{}); err != nil {
+			t.Errorf("b's push: %v", err)
+		}
+	}
+	t.Cleanup(func() { pushPlanned = nil })
+	alices, err := a.Push(ctx, remote, TransferOptions{})
+	if err != nil {
+		t.Fatalf("a's push: %v", err)
+	}
+	if bobs == nil {
+		t.Fatal("the hook did not run: this test no longer races the pushes")
+	}
+	for who, res := range map[string]*PushResult{"a": alices, "b": bobs} {
+		if len(res.Rejected) != 0 {
+			t.Errorf("%s's push was refused: %+v", who, res.Rejected)
+		}
+	}
+	out, err := exec.Command("git", "--git-dir", remote, "for-each-ref", "--format=%(objectname) %(refname)").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git for-each-ref: %v\n%s", err, out)
+	}
+	refs := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		id, name, _ := strings.Cut(line, " ")
+		refs[name] = id
+	}
+	if len(refs) != 3 {
+		t.Errorf("remote refs: %v; want main and both sessions", refs)
+	}
+	for who, s := range map[string]*Store{"a": a, "b": b} {
+		m, err := s.be.readRef("refs/heads/main")
+		if err != nil || m.String() != refs["refs/heads/main"] {
+			t.Errorf("%s's main is %s (%v); the remote's is %s", who, m, err, refs["refs/heads/main"])
+		}
+	}
+	if out, err := exec.Command("git", "--git-dir", remote, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck --strict: %v\n%s", err, out)
+	}
+}
+
+func thoughtData(n int, text string) ledger.ThoughtData {
+	return ledger.ThoughtData{Thought: text, ThoughtNumber: n, NextThoughtNeeded: true}
+}

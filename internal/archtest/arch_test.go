@@ -1,0 +1,219 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is this module's path; "." stands for its root package.
+const module = "github.com/thoughtbox/thoughtbox"
+
+// A rule forbids the packages matching From to reach a package matching
+// To: through any chain of imports (Direct false), or by importing it
+// themselves (Direct true, for an arrow that may be reached through the
+// package that owns it).
+type rule struct {
+	Name   string
+	From   func(pkg string) bool
+	To     func(pkg string) bool
+	Direct bool
+}
+
+// under matches a package and those below it. Packages of this module are
+// named by their path inside it ("ledger", "gitstore/internal/wal").
+func under(prefix string) func(string) bool {
+	return func(p string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+}
+
+func exactly(name string) func(string) bool { return func(p string) bool { return p == name } }
+
+// The arrows doc/architecture.md draws. Package paths are inside the
+// module, except third-party ones, which keep their full path.
+var rules = []rule{
+	{Name: "ledger imports nothing of ours", From: exactly("ledger"),
+		To: func(p string) bool { return ours[p] && p != "ledger" }},
+	{Name: "gitstore/internal/* never imports ledger", From: under("gitstore/internal"),
+		To: exactly("ledger")},
+	{Name: "nothing but gitstore imports go-git", From: func(p string) bool { return ours[p] && !under("gitstore")(p) },
+		To: under("github.com/go-git"), Direct: true},
+	{Name: "the CLI reaches Git only through project", From: under("cmd/thoughtbox"),
+		To: under("gitstore"), Direct: true},
+	{Name: "observatory never imports gitstore", From: under("observatory"),
+		To: under("gitstore")},
+	{Name: "export never imports gateway", From: under("export"),
+		To: under("gateway")},
+}
+
+// ours holds the packages of this module (in the short form), as go list
+// reported them.
+var ours = map[string]bool{}
+
+// graph maps each package (short form for ours) to its direct imports.
+type graph map[string][]string
+
+// check returns one message per violation of r in g: the package, and the
+// chain of imports that leads it to the forbidden one.
+func check(g graph, r rule) []string {
+	var out []string
+	froms := make([]string, 0, len(g))
+	for p := range g {
+		if r.From(p) {
+			froms = append(froms, p)
+		}
+	}
+	slices.Sort(froms)
+	for _, from := range froms {
+		if r.Direct {
+			for _, imp := range g[from] {
+				if r.To(imp) {
+					out = append(out, r.Name+": "+from+" imports "+imp)
+				}
+			}
+			continue
+		}
+		if chain := findChain(g, from, r.To); chain != nil {
+			out = append(out, r.Name+": "+strings.Join(chain, " → "))
+		}
+	}
+	return out
+}
+
+// findChain is a breadth-first search from from to the nearest package to
+// accepts; nil when there is none.
+func findChain(g graph, from string, to func(string) bool) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, imp := range g[p] {
+			if _, seen := prev[imp]; seen {
+				continue
+			}
+			prev[imp] = p
+			if to(imp) {
+				chain := []string{imp}
+				for q := p; q != ""; q = prev[q] {
+					chain = append(chain, q)
+				}
+				slices.Reverse(chain)
+				return chain
+			}
+			queue = append(queue, imp)
+		}
+	}
+	return nil
+}
+
+// loadGraph runs go list over the whole module, tests' imports left out:
+// the rules are about what ships (tests may build fixtures with gitstore).
+func loadGraph(t *testing.T) graph {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not installed")
+	}
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	g := graph{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		if p.ImportPath == module || strings.HasPrefix(p.ImportPath, module+"/") {
+			ours[short(p.ImportPath)] = true
+		}
+		imps := make([]string, len(p.Imports))
+		for i, imp := range p.Imports {
+			imps[i] = short(imp)
+		}
+		g[short(p.ImportPath)] = imps
+	}
+	return g
+}
+
+// short drops the module's path from a package of ours.
+func short(p string) string {
+	if p == module {
+		return "."
+	}
+	if rest, ok := strings.CutPrefix(p, module+"/"); ok {
+		return rest
+	}
+	return p
+}
+
+// TestArrows holds the module to the arrows of doc/architecture.md.
+func TestArrows(t *testing.T) {
+	g := loadGraph(t)
+	for _, want := range []string{"ledger", "gitstore", "project", "cmd/thoughtbox/internal/cli", "observatory", "export"} {
+		if _, ok := g[want]; !ok {
+			t.Fatalf("go list did not report package %s: the rules would check nothing", want)
+		}
+	}
+	for _, r := range rules {
+		for _, msg := range check(g, r) {
+			t.Error(msg)
+		}
+	}
+}
+
+// TestCheckNamesTheChain: the checker finds a forbidden package however
+// deep, names the shortest chain to it, and tells a direct import from
+// one reached through its owner.
+func TestCheckNamesTheChain(t *testing.T) {
+	g := graph{
+		"ledger":                      {"fmt", "ledger/x"},
+		"ledger/x":                    {"internal/durable"},
+		"internal/durable":            {"strings"},
+		"observatory":                 {"events"},
+		"events":                      {"project"},
+		"project":                     {"gitstore"},
+		"gitstore":                    {"github.com/go-git/go-git/v5", "ledger"},
+		"gitstore/internal/wal":       {"gitstore/internal/object"},
+		"gitstore/internal/object":    {"ledger"},
+		"cmd/thoughtbox/internal/cli": {"project", "gitstore"},
+		"export":                      {"ledger"},
+	}
+	for p := range g {
+		if !strings.Contains(p, ".") && p != "fmt" && p != "strings" {
+			ours[p] = true
+		}
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, check(g, r)...)
+	}
+	want := []string{
+		"ledger imports nothing of ours: ledger → ledger/x",
+		"gitstore/internal/* never imports ledger: gitstore/internal/object → ledger",
+		"gitstore/internal/* never imports ledger: gitstore/internal/wal → gitstore/internal/object → ledger",
+		"the CLI reaches Git only through project: cmd/thoughtbox/internal/cli imports gitstore",
+		"observatory never imports gitstore: observatory → events → project → gitstore",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	g["events"] = append(g["events"], "github.com/go-git/go-git/v5/plumbing")
+	got = check(g, rules[2])
+	if len(got) != 1 || got[0] != "nothing but gitstore imports go-git: events imports github.com/go-git/go-git/v5/plumbing" {
+		t.Errorf("a direct go-git import outside gitstore: %q", got)
+	}
+}

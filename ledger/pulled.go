@@ -1,0 +1,112 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"slices"
+)
+
+// PulledSessions names the sessions a pull changed here: New are those it
+// created (this ledger had none of their refs), Moved those whose refs it
+// moved forward.
+type PulledSessions struct {
+	New   []string
+	Moved []string
+}
+
+// Pulled brings the ledger in line with sessions whose refs a pull (or any
+// writer outside this ledger) created or moved, so that no view it holds
+// goes stale. A session the ledger holds a view of is read again at once:
+// its next View, listing and thought see what was pulled, and its next
+// write numbers against the tip the pull left instead of failing its
+// compare-and-swap first. The thoughts the reload found that the old view
+// lacked are published as the ledger's own would be (thought_added,
+// thought_revised, branch_created), in the order they were created, and
+// each new session gets a session_started, so that an Observatory shows
+// the team's work as it arrives. A moved session the ledger never read
+// costs nothing here: only its search entry is dropped, to be read again
+// at the next search.
+//
+// Critiques and metadata changes a pull brings are in the reloaded view but
+// are not announced, as with the Observatory's own following of other
+// processes.
+//
+// It returns the first error met; the sessions after it are still handled,
+// and a session that failed to reload is dropped so that its next use
+// reads it again.
+func (l *Ledger) Pulled(ctx context.Context, p PulledSessions) error {
+	var first error
+	for _, id := range slices.Concat(p.New, p.Moved) {
+		l.index.forget(id)
+		l.mu.Lock()
+		st := l.sessions[id]
+		l.mu.Unlock()
+		if st == nil {
+			continue
+		}
+		if err := l.pulledLocked(ctx, st); err != nil && first == nil {
+			first = err
+		}
+	}
+	if len(p.New) > 0 && l.events != nil {
+		if err := l.announceNew(ctx, p.New); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// announceNew publishes session_started for sessions a pull created, from
+// one listing (a pull that creates sessions is rare; a clone of thousands
+// costs one listing, not a load each).
+func (l *Ledger) announceNew(ctx context.Context, ids []string) error {
+	sums, err := l.store.ListSessions(ctx)
+	if err != nil {
+		return storageError("list sessions", err)
+	}
+	byID := make(map[string]SessionMeta, len(sums))
+	for _, s := range sums {
+		byID[s.Meta.ID] = s.Meta
+	}
+	for _, id := range ids {
+		m, ok := byID[id]
+		if !ok {
+			continue // deleted or quarantined meanwhile
+		}
+		tags := m.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		l.publish(Event{Type: EventSessionStarted, SessionID: id, Timestamp: m.CreatedAt, Data: map[string]any{
+			"sessionId": id, "title": m.Title, "tags": slices.Clone(tags),
+		}})
+	}
+	return nil
+}
+
+func (l *Ledger) pulledLocked(ctx context.Context, st *sessionState) error {
+	// Waits for a write in progress on the session: the view it leaves is
+	// the one compared with.
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	old := st.graph
+	if st.dead || old == nil {
+		return nil
+	}
+	if err := l.reloadLocked(ctx, st); err != nil {
+		st.graph, st.shared = nil, false
+		if errors.Is(err, ErrSessionNotFound) {
+			return nil // gone since: its next use says so
+		}
+		return err
+	}
+	for i, n := range st.graph.order {
+		if _, had := old.nodes[n.ID]; had {
+			continue
+		}
+		e := thoughtEvent(st.id, n, plan{newBranch: n.chain.id != "" && n.pos == 0})
+		e.ThoughtCount = i + 1
+		l.publish(e)
+	}
+	return nil
+}

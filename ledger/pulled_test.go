@@ -1,0 +1,101 @@
+package ledger_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+type eventRecorder struct {
+	mu     sync.Mutex
+	events []ledger.Event
+}
+
+func (r *eventRecorder) Publish(e ledger.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *eventRecorder) thoughts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.Node != nil {
+			out = append(out, string(e.Type)+" "+e.Node.Data.Thought)
+		}
+	}
+	return out
+}
+
+// TestPulledReloadsOnlyHeldViews: two ledgers on one store, as a server
+// and a pull moving its refs. Pulled reads again the sessions the server
+// holds and announces only what they gained; one it never read stays
+// unread and unannounced, yet searchable; an unknown id is no error.
+func TestPulledReloadsOnlyHeldViews(t *testing.T) {
+	gs, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gs.Close()
+	ctx := context.Background()
+	rec := &eventRecorder{}
+	writer, server := ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{Events: rec})
+	held, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "held"}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unread, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "unread"}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{held.ID, unread.ID} {
+		if _, err := writer.AddThought(ctx, id, th("one"), agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, err := server.View(ctx, held.ID); err != nil || v.Graph.Len() != 1 {
+		t.Fatalf("first view: %v, %v", v, err)
+	}
+	old, _ := server.View(ctx, held.ID)
+	for _, text := range []string{"two", "three"} {
+		if _, err := writer.AddThought(ctx, held.ID, th(text), agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := writer.AddThought(ctx, unread.ID, th("zebra"), agent); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Pulled(ctx, ledger.PulledSessions{Moved: []string{held.ID, unread.ID, "0bad1d00-0000-4000-8000-000000000000"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.thoughts(); len(got) != 2 || got[0] != "thought_added two" || got[1] != "thought_added three" {
+		t.Errorf("events: %q; want the held session's two new thoughts only", got)
+	}
+	if old.Graph.Len() != 1 {
+		t.Errorf("a snapshot handed out before the pull changed under its reader: %d thoughts", old.Graph.Len())
+	}
+	if v, err := server.View(ctx, held.ID); err != nil || v.Graph.Len() != 3 {
+		t.Errorf("held view after Pulled: %v, %v", v, err)
+	}
+	if r, err := server.Search(ctx, ledger.SearchQuery{Query: "zebra"}); err != nil || r.Total != 1 {
+		t.Errorf("search for the unread session's pulled word: %+v, %v", r, err)
+	}
+
+	// A session new here is announced from its listing, with its title; an
+	// id the store does not list (deleted meanwhile) is not.
+	if err := server.Pulled(ctx, ledger.PulledSessions{New: []string{unread.ID, "0bad1d00-0000-4000-8000-000000000000"}}); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	last := rec.events[len(rec.events)-1]
+	n := len(rec.events)
+	rec.mu.Unlock()
+	if n != 3 || last.Type != ledger.EventSessionStarted || last.SessionID != unread.ID || last.Data["title"] != "unread" {
+		t.Errorf("after a pull that created a session: %d events, the last %+v", n, last)
+	}
+}

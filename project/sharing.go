@@ -1,0 +1,208 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// The types of sharing, as gitstore defines them: the CLI prints and
+// encodes them but reaches them only through this package.
+type (
+	// Remote is a named Git remote of the project.
+	Remote = gitstore.Remote
+	// PushResult is what a push did, ref by ref.
+	PushResult = gitstore.PushResult
+	// PullResult is what a pull did, ref by ref, and what it kept aside.
+	PullResult = gitstore.PullResult
+	// RefChange is one ref a push or pull created or moved.
+	RefChange = gitstore.RefChange
+	// DivergedChain is a remote's chain of a session that a pull kept
+	// aside because it was extended differently here.
+	DivergedChain = gitstore.DivergedChain
+	// LogRepair reports what RepairLog salvaged.
+	LogRepair = gitstore.LogRepair
+)
+
+// ErrNoRemote is returned for a remote name the project does not have.
+var ErrNoRemote = gitstore.ErrNoRemote
+
+// ValidRemoteName checks a remote's name (letters, digits, '.', '_', '-').
+func ValidRemoteName(name string) error { return gitstore.ValidRemoteName(name) }
+
+// Remotes lists the project's remotes by name.
+func (p *Project) Remotes() ([]Remote, error) { return p.store.Remotes() }
+
+// AddRemote adds a remote, checking its name and URL.
+func (p *Project) AddRemote(name, url string) (Remote, error) { return p.store.AddRemote(name, url) }
+
+// RemoveRemote forgets a remote; chains kept from it stay.
+func (p *Project) RemoveRemote(name string) error { return p.store.RemoveRemote(name) }
+
+// PushOptions choose what a push sends.
+type PushOptions struct {
+	// Sessions limits the push to these sessions (the knowledge zone and
+	// the notebooks go too); nil pushes everything.
+	Sessions []string
+	// Force lists sessions whose chains on the remote are replaced even
+	// though they diverged.
+	Force []string
+	// Progress, when set, receives progress lines.
+	Progress io.Writer
+}
+
+// Push sends the project to remote (a name, URL or path; "" for the only
+// remote, or origin), with the credentials and transport of the
+// configuration.
+func (p *Project) Push(ctx context.Context, remote string, o PushOptions) (*PushResult, error) {
+	to, err := transferOptions(p.cfg, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	to.Sessions, to.Force = o.Sessions, o.Force
+	return p.store.Push(ctx, remote, to)
+}
+
+// Pull brings remote's sessions, knowledge and notebooks in, then has the
+// ledger forget its views of the sessions the pull moved, so that its next
+// read shows them as they are now.
+func (p *Project) Pull(ctx context.Context, remote string, progress io.Writer) (*PullResult, error) {
+	to, err := transferOptions(p.cfg, progress)
+	if err != nil {
+		return nil, err
+	}
+	return p.pull(ctx, remote, to)
+}
+
+func (p *Project) pull(ctx context.Context, remote string, to gitstore.TransferOptions) (*PullResult, error) {
+	res, err := p.store.Pull(ctx, remote, to)
+	if err != nil {
+		return nil, err
+	}
+	// Sharing goes through the ledger: it reloads the sessions it holds
+	// that the pull moved and announces what they gained. A failed reload
+	// only drops that view (the next read loads it again).
+	if err := p.ledger.Pulled(ctx, pulledSessions(res)); err != nil {
+		return res, fmt.Errorf("reading pulled sessions again: %w", err)
+	}
+	return res, nil
+}
+
+// pulledSessions sorts the sessions whose refs a pull created or moved
+// into those new here (their main chain was created) and the others.
+func pulledSessions(res *PullResult) ledger.PulledSessions {
+	var p ledger.PulledSessions
+	seen := map[string]bool{}
+	for _, c := range res.Created {
+		if c.Session != "" && !seen[c.Session] && strings.HasSuffix(c.Ref, "/main") {
+			seen[c.Session] = true
+			p.New = append(p.New, c.Session)
+		}
+	}
+	for _, list := range [][]RefChange{res.Created, res.Updated} {
+		for _, c := range list {
+			if c.Session != "" && !seen[c.Session] {
+				seen[c.Session] = true
+				p.Moved = append(p.Moved, c.Session)
+			}
+		}
+	}
+	return p
+}
+
+// Diverged lists the chains a pull kept aside because a remote extended
+// them differently: of one session, or of all when sessionID is "".
+func (p *Project) Diverged(sessionID string) ([]DivergedChain, error) {
+	return p.store.Diverged(sessionID)
+}
+
+// DivergedThoughts reads a kept chain: the number of the last thought it
+// shares with this ledger's chain, and the thoughts it has after it.
+func (p *Project) DivergedThoughts(sessionID, keptAs string) (since int, thoughts []ledger.ThoughtData, err error) {
+	return p.store.DivergedThoughts(sessionID, keptAs)
+}
+
+// DropDiverged forgets a kept chain (the remote keeps it).
+func (p *Project) DropDiverged(ctx context.Context, keptAs string) error {
+	return p.store.DropDiverged(ctx, keptAs)
+}
+
+// transferOptions reads the credentials, transport choice and thought
+// limit of push and pull from the configuration.
+func transferOptions(cfg *config.Config, progress io.Writer) (gitstore.TransferOptions, error) {
+	o := gitstore.TransferOptions{
+		Progress:         progress,
+		Token:            cfg.Getenv(config.EnvGitToken),
+		User:             cfg.Getenv(config.EnvGitUser),
+		SSHKeyFile:       cfg.Getenv(config.EnvSSHKey),
+		SSHKeyPassphrase: cfg.Getenv(config.EnvSSHKeyPassphrase),
+		// What a pull brings in obeys the same thought limit as what is
+		// written here.
+		MaxThoughtBytes: cfg.MaxThoughtBytes,
+	}
+	switch v := cfg.Getenv(config.EnvFileTransport); v {
+	case "", "git":
+	case "builtin":
+		o.BuiltinFile = true
+	default:
+		return o, &config.SettingError{Name: config.EnvFileTransport, Value: v, Reason: "expected git or builtin"}
+	}
+	return o, nil
+}
+
+// Status is what Inspect reads of a project without opening it.
+type Status struct {
+	// Exists says the repository is on disk.
+	Exists bool
+	// Sessions counts the sessions whose main ref is published.
+	Sessions int
+	// PendingRecords and PendingBytes measure what waits in the
+	// write-ahead log for the next flush.
+	PendingRecords int
+	PendingBytes   int64
+	// Remotes are the remotes named in the repository's Git config.
+	Remotes []Remote
+}
+
+// Inspect reads the project cfg names straight from disk, without opening
+// it: no lock, no log replay, nothing created or written, so it answers
+// even while another process holds every lock. Before the project's
+// first use it reports a project that does not exist.
+func Inspect(cfg *config.Config) Status {
+	repo := cfg.RepoPath()
+	if _, err := os.Stat(repo); err != nil {
+		return Status{}
+	}
+	s := Status{Exists: true, Sessions: len(gitstore.PeekSessionIDs(repo)), Remotes: gitstore.PeekRemoteConfig(repo)}
+	s.PendingRecords, s.PendingBytes = gitstore.PeekLog(repo)
+	return s
+}
+
+// The Peek functions read names from the repository at repo (a project's
+// RepoPath) as Inspect does, for shell completion, which must answer at
+// once and never change anything. They see what is published to plain
+// Git: a session created in the last fraction of a second may still be
+// only in the log.
+
+// PeekSessionIDs lists the ids of the repository's sessions, sorted.
+func PeekSessionIDs(repo string) []string { return gitstore.PeekSessionIDs(repo) }
+
+// PeekBranches lists the reasoning branches of a session, sorted.
+func PeekBranches(repo, sessionID string) []string { return gitstore.PeekBranches(repo, sessionID) }
+
+// PeekRemotes lists the names of the repository's remotes.
+func PeekRemotes(repo string) []string { return gitstore.PeekRemotes(repo) }
+
+// RepairLog salvages the project's damaged write-ahead log before it is
+// opened (a damaged log stops the opening): every record that checks out
+// is kept, the original is copied aside. It needs file storage and the
+// log to exist (see gitstore.RepairLog).
+func RepairLog(cfg *config.Config) (*LogRepair, error) {
+	return gitstore.RepairLog(cfg.RepoPath())
+}
