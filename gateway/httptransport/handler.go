@@ -501,17 +501,23 @@ func (h *Handler) open(r *http.Request) (*session, error) {
 		calls:    map[jsonrpc.ID]*call{},
 		byExtra:  map[*mcp.RequestExtra]*call{},
 	}
-	h.mu.Lock()
-	h.sessions[s.id] = s
-	h.mu.Unlock()
 	// The request's values (its token) are kept, not its end: the session
 	// outlives the request that opened it.
 	ss, err := srv.Connect(context.WithoutCancel(r.Context()), s, nil)
 	if err != nil {
-		h.forget(s.id)
 		return nil, fmt.Errorf("connecting the session: %v", err)
 	}
 	s.ss = ss
+	// Registered once connected: no request can name it before its id is
+	// sent, and Close (which forgets it) needs ss.
+	h.mu.Lock()
+	h.sessions[s.id] = s
+	h.mu.Unlock()
+	select {
+	case <-s.done: // closed while connecting: Close forgot it too early
+		h.forget(s.id)
+	default:
+	}
 	if t := h.opts.SessionTimeout; t > 0 {
 		s.timerMu.Lock()
 		s.timer = time.AfterFunc(t, func() { _ = ss.Close() })
