@@ -454,7 +454,11 @@ func TestSamplingOnTheCallsStream(t *testing.T) {
 	}
 	c.do(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, c.url,
+	// Bounded: if the sampling request went anywhere but this response,
+	// the read below would wait for ever.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url,
 		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample","arguments":{"text":"q"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
