@@ -250,7 +250,9 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readBody reads a POST body under the read deadline, then lifts it: the
 // deadline is per request, not per connection, because an event stream
-// lives far longer than any read timeout.
+// lives far longer than any read timeout. On a refusal it stays set: the
+// server then discards the rest of the body, which a slow client must not
+// be able to stretch out.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) bool {
 	rc := http.NewResponseController(w)
 	if h.opts.ReadTimeout > 0 {
