@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/gateway/httptransport"
 	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/notebook"
@@ -216,21 +217,26 @@ func (g *Gateway) HTTPHandler() http.Handler {
 	case timeout < 0:
 		timeout = 0
 	}
-	// The SDK asks for a server on every request (to check the protocol
-	// version header too); only a request without a session id starts a
-	// session, so only it gets a fresh server.
-	probe := g.NewServer()
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-			return probe
-		}
+	read := g.opts.HTTPReadTimeout
+	switch {
+	case read == 0:
+		read = DefaultHTTPReadTimeout
+	case read < 0:
+		read = 0
+	}
+	// Our own Streamable HTTP handling (see httptransport): the SDK's
+	// decoded each request three times with fresh 32 KB buffers.
+	mcpHandler := httptransport.New(func(r *http.Request) *mcp.Server {
 		return g.newServer(grantOf(r))
-	}, &mcp.StreamableHTTPOptions{
-		Logger:         g.opts.Logger,
-		SessionTimeout: timeout,
+	}, httptransport.Options{
+		ProtocolVersions: ProtocolVersions,
+		SessionTimeout:   timeout,
+		ReadTimeout:      read,
+		MaxBody:          maxHTTPBody,
+		Logger:           g.opts.Logger,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.checkOrigin(g.authorize(g.readBody(mcpHandler))))
+	mux.Handle("/mcp", g.checkOrigin(g.authorize(mcpHandler)))
 	return mux
 }
 

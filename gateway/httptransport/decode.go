@@ -1,0 +1,233 @@
+package httptransport
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/segmentio/encoding/json"
+)
+
+// maxDepth bounds the nesting of an inbound message, as the SDK does.
+const maxDepth = 1000
+
+// maxIDText bounds how much of a refused id an error message quotes.
+const maxIDText = 64
+
+// maxExactID is the largest integer id taken: the SDK holds numeric ids
+// as int64 read through float64, exact up to 2^53-1 and no further.
+const maxExactID = 1<<53 - 1
+
+// jsonSpace is the white space JSON allows between tokens.
+const jsonSpace = " \t\r\n"
+
+// wireMessage is a JSON-RPC message as it arrives. Method is raw so that a
+// present but empty method is told from an absent one; ID is raw so that
+// it can be checked and echoed exactly.
+type wireMessage struct {
+	VersionTag string             `json:"jsonrpc"`
+	ID         stdjson.RawMessage `json:"id,omitempty"`
+	Method     stdjson.RawMessage `json:"method"`
+	Params     stdjson.RawMessage `json:"params,omitempty"`
+	Result     stdjson.RawMessage `json:"result,omitempty"`
+	Error      *jsonrpc.Error     `json:"error,omitempty"`
+}
+
+// rpcError is a refusal of a body, answered as a JSON-RPC error; id is the
+// raw id to echo (nil: null).
+type rpcError struct {
+	id      stdjson.RawMessage
+	code    int64
+	message string
+}
+
+func (e *rpcError) Error() string { return e.message }
+
+func (e *rpcError) encode() []byte {
+	id := e.id
+	if len(id) == 0 {
+		id = stdjson.RawMessage("null")
+	}
+	type body struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	data, _ := stdjson.Marshal(struct {
+		VersionTag string             `json:"jsonrpc"`
+		ID         stdjson.RawMessage `json:"id"`
+		Error      body               `json:"error"`
+	}{"2.0", id, body{e.code, e.message}})
+	return data
+}
+
+// decodeBody decodes a POST body: one message, or a batch (an array) of
+// them. Each message is decoded once, in place: the SDK's decoder takes a
+// fresh 32 KB buffer for each of the three times it reads a message, and
+// that garbage was a large share of a request's cost. The messages do not
+// refer to body, which the caller may reuse.
+func decodeBody(body []byte) (msgs []jsonrpc.Message, batch bool, err *rpcError) {
+	if tooDeep(body) {
+		return nil, false, &rpcError{code: jsonrpc.CodeParseError, message: fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth)}
+	}
+	trimmed := bytes.Trim(body, jsonSpace)
+	if len(trimmed) == 0 {
+		return nil, false, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: the body is empty"}
+	}
+	if trimmed[0] != '[' {
+		m, err := decodeMessage(trimmed)
+		if err != nil {
+			return nil, false, err
+		}
+		return []jsonrpc.Message{m}, false, nil
+	}
+	var raws []stdjson.RawMessage
+	if err := parseStrict(trimmed, &raws); err != nil {
+		return nil, true, &rpcError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
+	}
+	if len(raws) == 0 {
+		return nil, true, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: empty batch"}
+	}
+	msgs = make([]jsonrpc.Message, 0, len(raws))
+	for i, raw := range raws {
+		m, err := decodeMessage(raw)
+		if err != nil {
+			err.message = fmt.Sprintf("batch element %d: %s", i, err.message)
+			return nil, true, err
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, true, nil
+}
+
+// decodeMessage decodes one message as jsonrpc.DecodeMessage does, except
+// for ids (see decodeID).
+func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
+	var w wireMessage
+	if err := parseStrict(data, &w); err != nil {
+		if !stdjson.Valid(data) {
+			return nil, &rpcError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
+		}
+		return nil, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: expected a JSON-RPC message object: " + err.Error()}
+	}
+	id, err := decodeID(w.ID)
+	if err != nil {
+		return nil, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+	}
+	echo := stdjson.RawMessage(nil)
+	if id.IsValid() {
+		echo = w.ID
+	}
+	if w.VersionTag != "2.0" {
+		return nil, &rpcError{id: echo, code: jsonrpc.CodeInvalidRequest,
+			message: fmt.Sprintf("invalid request: field jsonrpc must be %q, got %q", "2.0", w.VersionTag)}
+	}
+	if len(w.Method) > 0 {
+		var method string
+		if err := parseStrict(w.Method, &method); err != nil {
+			return nil, &rpcError{id: echo, code: jsonrpc.CodeInvalidRequest, message: "invalid request: field method must be a string"}
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message needs a method (a request) or an id (a response)"}
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
+}
+
+// parseStrict decodes data into v with the SDK's case-sensitive rules,
+// refusing trailing data.
+func parseStrict(data []byte, v any) error {
+	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields)
+	if err != nil {
+		return err
+	}
+	if len(bytes.Trim(rest, jsonSpace)) != 0 {
+		return errors.New("invalid trailing data at the end of the message")
+	}
+	return nil
+}
+
+// tooDeep reports whether p nests arrays and objects deeper than maxDepth
+// (outside strings), before decoding, so that a hostile message cannot
+// make the decoder recurse without bound.
+func tooDeep(p []byte) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range p {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return true
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
+}
+
+// decodeID reads a JSON-RPC id as sent: absent or null, a string, or an
+// integer. An id is taken only if the SDK can echo it exactly — a string,
+// or an integer written in decimal from -(2^53-1) to 2^53-1 — because
+// through the SDK's float64 reading 9007199254740993 would come back as
+// 9007199254740992 and 1.5 as 1, and the client could not match the
+// answer to its request.
+func decodeID(raw stdjson.RawMessage) (jsonrpc.ID, error) {
+	text := strings.TrimSpace(string(raw))
+	if text == "" || text == "null" {
+		return jsonrpc.ID{}, nil
+	}
+	switch text[0] {
+	case '"':
+		var s string
+		if err := stdjson.Unmarshal([]byte(text), &s); err != nil {
+			return jsonrpc.ID{}, fmt.Errorf("field id: %v", err)
+		}
+		return jsonrpc.MakeID(s)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err == nil && n >= -maxExactID && n <= maxExactID {
+			return jsonrpc.MakeID(float64(n))
+		}
+		if len(text) > maxIDText {
+			text = text[:maxIDText] + "…"
+		}
+		return jsonrpc.ID{}, fmt.Errorf("field id: %s cannot be echoed exactly; expected a string or an integer from %d to %d", text, -maxExactID, maxExactID)
+	}
+	if len(text) > maxIDText {
+		text = text[:maxIDText] + "…"
+	}
+	return jsonrpc.ID{}, fmt.Errorf("field id: expected a string, an integer or null, got %s", text)
+}
+
+// rawID is the JSON form of a valid id, for an error written here.
+func rawID(id jsonrpc.ID) stdjson.RawMessage {
+	data, err := stdjson.Marshal(id.Raw())
+	if err != nil {
+		return nil
+	}
+	return data
+}

@@ -1,0 +1,311 @@
+package httptransport
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errRejected is the SDK's "rejected by transport" (-32005): a write that
+// fails with it fails only that message, not the whole session (the
+// SDK's jsonrpc2 layer tells it apart by its code).
+var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
+
+func rejected(why string) error { return fmt.Errorf("%w: %s", errRejected, why) }
+
+// maxStandalone bounds the messages kept for the client's GET stream while
+// it is not connected (the SDK drops them): list_changed sent right after
+// initialize reaches a client whose GET arrives a moment later.
+const maxStandalone = 64
+
+// session is one MCP session: the mcp.Connection its *mcp.Server reads
+// from and writes to, fed by the POSTs that carry the session's id.
+type session struct {
+	id     string
+	h      *Handler
+	ss     *mcp.ServerSession
+	userID string // of the token that opened it; later requests must match
+
+	incoming chan jsonrpc.Message
+	done     chan struct{}
+
+	mu     sync.Mutex
+	closed bool
+	// calls are the client's requests not answered yet, by id, each with
+	// the response stream of the POST that carried it.
+	calls map[jsonrpc.ID]*call
+	// byExtra finds the call a handler's context belongs to (see
+	// Correlate): messages the server sends during a call go on that
+	// call's response.
+	byExtra map[*mcp.RequestExtra]*call
+	// standalone is the client's GET stream, if one is connected, and
+	// queued what was sent to it while none was.
+	standalone *stream
+	queued     []item
+
+	// timer closes the session after Options.SessionTimeout without a
+	// POST; refs counts the POSTs in progress, which pause it.
+	timerMu sync.Mutex
+	timer   *time.Timer
+	refs    int
+}
+
+type call struct {
+	s     *stream
+	extra *mcp.RequestExtra
+}
+
+// stream is where the messages for one HTTP response are queued; the
+// request's own goroutine writes them, so that a slow client holds up
+// only its own response.
+type stream struct {
+	mu      sync.Mutex
+	queue   []item
+	gone    bool // the HTTP request has ended: nothing more is written
+	pending int  // calls of this POST not answered yet
+	wake    chan struct{}
+}
+
+func newStream(pending int) *stream {
+	return &stream{pending: pending, wake: make(chan struct{}, 1)}
+}
+
+// item is one encoded message; answer marks the answer to a call.
+type item struct {
+	data   []byte
+	answer bool
+}
+
+// push queues data, reporting false if the response has ended.
+func (s *stream) push(data []byte, answers bool) bool {
+	s.mu.Lock()
+	if s.gone {
+		s.mu.Unlock()
+		return false
+	}
+	s.queue = append(s.queue, item{data, answers})
+	if answers {
+		s.pending--
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns what is queued and whether every call has been answered.
+func (s *stream) take() ([]item, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q, s.pending <= 0
+}
+
+func (s *stream) end() {
+	s.mu.Lock()
+	s.gone = true
+	s.queue = nil
+	s.mu.Unlock()
+}
+
+// Connect implements mcp.Transport: the session is its own connection.
+func (c *session) Connect(context.Context) (mcp.Connection, error) { return c, nil }
+
+func (c *session) SessionID() string { return c.id }
+
+func (c *session) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+// deliver hands the messages of a POST to the server, reporting false if
+// the session closed first.
+func (c *session) deliver(msgs []jsonrpc.Message) bool {
+	for _, m := range msgs {
+		select {
+		case c.incoming <- m:
+		case <-c.done:
+			return false
+		}
+	}
+	return true
+}
+
+func (c *session) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message: %v", err)
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		cl := c.calls[resp.ID]
+		if cl != nil {
+			delete(c.calls, resp.ID)
+			delete(c.byExtra, cl.extra)
+		}
+		closed := c.closed
+		c.mu.Unlock()
+		if closed {
+			return rejected("the session is closed")
+		}
+		if cl == nil || !cl.s.push(data, true) {
+			return rejected(fmt.Sprintf("the request %v is no longer waiting for its answer", resp.ID.Raw()))
+		}
+		return nil
+	}
+	// A request or notification: on the response of the call it was made
+	// for, if it is still being answered, else on the GET stream.
+	extra, _ := ctx.Value(extraKey{}).(*mcp.RequestExtra)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return rejected("the session is closed")
+	}
+	var cl *call
+	if extra != nil {
+		cl = c.byExtra[extra]
+	}
+	if cl == nil {
+		if s := c.standalone; s != nil && s.push(data, false) {
+			c.mu.Unlock()
+			return nil
+		}
+		if len(c.queued) >= maxStandalone {
+			c.mu.Unlock()
+			return rejected("the client has no GET stream open and too many messages wait for one")
+		}
+		c.queued = append(c.queued, item{data: data})
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	if !cl.s.push(data, false) {
+		return rejected("the request this message belongs to has ended")
+	}
+	return nil
+}
+
+// Close ends the session: its hanging requests return, and its id is
+// forgotten. It is called by the SDK when the server session closes.
+func (c *session) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	c.mu.Unlock()
+	c.timerMu.Lock()
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.timerMu.Unlock()
+	c.h.forget(c.id)
+	return nil
+}
+
+// startPOST pauses the idle timer while a POST is served.
+func (c *session) startPOST() {
+	c.timerMu.Lock()
+	defer c.timerMu.Unlock()
+	if c.timer == nil {
+		return
+	}
+	if c.refs == 0 {
+		c.timer.Stop()
+	}
+	c.refs++
+}
+
+// endPOST restarts the idle timer once no POST is in progress.
+func (c *session) endPOST() {
+	c.timerMu.Lock()
+	defer c.timerMu.Unlock()
+	if c.timer == nil {
+		return
+	}
+	if c.refs--; c.refs == 0 {
+		c.timer.Reset(c.h.opts.SessionTimeout)
+	}
+}
+
+// register records the calls of a POST as answered on s, refusing an id
+// still in flight (its answer could not be told from the other's).
+func (c *session) register(s *stream, reqs []*jsonrpc.Request) *rpcError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, r := range reqs {
+		dup := c.calls[r.ID] != nil
+		for _, o := range reqs[:i] {
+			dup = dup || o.ID == r.ID
+		}
+		if dup {
+			return &rpcError{id: rawID(r.ID), code: jsonrpc.CodeInvalidRequest,
+				message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", r.ID.Raw())}
+		}
+	}
+	for _, r := range reqs {
+		extra := r.Extra.(*mcp.RequestExtra)
+		cl := &call{s: s, extra: extra}
+		c.calls[r.ID] = cl
+		c.byExtra[extra] = cl
+	}
+	return nil
+}
+
+// attach makes s the GET stream, handing it what waited for one; it
+// reports false if another GET holds the stream.
+func (c *session) attach(s *stream) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.standalone != nil {
+		return false
+	}
+	c.standalone = s
+	for _, q := range c.queued {
+		s.push(q.data, false)
+	}
+	c.queued = nil
+	return true
+}
+
+func (c *session) detach(s *stream) {
+	c.mu.Lock()
+	if c.standalone == s {
+		c.standalone = nil
+	}
+	c.mu.Unlock()
+	s.end()
+}
+
+type extraKey struct{}
+
+// Correlate is the receiving middleware the Handler adds to each server:
+// it marks a handler's context with its request, so that what the server
+// sends while handling it (a sampling or roots request, a progress
+// notification) goes on that request's response, where a client that
+// has no GET stream open still receives it.
+func Correlate(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if extra := req.GetExtra(); extra != nil {
+			ctx = context.WithValue(ctx, extraKey{}, extra)
+		}
+		return next(ctx, method, req)
+	}
+}
