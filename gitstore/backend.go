@@ -13,6 +13,11 @@ type logObject struct {
 	base hash // zeroHash: data holds the whole object
 	data []byte
 	ed   edit
+	// whole is the content of an object logged as an edit, when its
+	// builder has it at hand; it lets the in-memory backend store a
+	// version whole without rebuilding it from its edit chain. It is
+	// only read during apply: the builder reuses the buffer afterwards.
+	whole []byte
 }
 
 // refUpdate moves a ref by compare-and-swap: from old (zeroHash: the ref must

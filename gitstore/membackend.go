@@ -187,12 +187,14 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 				m.edits[o.id] = &memEdit{typ: o.typ, base: o.base, ed: o.ed, depth: depth}
 				continue
 			}
-			_, base, err := m.readLocked(o.base)
-			if err != nil {
-				return err
-			}
-			if data, err = o.ed.apply(base); err != nil {
-				return err
+			if data = o.whole; data == nil {
+				_, base, err := m.readLocked(o.base)
+				if err != nil {
+					return err
+				}
+				if data, err = o.ed.apply(base); err != nil {
+					return err
+				}
 			}
 		}
 		if err := m.storeWhole(o.typ, data); err != nil {

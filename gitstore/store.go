@@ -368,6 +368,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		private := lo.base != zeroHash
 		if private {
 			lo.ed = lo.ed.detached() // the log must not keep mb alive
+			lo.whole = mb
 		}
 		b.objects = append(b.objects, lo)
 		st.manSpare = nil
@@ -396,7 +397,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			pt.spare = tb[:0]
 			continue
 		}
-		b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed})
+		b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed, whole: tb})
 		pt.spare = nil
 		if pt.private {
 			pt.spare = pt.bytes[:0]
@@ -535,7 +536,11 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		old = zeroHash
 	}
 	b.updates = []refUpdate{{name: ref, old: old, new: cid}}
-	if err := s.be.apply(ctx, b); err != nil {
+	err = s.be.apply(ctx, b)
+	for i := range b.objects {
+		b.objects[i].whole = nil // the next build reuses those buffers
+	}
+	if err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
 		}
@@ -662,7 +667,11 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	msg.WriteString("Thoughtbox-Critique: " + firstLine(c.Model, 100) + "\n")
 	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
 	b.updates = []refUpdate{{name: ref, old: expected, new: cid}}
-	if err := s.be.apply(ctx, b); err != nil {
+	err = s.be.apply(ctx, b)
+	for i := range b.objects {
+		b.objects[i].whole = nil // the next build reuses those buffers
+	}
+	if err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
 		}
