@@ -88,7 +88,8 @@ type Store struct {
 	summaries *summaryCache
 	access    *accessTimes
 	// locksDir holds the sessions' inter-process locks ("" in memory).
-	locksDir string
+	locksDir     string
+	sessionLocks sessionLocks
 }
 
 var (
@@ -152,6 +153,7 @@ func (s *Store) Flush() error { return s.be.flush() }
 
 // Close flushes and releases the repository.
 func (s *Store) Close() error {
+	s.closeSessionLocks()
 	s.access.save()
 	return s.be.close()
 }
@@ -570,6 +572,12 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if err != nil {
 		return nil, "", false, nil
 	}
+	if s.sessionQuiet(sessionID) && s.chainAt(chainRef(sessionID, branch), from) {
+		// Held by this store, and nobody took the session's lock since
+		// this store last wrote it: no writer that takes turns moved the
+		// chain. One that does not is still caught by compare-and-swap.
+		return nil, since, true, nil
+	}
 	head, err := s.be.readRef(chainRef(sessionID, branch))
 	if err != nil || head == zeroHash {
 		return nil, "", false, err
@@ -863,16 +871,7 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if fb, ok := s.be.(*fsBackend); ok && fb.readOnly {
 		return nil, fmt.Errorf("%s: %w", fb.gitDir, ErrReadOnly)
 	}
-	// Made here, not at open, so that opening a read-only data directory
-	// creates nothing.
-	if err := os.MkdirAll(s.locksDir, 0o755); err != nil {
-		return nil, err
-	}
-	h, err := durable.NewMutex(filepath.Join(s.locksDir, sessionID+".lock"), s.opts.LockTimeout).Lock(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", sessionID, err)
-	}
-	return func() { h.Unlock() }, nil
+	return s.lockSessionFiles(ctx, sessionID)
 }
 
 // ChangeStamp is a cheap fingerprint of what other processes may have
