@@ -3,43 +3,24 @@ package gitstore
 import (
 	"context"
 	"errors"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 )
 
-// logObject is an object as the store produces it: whole, or as an edit of
-// an earlier version of the same path (base).
-type logObject struct {
-	id   hash
-	typ  objType
-	base hash // zeroHash: data holds the whole object
-	data []byte
-	ed   edit
-	// whole is the content of an object logged as an edit, when its
-	// builder has it at hand; it lets the in-memory backend store a
-	// version whole without rebuilding it from its edit chain. It is
-	// only read during apply: the builder reuses the buffer afterwards.
-	whole []byte
-}
-
-// refUpdate moves a ref by compare-and-swap: from old (zeroHash: the ref must
-// not exist) to new (zeroHash: the ref is deleted).
-type refUpdate struct {
-	name     string
-	old, new hash
-}
-
-// batch is one atomic, durable change: its objects and the ref moves that
-// publish them.
-type batch struct {
-	objects []logObject
-	updates []refUpdate
-}
+// The log's units, named as the rest of the package speaks of them.
+type (
+	batch     = wal.Batch
+	logObject = wal.Object
+	refUpdate = wal.RefUpdate
+)
 
 // errConflict is returned by backend.apply when a ref no longer has the old
 // value of an update; nothing of the batch is applied.
 var errConflict = errors.New("ref moved")
 
 // errNotFound is returned when an object or ref does not exist.
-var errNotFound = errors.New("not found")
+var errNotFound = object.ErrNotFound
 
 // backend is where objects and refs live: a bare repository on disk, or
 // go-git's in-memory storage. Everything above it (layout, manifests,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -18,7 +19,7 @@ func (s *Store) CommitAuthor(ctx context.Context, id ledger.CommitID) (ledger.Au
 	if err := ctx.Err(); err != nil {
 		return ledger.Author{}, time.Time{}, err
 	}
-	h, err := parseHash(string(id))
+	h, err := object.ParseHash(string(id))
 	if err != nil {
 		return ledger.Author{}, time.Time{}, err
 	}

@@ -1,9 +1,10 @@
 package gitstore
 
 // Fuzz targets for the decoders of bytes this package did not write itself:
-// log records (a log damaged on disk), manifests and thought files (a
+// manifests and thought files (a
 // repository edited by hand or pulled from someone else) and pack streams
-// (whatever a remote sends). Plain `go test` runs their seed corpora and
+// (whatever a remote sends); the log's record decoder has its own in
+// internal/wal. Plain `go test` runs their seed corpora and
 // the crashers kept under testdata/fuzz; BENCHMARKS.md ("Fuzzing") says
 // how long each ran and what it found.
 
@@ -11,9 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
-	"encoding/binary"
 	"encoding/json"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +23,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	fastjson "github.com/segmentio/encoding/json"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -35,108 +37,6 @@ func allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
-}
-
-// FuzzLogRecord: any bytes, read as a log record, are refused or decode to a
-// batch that encodes back to exactly the bytes consumed; and decoding costs
-// memory in proportion to the input, whatever its length fields claim.
-func FuzzLogRecord(f *testing.F) {
-	b := &batch{
-		updates: []refUpdate{{name: "refs/heads/sessions/x/main", new: hashObject(typeCommit, []byte("c"))}},
-		objects: []logObject{
-			{id: hashObject(typeBlob, []byte("hello")), typ: typeBlob, data: []byte("hello")},
-			{id: hashObject(typeBlob, []byte("help")), typ: typeBlob, base: hashObject(typeBlob, []byte("hello")), ed: diffEdit([]byte("hello"), []byte("help"))},
-		},
-	}
-	rec := encodeRecord(nil, b)
-	f.Add(rec)
-	f.Add(append(append([]byte(nil), rec...), rec...))
-	f.Add(encodeRecord(nil, &batch{}))
-	// Length fields claiming 4 GiB: the record length, then (with a valid
-	// checksum) the update count and a name length.
-	f.Add([]byte{0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0, 0, 0, 0, 1})
-	f.Add(withChecksum([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}))
-	f.Add(withChecksum([]byte{0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff}))
-	f.Add(withChecksum([]byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}))
-	f.Fuzz(func(t *testing.T, p []byte) {
-		var got *batch
-		var n int
-		var err error
-		used := allocated(func() { got, n, err = decodeRecord(p) })
-		if limit := uint64(8192 + 64*len(p)); used > limit {
-			t.Fatalf("decoding %d bytes allocated %d bytes (limit %d)", len(p), used, limit)
-		}
-		if err != nil {
-			return
-		}
-		if n < 8 || n > len(p) {
-			t.Fatalf("consumed %d of %d bytes", n, len(p))
-		}
-		if again := encodeRecord(nil, got); !bytes.Equal(again, p[:n]) {
-			t.Fatalf("re-encoding a decoded record changed it:\n%x\n%x", p[:n], again)
-		}
-	})
-}
-
-// withChecksum frames payload as a log record with a correct length and
-// checksum, so that the fuzzer starts past the CRC.
-func withChecksum(payload []byte) []byte {
-	out := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
-	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
-	return append(out, payload...)
-}
-
-// FuzzLogBatch: a batch built from arbitrary names and contents is read
-// back from its record exactly, also when another record follows it.
-func FuzzLogBatch(f *testing.F) {
-	f.Add("refs/heads/sessions/s/main", []byte("the quick brown fox"), []byte("the quick red fox jumps"), uint8(3))
-	f.Add("", []byte{}, []byte{0}, uint8(0))
-	f.Add("x\x00\xff", []byte("aaaa"), []byte{}, uint8(255))
-	f.Fuzz(func(t *testing.T, name string, base, target []byte, shape uint8) {
-		b := &batch{}
-		for i := 0; i < int(shape&3); i++ {
-			b.updates = append(b.updates, refUpdate{name: name, old: hashObject(typeCommit, base), new: hashObject(typeCommit, target)})
-		}
-		if shape&4 != 0 {
-			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, base), typ: typeBlob, data: base})
-		}
-		if shape&8 != 0 {
-			b.objects = append(b.objects, logObject{id: hashObject(typeBlob, target), typ: typeBlob,
-				base: hashObject(typeBlob, base), ed: diffEdit(base, target)})
-		}
-		if shape&16 != 0 {
-			b.objects = append(b.objects, logObject{id: hashObject(objType(shape>>5), target), typ: objType(shape >> 5), data: target})
-		}
-		rec := encodeRecord(nil, b)
-		two := encodeRecord(append([]byte(nil), rec...), &batch{})
-		got, n, err := decodeRecord(two)
-		if err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if n != len(rec) {
-			t.Fatalf("consumed %d bytes, the record has %d", n, len(rec))
-		}
-		if !bytes.Equal(encodeRecord(nil, got), rec) {
-			t.Fatalf("round trip changed the record")
-		}
-		for i, o := range b.objects {
-			g := got.objects[i]
-			if g.id != o.id || g.typ != o.typ || g.base != o.base || !bytes.Equal(g.data, o.data) {
-				t.Fatalf("object %d differs", i)
-			}
-			if o.base != zeroHash {
-				out, err := g.ed.apply(base)
-				if err != nil || !bytes.Equal(out, target) {
-					t.Fatalf("decoded edit does not rebuild the object: %v", err)
-				}
-			}
-		}
-		for i, u := range b.updates {
-			if got.updates[i] != u {
-				t.Fatalf("update %d: got %+v, want %+v", i, got.updates[i], u)
-			}
-		}
-	})
 }
 
 // manifestEqual compares manifests as JSON values: instants equal, empty
@@ -246,9 +146,9 @@ func FuzzThoughtFile(f *testing.F) {
 // every object of a pack the disk backend accepts is then read back by the
 // store's own pack reader with the content its id names.
 func FuzzPackStream(f *testing.F) {
-	for _, objs := range [][]packObject{packSeed(), packSeed()[:1], nil} {
+	for _, objs := range [][]pack.Object{packSeed(), packSeed()[:1], nil} {
 		dir := f.TempDir()
-		name, err := writePack(dir, objs)
+		name, err := pack.Write(dir, objs)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -284,12 +184,8 @@ func FuzzPackStream(f *testing.F) {
 		if err := os.MkdirAll(packDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		be := &fsBackend{gitDir: gitDir, packs: newPackSet(packDir)}
-		defer func() {
-			for _, pe := range be.packs.order {
-				pe.f.Close()
-			}
-		}()
+		be := &fsBackend{gitDir: gitDir, packs: pack.NewSet(packDir)}
+		defer be.packs.Close()
 		var n int
 		used := allocated(func() { n, _, err = be.ingestPack(ctx, filepath.Join(gitDir, "transfer"), bytes.NewReader(p)) })
 		if used > limit {
@@ -298,10 +194,10 @@ func FuzzPackStream(f *testing.F) {
 		if err != nil || n == 0 {
 			return
 		}
-		if len(be.packs.order) != 1 {
-			t.Fatalf("%d packs after storing one", len(be.packs.order))
+		if n := len(be.packs.Packs()); n != 1 {
+			t.Fatalf("%d packs after storing one", n)
 		}
-		iter, err := be.packs.order[0].idx.Entries()
+		iter, err := be.packs.Packs()[0].Index().Entries()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,14 +208,14 @@ func FuzzPackStream(f *testing.F) {
 			}
 			var typ objType
 			var data []byte
-			used := allocated(func() { typ, data, err = be.packs.read(e.Hash) })
+			used := allocated(func() { typ, data, err = be.packs.Read(e.Hash) })
 			if used > limit {
 				t.Fatalf("reading %s allocated %d bytes", e.Hash, used)
 			}
 			if err != nil {
 				t.Fatalf("object %s of an accepted pack does not read: %v", e.Hash, err)
 			}
-			if got := hashObject(typ, data); got != e.Hash {
+			if got := object.HashObject(typ, data); got != e.Hash {
 				t.Fatalf("object %s reads as %s %s", e.Hash, typ, got)
 			}
 		}
@@ -328,17 +224,17 @@ func FuzzPackStream(f *testing.F) {
 
 // packSeed is a few objects of each kind, one of them a delta, as the
 // flusher writes them.
-func packSeed() []packObject {
+func packSeed() []pack.Object {
 	v1 := []byte("line one\nline two\nline three\n")
 	v2 := []byte("line one\nline 2\nline three\nline four\n")
-	tr := &tree{}
-	tr.set(treeEntry{name: "001.json", id: hashObject(typeBlob, v1)})
-	c := &commit{tree: hashObject(typeTree, tr.encode()), author: signature{"a", "a@b", time.Unix(0, 0)},
-		committer: signature{"a", "a@b", time.Unix(0, 0)}, message: "m\n"}
-	return []packObject{
-		{id: hashObject(typeBlob, v1), typ: typeBlob, data: v1, base: -1},
-		{id: hashObject(typeBlob, v2), typ: typeBlob, base: 0, delta: diffEdit(v1, v2).gitDelta(len(v1))},
-		{id: hashObject(typeTree, tr.encode()), typ: typeTree, data: tr.encode(), base: -1},
-		{id: hashObject(typeCommit, c.encode()), typ: typeCommit, data: c.encode(), base: -1},
+	tr := &object.Tree{}
+	tr.Set(object.TreeEntry{Name: "001.json", ID: object.HashObject(typeBlob, v1)})
+	c := &object.Commit{Tree: object.HashObject(typeTree, tr.Encode()), Author: object.Signature{Name: "a", Email: "a@b", When: time.Unix(0, 0)},
+		Committer: object.Signature{Name: "a", Email: "a@b", When: time.Unix(0, 0)}, Message: "m\n"}
+	return []pack.Object{
+		{ID: object.HashObject(typeBlob, v1), Type: typeBlob, Data: v1, Base: -1},
+		{ID: object.HashObject(typeBlob, v2), Type: typeBlob, Base: 0, Delta: delta.Diff(v1, v2).GitDelta(len(v1))},
+		{ID: object.HashObject(typeTree, tr.Encode()), Type: typeTree, Data: tr.Encode(), Base: -1},
+		{ID: object.HashObject(typeCommit, c.Encode()), Type: typeCommit, Data: c.Encode(), Base: -1},
 	}
 }

@@ -11,15 +11,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// deletedPrefix is where a deleted session's refs go:
-// refs/thoughtbox/deleted/<id>/sessions/<id>/main (and branches), beside
-// refs/thoughtbox/deleted/<id>/record, a commit whose parent is the main
-// chain's tip and whose message records who deleted the session, when, and
-// every ref it had at which commit. Outside refs/heads, the session leaves
-// listings, search, loads and pushes; `git log thoughtbox/deleted/<id>/record`
-// still reads the record and the whole session, and restore puts it back.
-const deletedPrefix = "refs/thoughtbox/deleted/"
-
 // DeleteSession moves every ref of a session under
 // refs/thoughtbox/deleted/<id>/ with a record commit, in one batch through
 // the log (all or nothing). Deletion is local: a remote keeps the session,
@@ -55,18 +46,14 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 	for _, name := range names {
 		fmt.Fprintf(&msg, "%s %s\n", refs[name], name)
 	}
-	fmt.Fprintf(&msg, "\nThoughtbox-Session: %s\nThoughtbox-Deleted: %s\nThoughtbox-Deleted-By: %s\n", id, at.UTC().Format(time.RFC3339), firstLine(author.Name, 100))
-	rec := &commit{tree: c.tree, parents: []hash{mainTip}, message: msg.String(),
-		author:    sig(author, at),
-		committer: signature{committerName, committerEmail, at.UTC()}}
-	rb := rec.encode()
-	rid := hashObject(typeCommit, rb)
-	b := &batch{objects: []logObject{{id: rid, typ: typeCommit, data: rb}}}
-	b.updates = append(b.updates, refUpdate{name: deletedPrefix + id + "/record", new: rid})
+	fmt.Fprintf(&msg, "\n%s: %s\n%s: %s\n%s: %s\n", trailerSession, id, trailerDeleted, at.UTC().Format(time.RFC3339), trailerDeletedBy, firstLine(author.Name, 100))
+	b := &batch{}
+	rid := addCommit(b, commitSpec{tree: c.Tree, parents: []hash{mainTip}, message: msg.String(), author: &author, when: at})
+	b.Updates = append(b.Updates, refUpdate{Name: deletedPrefix + id + "/record", New: rid})
 	for _, name := range names {
-		b.updates = append(b.updates,
-			refUpdate{name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), new: refs[name]},
-			refUpdate{name: name, old: refs[name]})
+		b.Updates = append(b.Updates,
+			refUpdate{Name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), New: refs[name]},
+			refUpdate{Name: name, Old: refs[name]})
 	}
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
@@ -99,16 +86,16 @@ func (s *Store) RestoreSession(ctx context.Context, id string) (ledger.DeletedSe
 	b := &batch{}
 	var names []string
 	for keep, tip := range kept {
-		b.updates = append(b.updates, refUpdate{name: keep, old: tip})
+		b.Updates = append(b.Updates, refUpdate{Name: keep, Old: tip})
 		rest := strings.TrimPrefix(keep, deletedPrefix+id+"/")
 		if rest == "record" {
 			continue
 		}
 		name := "refs/heads/" + rest
 		names = append(names, name)
-		b.updates = append(b.updates, refUpdate{name: name, new: tip})
+		b.Updates = append(b.Updates, refUpdate{Name: name, New: tip})
 	}
-	sort.Slice(b.updates, func(i, j int) bool { return b.updates[i].name < b.updates[j].name })
+	sort.Slice(b.Updates, func(i, j int) bool { return b.Updates[i].Name < b.Updates[j].Name })
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return ledger.DeletedSession{}, fmt.Errorf("session %s exists again (pulled back from a remote?), or was restored meanwhile: %w", id, ledger.ErrConflict)
@@ -141,10 +128,10 @@ func (s *Store) deleted(only string) ([]ledger.DeletedSession, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		tr := trailers(c.message)
-		d := ledger.DeletedSession{ID: id, Record: tip.String(), DeletedBy: tr["Thoughtbox-Deleted-By"]}
-		d.DeletedAt, _ = time.Parse(time.RFC3339, tr["Thoughtbox-Deleted"])
-		subject, body, _ := strings.Cut(c.message, "\n")
+		tr := trailers(c.Message)
+		d := ledger.DeletedSession{ID: id, Record: tip.String(), DeletedBy: tr[trailerDeletedBy]}
+		d.DeletedAt, _ = time.Parse(time.RFC3339, tr[trailerDeleted])
+		subject, body, _ := strings.Cut(c.Message, "\n")
 		d.Title = strings.TrimPrefix(subject, "Delete session: ")
 		for _, line := range strings.Split(body, "\n") {
 			if _, ref, ok := strings.Cut(line, " "); ok && strings.HasPrefix(ref, refPrefix) {

@@ -20,8 +20,33 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
+
+// Lock order. The disk backend's locks, and the store's above them, are
+// taken outermost first; a goroutine holding one may wait only for those
+// below it, never for one above:
+//
+//  1. a session's writer lock: the ledger's per-session mutex, then
+//     thoughtbox/locks/<id>.lock (Store.LockSession, a durable.Mutex);
+//  2. a chain's cs.mu (Store.lockChain), held while a thought is built
+//     and applied;
+//  3. flushMu, then thoughtbox/flush.lock (flushAndClean): one flush per
+//     process, then one per repository;
+//  4. mu, then the log file's flock (lock, rlock): the log, the overlay
+//     built from it (recs, refs, objs) and rebuilt;
+//  5. leaves, never held together: the pack set's locks (pack.Set: mu,
+//     then its cacheMu), gitMu (go-git's storage, for loose objects) and
+//     refs' .lock files while a ref is published.
+//
+// cmu (the group-commit queue) is a leaf as well: apply takes it to queue
+// or hand on the lead and always lets it go before commitGroup takes the
+// log lock. Nothing waits for the flush lock while holding the log lock;
+// a reader never waits for another process's log lock (rlock), and a
+// writer waits for one at most lockTimeout.
 
 // fsBackend keeps a project in a bare repository on disk.
 //
@@ -52,7 +77,7 @@ type fsBackend struct {
 	// refused with ErrReadOnly, and nothing is recovered or flushed.
 	readOnly bool
 
-	packs *packSet
+	packs *pack.Set
 	// gitMu guards st: go-git's storage is not safe for concurrent use. It
 	// is used only for loose objects (which the git CLI may write).
 	gitMu sync.Mutex
@@ -63,7 +88,7 @@ type fsBackend struct {
 	// them; reading them back from the pack would cost more.
 	heads     map[hash][]byte
 	nextHeads map[hash][]byte // from the flush in progress
-	nextLinks []link          // from the flush in progress
+	nextLinks []pack.Link     // from the flush in progress
 	// looseRefs counts ref files written since refs were last packed.
 	looseRefs int
 
@@ -114,9 +139,6 @@ const packRefsEvery = 256
 // logAhead is how far past its last record the log is extended with zeros.
 const logAhead = 256 << 10
 
-// maxDeltaDepth bounds how many deltas a reader applies to reach an object.
-const maxDeltaDepth = 250
-
 func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger *slog.Logger) (*fsBackend, error) {
 	if err := initBareRepo(gitDir); err != nil {
 		return nil, err
@@ -136,7 +158,7 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger 
 		lockTimeout: lockTimeout,
 		logger:      logger,
 		logRec:      durable.NewRecord(filepath.Join(tbDir, "log.holder")),
-		packs:       newPackSet(filepath.Join(gitDir, "objects", "pack")),
+		packs:       pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
 		bigLog:      make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 	}
@@ -152,7 +174,7 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger 
 		return nil, err
 	}
 	b.log = f
-	if err := b.packs.refresh(); err != nil {
+	if err := b.packs.Refresh(); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -278,17 +300,17 @@ func (b *fsBackend) peekLocked() error {
 	}
 	size := fi.Size()
 	if b.logOff == 0 {
-		if size < int64(len(walMagic)) {
+		if size < int64(len(wal.Magic)) {
 			return nil
 		}
-		head := make([]byte, len(walMagic))
+		head := make([]byte, len(wal.Magic))
 		if _, err := b.log.ReadAt(head, 0); err != nil {
 			return err
 		}
-		if string(head) != string(walMagic) {
+		if string(head) != string(wal.Magic) {
 			return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
 		}
-		b.logOff = int64(len(walMagic))
+		b.logOff = int64(len(wal.Magic))
 	}
 	var hdr [8]byte
 	for b.logOff+8 <= size {
@@ -303,7 +325,7 @@ func (b *fsBackend) peekLocked() error {
 		if _, err := b.log.ReadAt(buf, b.logOff); err != nil {
 			return err
 		}
-		rec, _, err := decodeRecord(buf)
+		rec, _, err := wal.DecodeRecord(buf)
 		if err != nil || rec == nil {
 			return nil
 		}
@@ -357,12 +379,12 @@ func (b *fsBackend) syncLocked() error {
 	}
 	size := fi.Size()
 	if b.logOff == 0 {
-		if size < int64(len(walMagic)) {
+		if size < int64(len(wal.Magic)) {
 			// new (or never completed) log: start it
 			if err := b.log.Truncate(0); err != nil {
 				return err
 			}
-			if _, err := b.log.WriteAt(walMagic, 0); err != nil {
+			if _, err := b.log.WriteAt(wal.Magic, 0); err != nil {
 				return err
 			}
 			if err := durable.Datasync(b.log); err != nil {
@@ -371,17 +393,17 @@ func (b *fsBackend) syncLocked() error {
 			if err := syncDir(filepath.Dir(b.logPath)); err != nil {
 				return err
 			}
-			size = int64(len(walMagic))
+			size = int64(len(wal.Magic))
 		} else {
-			head := make([]byte, len(walMagic))
+			head := make([]byte, len(wal.Magic))
 			if _, err := b.log.ReadAt(head, 0); err != nil {
 				return err
 			}
-			if string(head) != string(walMagic) {
+			if string(head) != string(wal.Magic) {
 				return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
 			}
 		}
-		b.logOff = int64(len(walMagic))
+		b.logOff = int64(len(wal.Magic))
 	}
 	if size < b.logOff {
 		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", b.logPath, b.logOff, size)
@@ -409,7 +431,7 @@ func (b *fsBackend) syncLocked() error {
 			if _, err := b.log.ReadAt(buf, b.logOff); err != nil && !errors.Is(err, io.EOF) {
 				return err
 			}
-			if rec, _, err = decodeRecord(buf); err != nil && !errors.Is(err, errTorn) {
+			if rec, _, err = wal.DecodeRecord(buf); err != nil && !errors.Is(err, wal.ErrTorn) {
 				return err
 			}
 		}
@@ -434,13 +456,13 @@ func (b *fsBackend) syncLocked() error {
 
 func (b *fsBackend) applyLocked(rec *batch) {
 	b.recs = append(b.recs, rec)
-	for _, u := range rec.updates {
-		b.refs[u.name] = u.new
+	for _, u := range rec.Updates {
+		b.refs[u.Name] = u.New
 	}
-	for i := range rec.objects {
-		o := &rec.objects[i]
-		if _, ok := b.objs[o.id]; !ok {
-			b.objs[o.id] = o
+	for i := range rec.Objects {
+		o := &rec.Objects[i]
+		if _, ok := b.objs[o.ID]; !ok {
+			b.objs[o.ID] = o
 		}
 	}
 }
@@ -449,7 +471,7 @@ func (b *fsBackend) refLocked(name string) (hash, error) {
 	if h, ok := b.refs[name]; ok {
 		return h, nil
 	}
-	return readDiskRef(b.gitDir, name)
+	return refs.Read(b.gitDir, name)
 }
 
 func (b *fsBackend) readRef(name string) (hash, error) {
@@ -467,7 +489,7 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 		return nil, err
 	}
 	defer b.runlock(locked)
-	refs, err := listDiskRefs(b.gitDir, prefix)
+	refs, err := refs.List(b.gitDir, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -550,17 +572,17 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	var accepted []*applyReq
 	for _, r := range group {
 		ok := true
-		for _, u := range r.b.updates {
-			cur, seen := staged[u.name]
+		for _, u := range r.b.Updates {
+			cur, seen := staged[u.Name]
 			if !seen {
 				var err error
-				if cur, err = b.refLocked(u.name); err != nil {
+				if cur, err = b.refLocked(u.Name); err != nil {
 					r.err = err
 					ok = false
 					break
 				}
 			}
-			if cur != u.old {
+			if cur != u.Old {
 				r.err = errConflict
 				ok = false
 				break
@@ -569,10 +591,10 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 		if !ok {
 			continue
 		}
-		for _, u := range r.b.updates {
-			staged[u.name] = u.new
+		for _, u := range r.b.Updates {
+			staged[u.Name] = u.New
 		}
-		buf = encodeRecord(buf, r.b)
+		buf = wal.AppendRecord(buf, r.b)
 		accepted = append(accepted, r)
 	}
 	if len(buf) == 0 {
@@ -648,24 +670,24 @@ func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
 	if !ok {
 		return b.gitRead(id)
 	}
-	if o.base == zeroHash {
-		return o.typ, o.data, nil
+	if o.Base == zeroHash {
+		return o.Type, o.Data, nil
 	}
 	if depth > 100000 {
 		return 0, nil, fmt.Errorf("object %s: edit chain too long", id)
 	}
 	if data, ok := b.rebuilt.get(id); ok {
-		return o.typ, data, nil
+		return o.Type, data, nil
 	}
-	_, base, err := b.resolveLocked(o.base, depth+1)
+	_, base, err := b.resolveLocked(o.Base, depth+1)
 	if err != nil {
-		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.base, err)
+		return 0, nil, fmt.Errorf("object %s: base %s: %w", id, o.Base, err)
 	}
-	data, err := o.ed.apply(base)
+	data, err := o.Edit.Apply(base)
 	if err == nil && depth == 0 {
 		b.rebuilt.put(id, data)
 	}
-	return o.typ, data, err
+	return o.Type, data, err
 }
 
 // rebuiltCache holds recently rebuilt objects, at most about max bytes, in
@@ -714,17 +736,17 @@ func (c *rebuiltCache) put(id hash, data []byte) {
 // objects through go-git, then — in case another process packed it — the
 // pack set again after a refresh.
 func (b *fsBackend) gitRead(id hash) (objType, []byte, error) {
-	t, data, err := b.packs.read(id)
+	t, data, err := b.packs.Read(id)
 	if !errors.Is(err, errNotFound) {
 		return t, data, err
 	}
 	if t, data, err := b.looseRead(id); !errors.Is(err, errNotFound) {
 		return t, data, err
 	}
-	if err := b.packs.refresh(); err != nil {
+	if err := b.packs.Refresh(); err != nil {
 		return 0, nil, err
 	}
-	t, data, err = b.packs.read(id)
+	t, data, err = b.packs.Read(id)
 	if errors.Is(err, errNotFound) {
 		return 0, nil, fmt.Errorf("object %s: %w", id, errNotFound)
 	}
@@ -742,7 +764,7 @@ func (b *fsBackend) looseRead(id hash) (objType, []byte, error) {
 }
 
 func (b *fsBackend) gitHas(id hash) bool {
-	if b.packs.has(id) {
+	if b.packs.Has(id) {
 		return true
 	}
 	_, err := os.Stat(filepath.Join(b.gitDir, "objects", id.String()[:2], id.String()[2:]))
@@ -854,7 +876,7 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 			if err := b.lock(); err != nil {
 				return err
 			}
-			err := packRefs(b.gitDir)
+			err := refs.Pack(b.gitDir)
 			b.unlock()
 			if err != nil {
 				return fmt.Errorf("pack refs: %w", err)
@@ -874,18 +896,29 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 		return nil
 	}
 
-	objs, err := b.packObjects(recs, clean)
+	// Only when recovering can logged objects already be in the repository
+	// (packed by a flush that died before trimming the log).
+	var has func(hash) bool
+	if clean {
+		has = b.gitHas
+	}
+	plan, err := pack.Plan(recs, b.heads, has, func(id hash) ([]byte, error) {
+		_, data, err := b.readObject(id)
+		return data, err
+	})
 	if err != nil {
 		return err
 	}
+	objs := plan.Objects
+	b.nextLinks, b.nextHeads = plan.Links, plan.Heads
 	if len(objs) > 0 {
-		name, err := writePack(filepath.Join(b.gitDir, "objects", "pack"), objs)
+		name, err := pack.Write(filepath.Join(b.gitDir, "objects", "pack"), objs)
 		if err != nil {
 			return fmt.Errorf("write pack: %w", err)
 		}
 		// Only an optimisation for merges: not synced, and harmless if lost.
-		writeLinks(b.linksDir(), "pack-"+name.String(), b.nextLinks)
-		if err := b.packs.refresh(); err != nil {
+		pack.WriteLinks(b.linksDir(), "pack-"+name.String(), b.nextLinks)
+		if err := b.packs.Refresh(); err != nil {
 			return err
 		}
 	}
@@ -905,8 +938,8 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	finals := map[string]hash{}
 	for _, r := range recs {
-		for _, u := range r.updates {
-			finals[u.name] = u.new
+		for _, u := range r.Updates {
+			finals[u.Name] = u.New
 		}
 	}
 	// The log already serialised every writer of these refs (compare-and-
@@ -914,19 +947,19 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	dirs := map[string]bool{}
 	for name, h := range finals {
 		if h == zeroHash {
-			d, err := deleteDiskRef(b.gitDir, name)
+			d, err := refs.Delete(b.gitDir, name)
 			if err != nil {
 				return err
 			}
 			dirs[d] = true
 			continue
 		}
-		ds, err := writeDiskRef(b.gitDir, name, h)
+		ds, err := refs.Write(b.gitDir, name, h)
 		if errors.Is(err, fs.ErrExist) {
 			// We hold flush.lock, so no live flusher of ours owns this
 			// lock: a flusher in a process that died left it.
 			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
-			ds, err = writeDiskRef(b.gitDir, name, h)
+			ds, err = refs.Write(b.gitDir, name, h)
 		}
 		if err != nil {
 			return err
@@ -950,7 +983,7 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	}
 	b.looseRefs += len(finals)
 	if b.looseRefs >= packRefsEvery {
-		if err := packRefs(b.gitDir); err != nil {
+		if err := refs.Pack(b.gitDir); err != nil {
 			return fmt.Errorf("pack refs: %w", err)
 		}
 		b.looseRefs = 0
@@ -965,19 +998,17 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 // maybeMerge merges packs when there are too many; the caller holds the
 // flush lock, so no other process adds or merges packs meanwhile.
 func (b *fsBackend) maybeMerge() error {
-	if err := b.packs.refresh(); err != nil {
+	if err := b.packs.Refresh(); err != nil {
 		return err
 	}
-	b.packs.mu.RLock()
-	pick := pickMerge(b.packs.order)
-	b.packs.mu.RUnlock()
+	pick := b.packs.MergeCandidates()
 	if len(pick) < 2 {
 		return nil
 	}
-	if err := mergePacks(filepath.Join(b.gitDir, "objects", "pack"), b.linksDir(), pick, b.packs.read); err != nil {
+	if err := pack.Merge(filepath.Join(b.gitDir, "objects", "pack"), b.linksDir(), pick, b.packs.Read); err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
-	return b.packs.refresh()
+	return b.packs.Refresh()
 }
 
 // truncateLogLocked replaces the log with one holding only the records after
@@ -993,7 +1024,7 @@ func (b *fsBackend) truncateLogLocked(end int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(append([]byte{}, walMagic...), rest...))
+	_, err = f.Write(append(append([]byte{}, wal.Magic...), rest...))
 	if err == nil {
 		err = durable.Datasync(f)
 	}
@@ -1067,170 +1098,6 @@ func (b *fsBackend) removeStaleFiles() error {
 	return nil
 }
 
-// packObjects lays out the logged objects as pack entries. A large object
-// usually has a newer version in the same flush (the next thought's tree or
-// manifest); it is stored as a delta from that newer version, so the newest
-// version — the one readers want — is whole, as git does. Every
-// maxDeltaDepth-th version is whole too, to bound delta chains.
-//
-// Only when recovering (replay) can logged objects already be in the
-// repository — packed by a flush that died before trimming the log — so only
-// then is each one looked up; otherwise a rare duplicate in two packs is
-// harmless to Git and cheaper than the lookups.
-func (b *fsBackend) packObjects(recs []*batch, replay bool) ([]packObject, error) {
-	type ver struct {
-		o        *logObject
-		length   int
-		pos      int
-		child    hash
-		delta    []byte // the Git delta from child, rendered at once
-		hasChild bool
-		keepFull bool
-		owned    bool   // content was built here, so it may be reused
-		first    []byte // content, for a chain start whose base is older
-	}
-	vers := map[hash]*ver{}
-	var order []hash
-	for _, r := range recs {
-		for i := range r.objects {
-			o := &r.objects[i]
-			if _, dup := vers[o.id]; dup {
-				continue
-			}
-			if replay && b.gitHas(o.id) {
-				continue
-			}
-			vers[o.id] = &ver{o: o}
-			order = append(order, o.id)
-		}
-	}
-	kept := map[hash][]byte{}
-	// free holds buffers of versions already turned into deltas: the next
-	// version is built in one of them rather than in a new allocation.
-	var free [][]byte
-	var content func(id hash) ([]byte, error)
-	content = func(id hash) ([]byte, error) {
-		if c, ok := kept[id]; ok {
-			return c, nil
-		}
-		if c, ok := b.heads[id]; ok {
-			return c, nil
-		}
-		v, ok := vers[id]
-		if !ok {
-			_, data, err := b.readObject(id)
-			return data, err
-		}
-		if v.o.base == zeroHash {
-			return v.o.data, nil
-		}
-		base, err := content(v.o.base)
-		if err != nil {
-			return nil, err
-		}
-		return v.o.ed.apply(base)
-	}
-	for _, id := range order {
-		v := vers[id]
-		var c []byte
-		if v.o.base == zeroHash {
-			c = v.o.data
-		} else {
-			base, err := content(v.o.base)
-			if err != nil {
-				return nil, fmt.Errorf("object %s: %w", id, err)
-			}
-			// Best fit: a one-entry tree must not take (and keep) the
-			// buffer a folder tree needs.
-			var dst []byte
-			if need := v.o.ed.targetLen(); need >= 4096 {
-				best := -1
-				for i, fb := range free {
-					if cap(fb) >= need && (best < 0 || cap(fb) < cap(free[best])) {
-						best = i
-					}
-				}
-				if best >= 0 {
-					dst = free[best]
-					free[best] = free[len(free)-1]
-					free = free[:len(free)-1]
-				}
-			}
-			if c, err = v.o.ed.applyInto(dst, base); err != nil {
-				return nil, err
-			}
-			v.owned = true
-			if bv, ok := vers[v.o.base]; ok && !bv.hasChild {
-				rev := diffEdit(c, base)
-				if len(base) > 0 && len(c) > 0 && 4*rev.inserted() < len(base) {
-					bv.hasChild, bv.child = true, id
-					bv.delta = rev.gitDelta(len(c)) // rev points into base: render it now
-					if !bv.keepFull {
-						if bv.owned && bv.first == nil {
-							free = append(free, base[:0])
-						}
-						delete(kept, v.o.base)
-					}
-				}
-				v.pos = bv.pos + 1
-			}
-		}
-		v.length = len(c)
-		if _, inFlush := vers[v.o.base]; v.o.base != zeroHash && !inFlush {
-			v.first = c
-		}
-		v.keepFull = v.pos%maxDeltaDepth == maxDeltaDepth-1
-		kept[id] = c
-	}
-	// A chain that continues from the previous flush starts with an object
-	// whose base is in an older pack; a later merge uses these links to
-	// turn that older whole version into a delta, so long sessions keep
-	// one whole copy of their folder tree, not one per flush.
-	b.nextLinks = b.nextLinks[:0]
-	for _, id := range order {
-		if v := vers[id]; v.o.base != zeroHash {
-			if _, inFlush := vers[v.o.base]; !inFlush {
-				l := link{newer: id, older: v.o.base}
-				if old, ok := b.heads[v.o.base]; ok && len(old) > 0 && len(v.first) > 0 {
-					if ed := diffEdit(v.first, old); 4*ed.inserted() < len(old) {
-						l.delta = ed.gitDelta(len(v.first))
-					}
-				}
-				b.nextLinks = append(b.nextLinks, l)
-			}
-		}
-	}
-	heads := map[hash][]byte{}
-	for _, id := range order {
-		if v := vers[id]; !v.hasChild && (v.o.base != zeroHash || v.pos > 0) {
-			c := kept[id]
-			if cap(c) > len(c)+len(c)/4+4096 {
-				// built in a reused buffer sized for another version: it
-				// is kept until the next flush, so keep only what it needs
-				c = append([]byte(nil), c...)
-			}
-			heads[id] = c
-		}
-	}
-	b.nextHeads = heads
-	out := make([]packObject, 0, len(order))
-	index := map[hash]int{}
-	for i := len(order) - 1; i >= 0; i-- {
-		id := order[i]
-		v := vers[id]
-		po := packObject{id: id, typ: v.o.typ, base: -1}
-		if v.hasChild && !v.keepFull {
-			po.base = index[v.child]
-			po.delta = v.delta
-		} else {
-			po.data = kept[id]
-		}
-		index[id] = len(out)
-		out = append(out, po)
-	}
-	return out, nil
-}
-
 func (b *fsBackend) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }
 
 func (b *fsBackend) close() error {
@@ -1264,7 +1131,7 @@ func (b *fsBackend) close() error {
 	b.log.Close()
 	b.mu.Unlock()
 	b.logRec.Close()
-	b.packs.close()
+	b.packs.Close()
 	b.gitMu.Lock()
 	if cerr := b.st.Close(); err == nil {
 		err = cerr
@@ -1311,3 +1178,5 @@ func initBareRepo(dir string) error {
 	}
 	return syncDir(dir)
 }
+
+func syncDir(dir string) error { return durable.SyncDir(dir) }

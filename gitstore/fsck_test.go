@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -147,7 +148,7 @@ func gitHashObject(t *testing.T, dir, typ string, data []byte) string {
 }
 
 func mustHex(t *testing.T, s string) []byte {
-	h, err := parseHash(s)
+	h, err := object.ParseHash(s)
 	if err != nil {
 		t.Fatal(err)
 	}

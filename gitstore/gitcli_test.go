@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -105,7 +107,7 @@ func TestRefsArePacked(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	loose, _ := listLooseRefs(dir, "refs/heads/sessions/")
+	loose, _ := refs.ListLoose(dir, "refs/heads/sessions/")
 	if len(loose) >= n {
 		t.Errorf("%d loose session refs remain; refs were not packed", len(loose))
 	}
@@ -150,7 +152,7 @@ func TestReadsLooseObjectsWrittenByGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := parseHash(strings.TrimSpace(string(out)))
+	id, err := object.ParseHash(strings.TrimSpace(string(out)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/frontmatter"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -164,37 +166,37 @@ func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
 	if err != nil {
 		return // reported by the walk
 	}
-	root, _, err := s.readTreeBytes(cm.tree)
+	root, _, err := s.readTreeBytes(cm.Tree)
 	if err != nil {
 		return
 	}
-	for _, e := range root.entries {
-		if e.name != "sessions" || !e.dir {
-			v.fail("%s: %s is outside sessions/%s/: a session's chain holds only its own folder", at, e.name, v.id)
+	for _, e := range root.Entries {
+		if e.Name != "sessions" || !e.Dir {
+			v.fail("%s: %s is outside sessions/%s/: a session's chain holds only its own folder", at, e.Name, v.id)
 		}
 	}
-	se, ok := root.get("sessions")
-	if !ok || !se.dir {
+	se, ok := root.Get("sessions")
+	if !ok || !se.Dir {
 		return // checkChain reported it
 	}
-	sessions, _, err := s.readTreeBytes(se.id)
+	sessions, _, err := s.readTreeBytes(se.ID)
 	if err != nil {
 		return
 	}
-	if len(sessions.entries) != 1 || !sessions.entries[0].dir {
-		v.fail("%s: sessions/ holds %d entries: expected only the folder of session %s", at, len(sessions.entries), v.id)
+	if len(sessions.Entries) != 1 || !sessions.Entries[0].Dir {
+		v.fail("%s: sessions/ holds %d entries: expected only the folder of session %s", at, len(sessions.Entries), v.id)
 		return
 	}
-	e := sessions.entries[0]
-	if e.name == v.id {
+	e := sessions.Entries[0]
+	if e.Name == v.id {
 		return
 	}
-	part, _, err := s.readTreeBytes(e.id)
+	part, _, err := s.readTreeBytes(e.ID)
 	if err != nil {
 		return
 	}
-	if len(part.entries) != 1 || part.entries[0].name != v.id || !part.entries[0].dir {
-		v.fail("%s: sessions/%s/ holds something other than the folder of session %s", at, e.name, v.id)
+	if len(part.Entries) != 1 || part.Entries[0].Name != v.id || !part.Entries[0].Dir {
+		v.fail("%s: sessions/%s/ holds something other than the folder of session %s", at, e.Name, v.id)
 	}
 }
 
@@ -209,27 +211,27 @@ func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error)
 	if err != nil {
 		return []string{fmt.Sprintf("commit %s: %v", tip, err)}, nil
 	}
-	root, _, err := s.readTreeBytes(cm.tree)
+	root, _, err := s.readTreeBytes(cm.Tree)
 	if err != nil {
 		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}, nil
 	}
-	for _, e := range root.entries {
-		if !e.dir || (e.name != "patterns" && e.name != "notes") {
-			problems = append(problems, fmt.Sprintf("%s: expected only the folders patterns/ and notes/", e.name))
+	for _, e := range root.Entries {
+		if !e.Dir || (e.Name != "patterns" && e.Name != "notes") {
+			problems = append(problems, fmt.Sprintf("%s: expected only the folders patterns/ and notes/", e.Name))
 			continue
 		}
-		dir, _, err := s.readTreeBytes(e.id)
+		dir, _, err := s.readTreeBytes(e.ID)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s/: %v", e.name, err))
+			problems = append(problems, fmt.Sprintf("%s/: %v", e.Name, err))
 			continue
 		}
-		for _, f := range dir.entries {
-			path := e.name + "/" + f.name
-			if f.dir || !strings.HasSuffix(f.name, ".md") {
+		for _, f := range dir.Entries {
+			path := e.Name + "/" + f.Name
+			if f.Dir || !strings.HasSuffix(f.Name, ".md") {
 				problems = append(problems, fmt.Sprintf("%s: expected a .md file", path))
 				continue
 			}
-			t, data, err := s.be.readObject(f.id)
+			t, data, err := s.be.readObject(f.ID)
 			switch {
 			case err != nil:
 				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
@@ -240,10 +242,10 @@ func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error)
 			case !utf8.Valid(data):
 				problems = append(problems, fmt.Sprintf("%s is not UTF-8 text", path))
 			default:
-				_, content, ok := splitFrontMatter(data)
+				_, content, ok := frontmatter.Split(data)
 				if !ok {
 					problems = append(problems, fmt.Sprintf("%s has no front matter (--- … ---)", path))
-				} else if n := len(trimContent(content)); n > ledger.MaxKnowledgeContentBytes {
+				} else if n := len(frontmatter.TrimContent(content)); n > ledger.MaxKnowledgeContentBytes {
 					problems = append(problems, fmt.Sprintf("%s has %d bytes of content: more than the limit of %d", path, n, ledger.MaxKnowledgeContentBytes))
 				}
 			}
@@ -264,51 +266,51 @@ func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []strin
 	if err != nil {
 		return []string{fmt.Sprintf("commit %s: %v", tip, err)}
 	}
-	root, _, err := s.readTreeBytes(cm.tree)
+	root, _, err := s.readTreeBytes(cm.Tree)
 	if err != nil {
 		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}
 	}
 	want := "notebooks/" + id + "/"
-	for _, e := range root.entries {
-		if e.name != "notebooks" || !e.dir {
-			fail("%s is outside %s: a notebook's ref holds only its own folder", e.name, want)
+	for _, e := range root.Entries {
+		if e.Name != "notebooks" || !e.Dir {
+			fail("%s is outside %s: a notebook's ref holds only its own folder", e.Name, want)
 		}
 	}
-	ne, ok := root.get("notebooks")
-	if !ok || !ne.dir {
+	ne, ok := root.Get("notebooks")
+	if !ok || !ne.Dir {
 		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
 	}
-	nbs, _, err := s.readTreeBytes(ne.id)
+	nbs, _, err := s.readTreeBytes(ne.ID)
 	if err != nil {
 		return append(problems, fmt.Sprintf("notebooks/: %v", err))
 	}
-	for _, e := range nbs.entries {
-		if e.name != id || !e.dir {
-			fail("notebooks/%s is not the folder of notebook %s", e.name, id)
+	for _, e := range nbs.Entries {
+		if e.Name != id || !e.Dir {
+			fail("notebooks/%s is not the folder of notebook %s", e.Name, id)
 		}
 	}
-	fe, ok := nbs.get(id)
-	if !ok || !fe.dir {
+	fe, ok := nbs.Get(id)
+	if !ok || !fe.Dir {
 		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
 	}
-	folder, _, err := s.readTreeBytes(fe.id)
+	folder, _, err := s.readTreeBytes(fe.ID)
 	if err != nil {
 		return append(problems, fmt.Sprintf("%s: %v", want, err))
 	}
-	var walk func(t *tree, prefix string, depth int)
-	walk = func(t *tree, prefix string, depth int) {
-		for _, e := range t.entries {
-			path := prefix + e.name
-			if err := validNotebookPath(e.name); err != nil {
+	var walk func(t *object.Tree, prefix string, depth int)
+	walk = func(t *object.Tree, prefix string, depth int) {
+		for _, e := range t.Entries {
+			path := prefix + e.Name
+			if err := validNotebookPath(e.Name); err != nil {
 				fail("%s: %v", path, err)
 				continue
 			}
-			if e.dir {
+			if e.Dir {
 				if depth >= 8 {
 					fail("%s/: folders nested more than 8 deep", path)
 					continue
 				}
-				sub, _, err := s.readTreeBytes(e.id)
+				sub, _, err := s.readTreeBytes(e.ID)
 				if err != nil {
 					fail("%s/: %v", path, err)
 					continue
@@ -316,7 +318,7 @@ func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []strin
 				walk(sub, path+"/", depth+1)
 				continue
 			}
-			t, data, err := s.be.readObject(e.id)
+			t, data, err := s.be.readObject(e.ID)
 			switch {
 			case err != nil:
 				fail("%s: %v", path, err)
@@ -332,7 +334,7 @@ func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []strin
 		}
 	}
 	walk(folder, want, 0)
-	if e, ok := folder.get("notebook.json"); !ok || e.dir {
+	if e, ok := folder.Get("notebook.json"); !ok || e.Dir {
 		fail("%snotebook.json is missing", want)
 	}
 	return problems
@@ -357,23 +359,23 @@ func (s *Store) checkNotebookHistory(ctx context.Context, tip, local hash, maxBy
 			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
 			return nil
 		}
-		for _, e := range t.entries {
-			if e.dir {
-				if err := walkTree(e.id, path+e.name+"/"); err != nil {
+		for _, e := range t.Entries {
+			if e.Dir {
+				if err := walkTree(e.ID, path+e.Name+"/"); err != nil {
 					return err
 				}
 				continue
 			}
-			if seen[e.id] {
+			if seen[e.ID] {
 				continue
 			}
-			seen[e.id] = true
-			size, err := s.blobSize(e.id)
+			seen[e.ID] = true
+			size, err := s.blobSize(e.ID)
 			switch {
 			case err != nil:
-				problems = append(problems, fmt.Sprintf("%s%s: %v", path, e.name, err))
+				problems = append(problems, fmt.Sprintf("%s%s: %v", path, e.Name, err))
 			case size > maxBytes:
-				problems = append(problems, fmt.Sprintf("%s%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, e.name, size, maxBytes))
+				problems = append(problems, fmt.Sprintf("%s%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, e.Name, size, maxBytes))
 			}
 		}
 		return nil
@@ -394,10 +396,10 @@ func (s *Store) checkNotebookHistory(ctx context.Context, tip, local hash, maxBy
 			problems = append(problems, fmt.Sprintf("commit %s: %v", id, err))
 			continue
 		}
-		if err := walkTree(c.tree, ""); err != nil {
+		if err := walkTree(c.Tree, ""); err != nil {
 			return nil, err
 		}
-		queue = append(queue, c.parents...)
+		queue = append(queue, c.Parents...)
 	}
 	return problems, nil
 }
@@ -480,13 +482,13 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 				return err
 			}
 			if cur != moving[ref] {
-				kept.updates = append(kept.updates, refUpdate{name: keep, old: cur, new: moving[ref]})
+				kept.Updates = append(kept.Updates, refUpdate{Name: keep, Old: cur, New: moving[ref]})
 			}
 			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: notebookOfRef(ref), Ref: ref, KeptAs: keep,
 				Tip: moving[ref].String(), Problems: problems})
 		}
 	}
-	if len(kept.updates) == 0 {
+	if len(kept.Updates) == 0 {
 		return nil
 	}
 	return s.be.apply(ctx, kept)

@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/frontmatter"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -26,13 +25,6 @@ import (
 // change is one commit whose message names it, with a
 // "Thoughtbox-Knowledge: pattern/<id>" trailer. People may edit these files
 // by hand and push them back, so reading is lenient (parseKnowledge).
-
-const knowledgeRef = "refs/heads/knowledge"
-
-// maxKnowledgeAttempts bounds how often a write re-reads the ref after
-// losing its compare-and-swap to another writer (of any entry: the whole
-// zone shares one ref).
-const maxKnowledgeAttempts = 64
 
 var _ ledger.KnowledgeStore = (*Store)(nil)
 
@@ -50,7 +42,7 @@ func knowledgeDir(kind ledger.KnowledgeKind) (string, error) {
 type knowledgeTip struct {
 	tip  hash // zeroHash: the ref does not exist yet
 	when time.Time
-	root *tree
+	root *object.Tree
 }
 
 func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
@@ -58,7 +50,7 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &knowledgeTip{tip: tip, root: &tree{}}
+	k := &knowledgeTip{tip: tip, root: &object.Tree{}}
 	if tip == zeroHash {
 		return k, nil
 	}
@@ -66,12 +58,12 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", knowledgeRef, tip, err)
 	}
-	c, err := parseCommit(raw)
+	c, err := object.ParseCommit(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", knowledgeRef, tip, err)
 	}
 	k.when = committerTime(raw)
-	if k.root, _, err = s.readTreeBytes(c.tree); err != nil {
+	if k.root, _, err = s.readTreeBytes(c.Tree); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -79,15 +71,15 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 
 // knowledgeFolder returns a folder of the zone ("patterns", "notes"), empty
 // if absent.
-func (s *Store) knowledgeFolder(k *knowledgeTip, name string) (*tree, error) {
-	e, ok := k.root.get(name)
+func (s *Store) knowledgeFolder(k *knowledgeTip, name string) (*object.Tree, error) {
+	e, ok := k.root.Get(name)
 	if !ok {
-		return &tree{}, nil
+		return &object.Tree{}, nil
 	}
-	if !e.dir {
+	if !e.Dir {
 		return nil, fmt.Errorf("%s: %s is a file, expected a folder", knowledgeRef, name)
 	}
-	t, _, err := s.readTreeBytes(e.id)
+	t, _, err := s.readTreeBytes(e.ID)
 	return t, err
 }
 
@@ -108,19 +100,19 @@ func (s *Store) ListKnowledge(ctx context.Context, kind ledger.KnowledgeKind) ([
 		return nil, err
 	}
 	var out []ledger.KnowledgeEntry
-	for _, e := range dir.entries {
+	for _, e := range dir.Entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		id, ok := strings.CutSuffix(e.name, ".md")
-		if e.dir || !ok || !ledger.ValidKnowledgeID(id) {
+		id, ok := strings.CutSuffix(e.Name, ".md")
+		if e.Dir || !ok || !ledger.ValidKnowledgeID(id) {
 			continue
 		}
-		data, err := s.readBlob(e.id)
+		data, err := s.readBlob(e.ID)
 		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", name, e.name, err)
+			return nil, fmt.Errorf("%s/%s: %w", name, e.Name, err)
 		}
-		out = append(out, knowledgeEntry(kind, id, e.id, data, k.when))
+		out = append(out, knowledgeEntry(kind, id, e.ID, data, k.when))
 	}
 	return out, nil
 }
@@ -142,15 +134,15 @@ func (s *Store) ReadKnowledge(_ context.Context, kind ledger.KnowledgeKind, id s
 	if err != nil {
 		return ledger.KnowledgeEntry{}, err
 	}
-	e, ok := dir.get(id + ".md")
-	if !ok || e.dir {
+	e, ok := dir.Get(id + ".md")
+	if !ok || e.Dir {
 		return ledger.KnowledgeEntry{}, fmt.Errorf("%s %q: %w", kind, id, ledger.ErrKnowledgeNotFound)
 	}
-	data, err := s.readBlob(e.id)
+	data, err := s.readBlob(e.ID)
 	if err != nil {
-		return ledger.KnowledgeEntry{}, fmt.Errorf("%s/%s: %w", name, e.name, err)
+		return ledger.KnowledgeEntry{}, fmt.Errorf("%s/%s: %w", name, e.Name, err)
 	}
-	return knowledgeEntry(kind, id, e.id, data, k.when), nil
+	return knowledgeEntry(kind, id, e.ID, data, k.when), nil
 }
 
 // knowledgeEntry decodes a file. The file name gives the id (an id in the
@@ -194,102 +186,63 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 	var blob hash
 	if !w.Delete {
 		file = encodeKnowledge(e)
-		blob = hashObject(typeBlob, file)
+		blob = object.HashObject(typeBlob, file)
 	}
 	when := w.When
 	if when.IsZero() {
 		when = time.Now()
 	}
-	for attempt := 1; ; attempt++ {
+	err = retryCAS(ctx, func(int) error {
 		k, err := s.readKnowledgeTip()
 		if err != nil {
-			return "", err
+			return err
 		}
 		dir, err := s.knowledgeFolder(k, dirName)
 		if err != nil {
-			return "", err
+			return err
 		}
-		cur, exists := dir.get(fileName)
+		cur, exists := dir.Get(fileName)
 		var curVersion ledger.KnowledgeVersion
 		if exists {
-			curVersion = ledger.KnowledgeVersion(cur.id.String())
+			curVersion = ledger.KnowledgeVersion(cur.ID.String())
 		}
 		if curVersion != w.Expected {
-			return "", fmt.Errorf("%s %s is at version %q, not %q: %w", e.Kind, e.ID, curVersion, w.Expected, ledger.ErrKnowledgeChanged)
+			return fmt.Errorf("%s %s is at version %q, not %q: %w", e.Kind, e.ID, curVersion, w.Expected, ledger.ErrKnowledgeChanged)
 		}
 		if w.Delete && !exists {
-			return "", fmt.Errorf("%s %q: %w", e.Kind, e.ID, ledger.ErrKnowledgeNotFound)
+			return fmt.Errorf("%s %q: %w", e.Kind, e.ID, ledger.ErrKnowledgeNotFound)
 		}
 
 		b := &batch{}
 		if w.Delete {
 			removeEntry(dir, fileName)
 		} else {
-			b.objects = append(b.objects, logObject{id: blob, typ: typeBlob, data: file})
-			dir.set(treeEntry{name: fileName, id: blob})
+			b.Objects = append(b.Objects, logObject{ID: blob, Type: typeBlob, Data: file})
+			dir.Set(object.TreeEntry{Name: fileName, ID: blob})
 		}
 		// Git keeps no empty folders: the last note deleted takes notes/
 		// with it.
-		if len(dir.entries) == 0 {
+		if len(dir.Entries) == 0 {
 			removeEntry(k.root, dirName)
 		} else {
-			db := dir.encode()
-			did := hashObject(typeTree, db)
-			b.objects = append(b.objects, logObject{id: did, typ: typeTree, data: db})
-			k.root.set(treeEntry{name: dirName, dir: true, id: did})
+			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: addTree(b, dir)})
 		}
-		b.commitRoot(knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
-
-		err = s.be.apply(ctx, b)
-		if errors.Is(err, errConflict) && attempt < maxKnowledgeAttempts {
-			// A random pause, so that writers racing for the ref do not
-			// collide again in step.
-			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-			select {
-			case <-time.After(pause):
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-			continue
-		}
-		if errors.Is(err, errConflict) {
-			return "", fmt.Errorf("%s kept moving under %d attempts: %w", knowledgeRef, attempt, ledger.ErrKnowledgeChanged)
-		}
-		if err != nil {
-			return "", err
-		}
-		if w.Delete {
-			return "", nil
-		}
-		return ledger.KnowledgeVersion(blob.String()), nil
+		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
+		return s.be.apply(ctx, b)
+	})
+	var gaveUp *gaveUpError
+	if errors.As(err, &gaveUp) {
+		return "", fmt.Errorf("%s kept moving under %d attempts: %w", knowledgeRef, gaveUp.attempts, ledger.ErrKnowledgeChanged)
 	}
+	if err != nil || w.Delete {
+		return "", err
+	}
+	return ledger.KnowledgeVersion(blob.String()), nil
 }
 
-// commitRoot adds to b the root tree, a commit of it on parent (zeroHash:
-// none) authored by author and committed by thoughtbox, and the
-// compare-and-swap moving ref from parent to that commit, which it returns.
-// The zones kept on their own refs (knowledge, notebooks) commit through
-// it.
-func (b *batch) commitRoot(ref string, parent hash, root *tree, message string, author ledger.Author, when time.Time) hash {
-	rb := root.encode()
-	rid := hashObject(typeTree, rb)
-	b.objects = append(b.objects, logObject{id: rid, typ: typeTree, data: rb})
-	c := &commit{tree: rid, message: message,
-		author:    sig(author, when),
-		committer: signature{committerName, committerEmail, when.UTC()}}
-	if parent != zeroHash {
-		c.parents = []hash{parent}
-	}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
-	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
-	b.updates = append(b.updates, refUpdate{name: ref, old: parent, new: cid})
-	return cid
-}
-
-func removeEntry(t *tree, name string) {
-	if i, ok := t.find(name); ok {
-		t.entries = slices.Delete(t.entries, i, i+1)
+func removeEntry(t *object.Tree, name string) {
+	if i, ok := t.Find(name); ok {
+		t.Entries = slices.Delete(t.Entries, i, i+1)
 	}
 }
 
@@ -367,92 +320,20 @@ func committerTime(raw []byte) time.Time {
 // newline ends the file; parseKnowledge removes exactly those, so the
 // content comes back byte for byte. Notes have only id, title and dates.
 func encodeKnowledge(e ledger.KnowledgeEntry) []byte {
-	var b bytes.Buffer
-	b.WriteString("---\n")
-	field := func(key, value string) {
-		b.WriteString(key + ": " + yamlScalar(value) + "\n")
-	}
-	list := func(key string, values []string) {
-		b.WriteString(key + ": [")
-		for i, v := range values {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(yamlScalar(v))
-		}
-		b.WriteString("]\n")
-	}
-	field("id", e.ID)
-	field("title", e.Title)
+	fields := []frontmatter.Field{{Key: "id", Value: e.ID}, {Key: "title", Value: e.Title}}
 	if e.Kind == ledger.KindPattern {
-		field("description", e.Description)
-		list("tags", e.Tags)
-		list("derivedFromSessions", e.DerivedFromSessions)
+		fields = append(fields,
+			frontmatter.Field{Key: "description", Value: e.Description},
+			frontmatter.Field{Key: "tags", List: e.Tags, IsList: true},
+			frontmatter.Field{Key: "derivedFromSessions", List: e.DerivedFromSessions, IsList: true})
 		if e.CreatedBy != "" {
-			field("createdBy", e.CreatedBy)
+			fields = append(fields, frontmatter.Field{Key: "createdBy", Value: e.CreatedBy})
 		}
 	}
-	b.WriteString("createdAt: " + e.CreatedAt.UTC().Format(time.RFC3339Nano) + "\n")
-	b.WriteString("updatedAt: " + e.UpdatedAt.UTC().Format(time.RFC3339Nano) + "\n")
-	b.WriteString("---\n\n")
-	b.WriteString(e.Content)
-	b.WriteString("\n")
-	return b.Bytes()
-}
-
-// yamlScalar writes s plain when a YAML reader would read it back as the
-// same string: it starts with a letter, holds only letters, digits, spaces
-// and -_./()+ (no ": ", " #", commas or brackets, which YAML reads as
-// structure), does not end in a space, and is not a YAML boolean or null.
-// Anything else is double-quoted, with every character YAML does not allow
-// raw (controls, DEL, C1, line and paragraph separators, BOM) escaped, so
-// the result is both a JSON string and a YAML double-quoted scalar.
-func yamlScalar(s string) string {
-	if plainSafe(s) {
-		return s
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\uFEFF':
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-func plainSafe(s string) bool {
-	if s == "" || !utf8.ValidString(s) || strings.HasSuffix(s, " ") {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case unicode.IsLetter(r):
-		case i == 0:
-			return false
-		case unicode.IsDigit(r) || r == ' ' || strings.ContainsRune("-_./()+", r):
-		default:
-			return false
-		}
-	}
-	switch strings.ToLower(s) {
-	case "true", "false", "yes", "no", "on", "off", "y", "n", "null":
-		return false
-	}
-	return true
+	fields = append(fields,
+		frontmatter.Field{Key: "createdAt", Value: e.CreatedAt.UTC().Format(time.RFC3339Nano), Raw: true},
+		frontmatter.Field{Key: "updatedAt", Value: e.UpdatedAt.UTC().Format(time.RFC3339Nano), Raw: true})
+	return frontmatter.Encode(fields, e.Content)
 }
 
 // parseKnowledge reads a knowledge file leniently, because people edit them
@@ -463,378 +344,25 @@ func plainSafe(s string) bool {
 // "|" or ">"; unknown keys and lines it cannot read are ignored, and an
 // unreadable date is left zero. It never fails.
 func parseKnowledge(data []byte) ledger.KnowledgeEntry {
-	var e ledger.KnowledgeEntry
-	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	fm, content, ok := splitFrontMatter(data)
-	if !ok {
-		e.Content = trimContent(data)
-		return e
-	}
-	e.Content = trimContent(content)
-	for _, kv := range parseFrontMatter(fm) {
-		switch normalizeKey(kv.key) {
+	doc := frontmatter.Read(data)
+	e := ledger.KnowledgeEntry{Content: doc.Content}
+	for _, kv := range doc.Values {
+		switch frontmatter.NormalizeKey(kv.Key) {
 		case "title":
-			e.Title = kv.scalar()
+			e.Title = kv.Scalar()
 		case "description":
-			e.Description = kv.scalar()
+			e.Description = kv.Scalar()
 		case "tags":
-			e.Tags = kv.list()
+			e.Tags = kv.List()
 		case "derivedfromsessions":
-			e.DerivedFromSessions = kv.list()
+			e.DerivedFromSessions = kv.List()
 		case "createdby":
-			e.CreatedBy = kv.scalar()
+			e.CreatedBy = kv.Scalar()
 		case "createdat":
-			e.CreatedAt = parseDate(kv.scalar())
+			e.CreatedAt = frontmatter.ParseDate(kv.Scalar())
 		case "updatedat":
-			e.UpdatedAt = parseDate(kv.scalar())
+			e.UpdatedAt = frontmatter.ParseDate(kv.Scalar())
 		}
 	}
 	return e
-}
-
-// splitFrontMatter finds front matter: a first line "---" and a later line
-// "---" (or YAML's "..."). Without both there is none.
-func splitFrontMatter(data []byte) (fm []byte, content []byte, ok bool) {
-	first, rest, found := bytes.Cut(data, []byte("\n"))
-	if !found || string(bytes.TrimRight(first, " \t\r")) != "---" {
-		return nil, nil, false
-	}
-	for off := 0; off < len(rest); {
-		line := rest[off:]
-		next := len(rest)
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line, next = line[:i], off+i+1
-		}
-		if t := string(bytes.TrimRight(line, " \t\r")); t == "---" || t == "..." {
-			return rest[:off], rest[next:], true
-		}
-		off = next
-	}
-	return nil, nil, false
-}
-
-// trimContent removes the blank line after the front matter and the
-// newline that ends the file, as encodeKnowledge adds them; a file edited
-// on Windows may have "\r\n" there instead.
-func trimContent(b []byte) string {
-	if bytes.HasPrefix(b, []byte("\n")) {
-		b = b[1:]
-	} else if bytes.HasPrefix(b, []byte("\r\n")) {
-		b = b[2:]
-	}
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return string(b)
-}
-
-func normalizeKey(k string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(k))
-}
-
-// fmValue is one key of the front matter with what was written for it.
-type fmValue struct {
-	key string
-	// inline is the text after "key:", trimmed; block holds the lines
-	// below it that belong to it (a "- item" list, an indented text).
-	inline string
-	block  []string
-}
-
-func parseFrontMatter(fm []byte) []fmValue {
-	var out []fmValue
-	lines := strings.Split(string(fm), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimRight(lines[i], " \t\r")
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, "- ") || line == "-" {
-			continue // below a key we do not read
-		}
-		key, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		v := fmValue{key: strings.Trim(key, " \t\"'"), inline: strings.TrimSpace(value)}
-		for i+1 < len(lines) {
-			next := strings.TrimRight(lines[i+1], " \t\r")
-			if next != "" && next[0] != ' ' && next[0] != '\t' && !strings.HasPrefix(next, "- ") && next != "-" {
-				break
-			}
-			v.block = append(v.block, next)
-			i++
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// scalar reads the value as one string.
-func (v fmValue) scalar() string {
-	s := v.inline
-	switch {
-	case strings.HasPrefix(s, `"`):
-		text, _ := unquoteDouble(v.joined())
-		return clean(text)
-	case strings.HasPrefix(s, "'"):
-		text, _ := unquoteSingle(v.joined())
-		return clean(text)
-	case strings.HasPrefix(s, "|") || strings.HasPrefix(s, ">"):
-		return clean(blockText(v.block, s[0] == '>'))
-	}
-	// A plain scalar: a comment starts at " #"; indented lines below
-	// continue it, folded into spaces.
-	parts := []string{stripComment(s)}
-	for _, l := range v.block {
-		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "- ") && t != "-" {
-			parts = append(parts, stripComment(t))
-		}
-	}
-	return clean(strings.TrimSpace(strings.Join(parts, " ")))
-}
-
-// joined is the inline value with the lines below it, for a quoted string
-// that spans lines.
-func (v fmValue) joined() string {
-	if len(v.block) == 0 {
-		return v.inline
-	}
-	parts := []string{v.inline}
-	for _, l := range v.block {
-		if t := strings.TrimSpace(l); t != "" {
-			parts = append(parts, t)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// list reads the value as a list of strings.
-func (v fmValue) list() []string {
-	var out []string
-	add := func(s string) {
-		if s = clean(s); strings.TrimSpace(s) != "" {
-			out = append(out, s)
-		}
-	}
-	s := v.inline
-	switch {
-	case strings.HasPrefix(s, "["):
-		for _, item := range flowItems(v.joined()) {
-			add(item)
-		}
-	case s == "" || strings.HasPrefix(s, "#"):
-		for _, l := range v.block {
-			t := strings.TrimSpace(l)
-			if item, ok := strings.CutPrefix(t, "-"); ok {
-				add(itemScalar(strings.TrimSpace(item)))
-			}
-		}
-	default:
-		// tags: debugging, concurrency
-		for _, item := range strings.Split(fmValue{inline: s, block: v.block}.scalar(), ",") {
-			add(strings.TrimSpace(item))
-		}
-	}
-	return out
-}
-
-// flowItems splits a flow sequence "[a, "b, c", 'd']" into its items.
-func flowItems(s string) []string {
-	s = strings.TrimPrefix(s, "[")
-	var out []string
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if s == "" || s[0] == ']' {
-			return out
-		}
-		var item string
-		switch s[0] {
-		case '"':
-			item, s = unquoteDouble(s)
-		case '\'':
-			item, s = unquoteSingle(s)
-		default:
-			end := strings.IndexAny(s, ",]")
-			if end < 0 {
-				end = len(s)
-			}
-			item, s = strings.TrimSpace(s[:end]), s[end:]
-		}
-		out = append(out, item)
-		s = strings.TrimLeft(s, " \t")
-		if !strings.HasPrefix(s, ",") {
-			return out // "]" or something we cannot read: stop
-		}
-		s = s[1:]
-	}
-}
-
-func itemScalar(s string) string {
-	switch {
-	case strings.HasPrefix(s, `"`):
-		t, _ := unquoteDouble(s)
-		return t
-	case strings.HasPrefix(s, "'"):
-		t, _ := unquoteSingle(s)
-		return t
-	}
-	return stripComment(s)
-}
-
-func stripComment(s string) string {
-	if strings.HasPrefix(s, "#") {
-		return ""
-	}
-	if i := strings.Index(s, " #"); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimSpace(s)
-}
-
-// unquoteDouble reads a YAML double-quoted scalar at the start of s (JSON
-// strings are a subset) and returns it and what follows. An unterminated
-// string runs to the end; an unknown escape is kept as written.
-func unquoteDouble(s string) (string, string) {
-	var b strings.Builder
-	i := 1
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == '"':
-			return b.String(), s[i+1:]
-		case c == '\\' && i+1 < len(s):
-			i++
-			e := s[i]
-			switch e {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case '0':
-				b.WriteByte(0)
-			case 'a':
-				b.WriteByte('\a')
-			case 'v':
-				b.WriteByte('\v')
-			case 'e':
-				b.WriteByte(0x1b)
-			case ' ', '"', '/', '\\':
-				b.WriteByte(e)
-			case '\t':
-				b.WriteByte('\t')
-			case 'N':
-				b.WriteString("\u0085")
-			case '_':
-				b.WriteString("\u00a0")
-			case 'L':
-				b.WriteString("\u2028")
-			case 'P':
-				b.WriteString("\u2029")
-			case 'x', 'u', 'U':
-				n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-				r, ok := hexRune(s, i+1, n)
-				if !ok {
-					b.WriteByte('\\')
-					b.WriteByte(e)
-					break
-				}
-				i += n
-				// A JSON surrogate pair: \ud83d\ude00.
-				if utf16High(r) {
-					if lo, ok := hexRune(s, i+3, 4); ok && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' && utf16Low(lo) {
-						r = (r-0xd800)<<10 + (lo - 0xdc00) + 0x10000
-						i += 6
-					}
-				}
-				b.WriteRune(r)
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(e)
-			}
-		default:
-			b.WriteByte(c)
-		}
-		i++
-	}
-	return b.String(), ""
-}
-
-func hexRune(s string, at, n int) (rune, bool) {
-	if at < 0 || at+n > len(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s[at:at+n], 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	return rune(v), true
-}
-
-func utf16High(r rune) bool { return r >= 0xd800 && r < 0xdc00 }
-func utf16Low(r rune) bool  { return r >= 0xdc00 && r < 0xe000 }
-
-// unquoteSingle reads a YAML single-quoted scalar (” is a quote).
-func unquoteSingle(s string) (string, string) {
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		if s[i] == '\'' {
-			if i+1 < len(s) && s[i+1] == '\'' {
-				b.WriteByte('\'')
-				i++
-				continue
-			}
-			return b.String(), s[i+1:]
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String(), ""
-}
-
-// blockText reads a "|" (literal) or ">" (folded) block: the lines below
-// the key, less their common indentation; trailing blank lines dropped.
-func blockText(lines []string, folded bool) string {
-	indent := -1
-	for _, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		n := len(l) - len(strings.TrimLeft(l, " \t"))
-		if indent < 0 || n < indent {
-			indent = n
-		}
-	}
-	var out []string
-	for _, l := range lines {
-		if len(l) >= indent && indent >= 0 {
-			l = l[indent:]
-		} else {
-			l = strings.TrimLeft(l, " \t")
-		}
-		out = append(out, l)
-	}
-	sep := "\n"
-	if folded {
-		sep = " "
-	}
-	return strings.TrimRight(strings.Join(out, sep), " \n")
-}
-
-// clean makes a front-matter value valid UTF-8, so that what was read can
-// be written back as it reads.
-func clean(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-
-// parseDate accepts RFC 3339 and the shorter forms people type.
-func parseDate(s string) time.Time {
-	s = strings.Trim(s, `"' `)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC()
-		}
-	}
-	return time.Time{}
 }

@@ -127,10 +127,10 @@ func TestKnowledgeStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := k.root.get("notes"); ok {
+		if _, ok := k.root.Get("notes"); ok {
 			t.Errorf("notes/ is still in the tree after its last note was deleted")
 		}
-		if _, ok := k.root.get("patterns"); !ok {
+		if _, ok := k.root.Get("patterns"); !ok {
 			t.Errorf("patterns/ is gone")
 		}
 		if got := knowledgeHistory(t, s); !cmp.Equal(got, []string{
@@ -157,11 +157,11 @@ func knowledgeHistory(t *testing.T, s *Store) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		subject, _, _ := strings.Cut(c.message, "\n")
+		subject, _, _ := strings.Cut(c.Message, "\n")
 		out = append(out, subject)
 		tip = zeroHash
-		if len(c.parents) > 0 {
-			tip = c.parents[0]
+		if len(c.Parents) > 0 {
+			tip = c.Parents[0]
 		}
 	}
 	return out
@@ -343,25 +343,6 @@ func TestParseKnowledgeByHand(t *testing.T) {
 				t.Errorf("parseKnowledge(%q) (-want +got):\n%s", tc.file, diff)
 			}
 		})
-	}
-}
-
-func TestYAMLScalar(t *testing.T) {
-	for in, want := range map[string]string{
-		"debugging":                              "debugging",
-		"claude-code 1.0":                        "claude-code 1.0",
-		"Self-test: bisect a regression":         `"Self-test: bisect a regression"`,
-		"yes":                                    `"yes"`,
-		"5-whys":                                 `"5-whys"`,
-		"":                                       `""`,
-		"trailing ":                              `"trailing "`,
-		"a, b":                                   `"a, b"`,
-		"quote \" and \\ and\nnewline\x7f\u2028": `"quote \" and \\ and\nnewline\u007f\u2028"`,
-		"Überblick":                              "Überblick",
-	} {
-		if got := yamlScalar(in); got != want {
-			t.Errorf("yamlScalar(%q) = %s, want %s", in, got, want)
-		}
 	}
 }
 

@@ -4,18 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
-	// A drop-in decoder several times faster than encoding/json (already
-	// in the build through the MCP SDK): decoding 10,000 thought files was
-	// most of a session load.
-	fastjson "github.com/segmentio/encoding/json"
-
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -153,23 +148,23 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 	folder := st.path[len(st.path)-1].t
 	dir := folder
 	if branch != "" {
-		dir = &tree{}
-		if e, ok := folder.get("branches"); ok && e.dir {
-			bt, _, err := s.readTreeBytes(e.id)
+		dir = &object.Tree{}
+		if e, ok := folder.Get("branches"); ok && e.Dir {
+			bt, _, err := s.readTreeBytes(e.ID)
 			if err != nil {
 				return nil, err
 			}
-			if be, ok := bt.get(branch); ok && be.dir {
-				if dir, _, err = s.readTreeBytes(be.id); err != nil {
+			if be, ok := bt.Get(branch); ok && be.Dir {
+				if dir, _, err = s.readTreeBytes(be.ID); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
 	var names []string
-	if me, ok := folder.get("manifest.json"); ok {
+	if me, ok := folder.Get("manifest.json"); ok {
 		cf.manifestExists = true
-		data, err := s.readBlob(me.id)
+		data, err := s.readBlob(me.ID)
 		if err != nil {
 			cf.manifestErr = fmt.Errorf("manifest.json unreadable: %v", err)
 		} else if cf.manifest, err = parseManifest(data); err != nil {
@@ -189,20 +184,20 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 		}
 	} else {
 		// Without a manifest, fall back to the files present, by number.
-		for _, e := range dir.entries {
-			if !e.dir && strings.HasSuffix(e.name, ".json") && e.name != "manifest.json" {
-				names = append(names, e.name)
+		for _, e := range dir.Entries {
+			if !e.Dir && strings.HasSuffix(e.Name, ".json") && e.Name != "manifest.json" {
+				names = append(names, e.Name)
 			}
 		}
 		sort.Slice(names, func(i, j int) bool { return fileNumber(names[i]) < fileNumber(names[j]) })
 	}
 	for _, n := range names {
-		e, ok := dir.get(n)
+		e, ok := dir.Get(n)
 		if !ok {
 			cf.missing = append(cf.missing, n)
 			continue
 		}
-		cf.files = append(cf.files, fileRef{name: n, id: e.id})
+		cf.files = append(cf.files, fileRef{name: n, id: e.ID})
 	}
 	return cf, nil
 }
@@ -230,19 +225,6 @@ func (s *Store) decodeFiles(cf *chainFiles, next *atomic.Int64) {
 	}
 }
 
-// decodeThoughtFile decodes a thought file as encoding/json does — which
-// is how catch-up, critique and verify read it — but faster. The fast
-// decoder refuses some things encoding/json takes (a timestamp
-// "0000-01-01T0:00:00,0Z"), so on a refusal encoding/json decides: a file
-// must not load in one place and be damaged in another.
-func decodeThoughtFile(data []byte, td *ledger.ThoughtData) error {
-	if fastjson.Unmarshal(data, td) == nil {
-		return nil
-	}
-	*td = ledger.ThoughtData{}
-	return json.Unmarshal(data, td)
-}
-
 func fileNumber(name string) int {
 	n, _ := strconv.Atoi(strings.TrimSuffix(name, ".json"))
 	return n
@@ -255,7 +237,7 @@ func (s *Store) readChainPath(tip hash, id string) (*chainState, error) {
 		return nil, err
 	}
 	st := &chainState{}
-	root, err := s.readPathTree("", c.tree)
+	root, err := s.readPathTree("", c.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -264,17 +246,17 @@ func (s *Store) readChainPath(tip hash, id string) (*chainState, error) {
 		return nil, err
 	}
 	parent := sessions
-	if _, ok := sessions.t.get(id); !ok {
-		for _, e := range sessions.t.entries {
-			if !e.dir {
+	if _, ok := sessions.t.Get(id); !ok {
+		for _, e := range sessions.t.Entries {
+			if !e.Dir {
 				continue
 			}
-			p, err := s.childTree(sessions, e.name)
+			p, err := s.childTree(sessions, e.Name)
 			if err != nil {
 				return nil, err
 			}
-			if _, ok := p.t.get(id); ok {
-				parent, st.partition = p, e.name
+			if _, ok := p.t.Get(id); ok {
+				parent, st.partition = p, e.Name
 				break
 			}
 		}
@@ -504,11 +486,11 @@ func (s *Store) manifestAt(tip hash, id string) (*manifest, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	me, ok := st.path[0].t.get("manifest.json")
+	me, ok := st.path[0].t.Get("manifest.json")
 	if !ok {
 		return nil, "", fmt.Errorf("manifest.json is missing")
 	}
-	data, err := s.readBlob(me.id)
+	data, err := s.readBlob(me.ID)
 	if err != nil {
 		return nil, "", err
 	}

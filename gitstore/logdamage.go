@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -35,22 +37,6 @@ func (e *LogDamageError) Error() string {
 
 func (e *LogDamageError) Unwrap() error { return ErrLogDamaged }
 
-// nextIntactRecord finds the first offset after from (relative to data's
-// start) where a whole record with a valid checksum begins, or -1. A record
-// is never empty, and the log's zero-filled tail is not a record.
-func nextIntactRecord(data []byte, from int) int {
-	for off := from; off+8 <= len(data); off++ {
-		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
-		if n == 0 || off+8+n > len(data) {
-			continue
-		}
-		if _, _, err := decodeRecord(data[off : off+8+n]); err == nil {
-			return off
-		}
-	}
-	return -1
-}
-
 // checkTornTail decides what a record that does not read at off is: a
 // torn tail (nil: the caller may cut it) or damage (a *LogDamageError).
 // The caller holds the log's lock.
@@ -62,7 +48,7 @@ func (b *fsBackend) checkTornTail(off, size int64) error {
 	if _, err := b.log.ReadAt(rest, off); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	if next := nextIntactRecord(rest, 1); next >= 0 {
+	if next := wal.FindRecord(rest, 1); next >= 0 {
 		// STORAGE_ERROR for whoever meets it through the ledger (an MCP
 		// client); errors.As still finds the LogDamageError.
 		return ledger.Errorf(ledger.CodeStorage, "%w", &LogDamageError{Path: b.logPath, Offset: off, Next: off + int64(next)})
@@ -108,36 +94,36 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(data) < len(walMagic) || string(data[:len(walMagic)]) != string(walMagic) {
+	if len(data) < len(wal.Magic) || string(data[:len(wal.Magic)]) != string(wal.Magic) {
 		return nil, fmt.Errorf("%s is not a Thoughtbox log", path)
 	}
 	rep := &LogRepair{}
 	// The refs as published, then as each kept record moves them.
-	refs := map[string]hash{}
+	moved := map[string]hash{}
 	current := func(name string) hash {
-		if h, ok := refs[name]; ok {
+		if h, ok := moved[name]; ok {
 			return h
 		}
-		h, err := readDiskRef(gitDir, name)
+		h, err := refs.Read(gitDir, name)
 		if err != nil {
 			return zeroHash
 		}
 		return h
 	}
-	out := append([]byte(nil), walMagic...)
+	out := append([]byte(nil), wal.Magic...)
 	damaged := false
 	dropped := map[string]bool{}
-	for off := len(walMagic); off+8 <= len(data); {
+	for off := len(wal.Magic); off+8 <= len(data); {
 		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
-		if n == 0 && nextIntactRecord(data, off) < 0 {
+		if n == 0 && wal.FindRecord(data, off) < 0 {
 			break // the zero-filled tail
 		}
 		var rec *batch
 		if n > 0 && off+8+n <= len(data) {
-			rec, _, _ = decodeRecord(data[off : off+8+n])
+			rec, _, _ = wal.DecodeRecord(data[off : off+8+n])
 		}
 		if rec == nil {
-			next := nextIntactRecord(data, off+1)
+			next := wal.FindRecord(data, off+1)
 			if next < 0 {
 				// A torn tail: never acknowledged, not damage.
 				if damaged {
@@ -151,23 +137,23 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 			continue
 		}
 		follows := true
-		for _, u := range rec.updates {
-			if current(u.name) != u.old {
+		for _, u := range rec.Updates {
+			if current(u.Name) != u.Old {
 				follows = false
 			}
 		}
 		if follows {
-			for _, u := range rec.updates {
-				refs[u.name] = u.new
+			for _, u := range rec.Updates {
+				moved[u.Name] = u.New
 			}
 			out = append(out, data[off:off+8+n]...)
 			rep.Kept++
 		} else {
 			rep.Dropped++
-			for _, u := range rec.updates {
-				if !dropped[u.name] {
-					dropped[u.name] = true
-					rep.DroppedRefs = append(rep.DroppedRefs, u.name)
+			for _, u := range rec.Updates {
+				if !dropped[u.Name] {
+					dropped[u.Name] = true
+					rep.DroppedRefs = append(rep.DroppedRefs, u.Name)
 				}
 			}
 		}

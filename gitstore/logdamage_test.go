@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -51,7 +52,7 @@ func logWithRecords(t *testing.T, sessions, thoughts int) (repo string, ids []st
 // recordOffsets lists where each record of a log starts.
 func recordOffsets(data []byte) []int {
 	var out []int
-	for off := len(walMagic); off+8 <= len(data); {
+	for off := len(wal.Magic); off+8 <= len(data); {
 		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
 		if n == 0 {
 			break

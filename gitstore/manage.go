@@ -34,9 +34,9 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 	if len(req.Changed) > 0 {
 		fmt.Fprintf(&msg, "Changed: %s\n", strings.Join(req.Changed, ", "))
 	}
-	msg.WriteString("\nThoughtbox-Session: " + id + "\n")
+	msg.WriteString("\n" + trailerSession + ": " + id + "\n")
 	b, cid := cs.build(nil, "", req.Author, meta.UpdatedAt, msg.String(), expected)
-	b.updates = []refUpdate{{name: ref, old: expected, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict

@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 )
 
 // memBackend keeps a project in go-git's in-memory storage
@@ -38,7 +40,7 @@ type memBackend struct {
 type memEdit struct {
 	typ   objType
 	base  hash
-	ed    edit
+	ed    delta.Edit
 	depth int // edits between this object and a whole one
 }
 
@@ -67,7 +69,7 @@ func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	data, err := e.ed.apply(base)
+	data, err := e.ed.Apply(base)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -162,67 +164,67 @@ func (m *memBackend) listRefs(prefix string) (map[string]hash, error) {
 func (m *memBackend) apply(_ context.Context, b *batch) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, u := range b.updates {
-		cur, err := m.refLocked(u.name)
+	for _, u := range b.Updates {
+		cur, err := m.refLocked(u.Name)
 		if err != nil {
 			return err
 		}
-		if cur != u.old {
+		if cur != u.Old {
 			return errConflict
 		}
 	}
-	for _, o := range b.objects {
-		if _, ok := m.edits[o.id]; ok {
+	for _, o := range b.Objects {
+		if _, ok := m.edits[o.ID]; ok {
 			continue
 		}
-		data := o.data
-		if o.base != zeroHash {
+		data := o.Data
+		if o.Base != zeroHash {
 			depth := 1
-			if be, ok := m.edits[o.base]; ok {
+			if be, ok := m.edits[o.Base]; ok {
 				depth = be.depth + 1
-			} else if _, err := m.st.EncodedObject(plumbing.AnyObject, o.base); err != nil {
-				return fmt.Errorf("object %s: base %s: %w", o.id, o.base, err)
+			} else if _, err := m.st.EncodedObject(plumbing.AnyObject, o.Base); err != nil {
+				return fmt.Errorf("object %s: base %s: %w", o.ID, o.Base, err)
 			}
 			if depth < memEditDepth {
-				m.edits[o.id] = &memEdit{typ: o.typ, base: o.base, ed: o.ed, depth: depth}
+				m.edits[o.ID] = &memEdit{typ: o.Type, base: o.Base, ed: o.Edit, depth: depth}
 				continue
 			}
-			if data = o.whole; data == nil {
-				_, base, err := m.readLocked(o.base)
+			if data = o.Whole; data == nil {
+				_, base, err := m.readLocked(o.Base)
 				if err != nil {
 					return err
 				}
-				if data, err = o.ed.apply(base); err != nil {
+				if data, err = o.Edit.Apply(base); err != nil {
 					return err
 				}
 			}
 		}
-		if err := m.storeWhole(o.typ, data); err != nil {
+		if err := m.storeWhole(o.Type, data); err != nil {
 			return err
 		}
 	}
-	for _, u := range b.updates {
-		if u.new == zeroHash {
-			if err := m.st.RemoveReference(plumbing.ReferenceName(u.name)); err != nil {
+	for _, u := range b.Updates {
+		if u.New == zeroHash {
+			if err := m.st.RemoveReference(plumbing.ReferenceName(u.Name)); err != nil {
 				return err
 			}
-			if rest, ok := strings.CutPrefix(u.name, refPrefix); ok {
+			if rest, ok := strings.CutPrefix(u.Name, refPrefix); ok {
 				if id, _, ok := strings.Cut(rest, "/"); ok {
-					delete(m.bySession[id], u.name)
+					delete(m.bySession[id], u.Name)
 				}
 			}
 			continue
 		}
-		ref := plumbing.NewHashReference(plumbing.ReferenceName(u.name), u.new)
+		ref := plumbing.NewHashReference(plumbing.ReferenceName(u.Name), u.New)
 		if err := m.st.SetReference(ref); err != nil {
 			return err
 		}
-		if rest, ok := strings.CutPrefix(u.name, refPrefix); ok {
+		if rest, ok := strings.CutPrefix(u.Name, refPrefix); ok {
 			if id, _, ok := strings.Cut(rest, "/"); ok {
 				if m.bySession[id] == nil {
 					m.bySession[id] = map[string]bool{}
 				}
-				m.bySession[id][u.name] = true
+				m.bySession[id][u.Name] = true
 			}
 		}
 	}

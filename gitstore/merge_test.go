@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -38,8 +39,8 @@ func TestManyFlushesMergeIntoFewPacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
-	if len(packs) > maxPacks+1 {
-		t.Errorf("%d packs after %d flushes; merges should keep at most %d", len(packs), n/every, maxPacks+1)
+	if len(packs) > pack.MaxPacks+1 {
+		t.Errorf("%d packs after %d flushes; merges should keep at most %d", len(packs), n/every, pack.MaxPacks+1)
 	}
 	var size int64
 	for _, p := range packs {

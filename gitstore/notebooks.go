@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -19,14 +20,10 @@ import (
 // package's business; the store keeps whatever files it is given, one
 // commit per write.
 
-const notebookPrefix = "refs/heads/notebooks/"
-
 // maxNotebookIDLen bounds a notebook id, and so its ref's file name.
 const maxNotebookIDLen = 64
 
 var _ ledger.NotebookStore = (*Store)(nil)
-
-func notebookRef(id string) string { return notebookPrefix + id }
 
 // validNotebookID is the store's own rule for the id in a ref name: the
 // notebook package's rule (lowercase letters, digits and '-', 1 to 64),
@@ -128,47 +125,47 @@ func (s *Store) ReadNotebook(ctx context.Context, id string) (map[string][]byte,
 
 // notebookFolder returns the tree of notebooks/<id>/ at a commit, nil if
 // the commit has none (every file was removed).
-func (s *Store) notebookFolder(tip hash, id string) (*tree, error) {
+func (s *Store) notebookFolder(tip hash, id string) (*object.Tree, error) {
 	c, err := s.readCommit(tip)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", notebookRef(id), tip, err)
 	}
-	t, _, err := s.readTreeBytes(c.tree)
+	t, _, err := s.readTreeBytes(c.Tree)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range []string{"notebooks", id} {
-		e, ok := t.get(name)
-		if !ok || !e.dir {
+		e, ok := t.Get(name)
+		if !ok || !e.Dir {
 			return nil, nil
 		}
-		if t, _, err = s.readTreeBytes(e.id); err != nil {
+		if t, _, err = s.readTreeBytes(e.ID); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-func (s *Store) readFolderFiles(ctx context.Context, t *tree, prefix string, out map[string][]byte) error {
-	for _, e := range t.entries {
+func (s *Store) readFolderFiles(ctx context.Context, t *object.Tree, prefix string, out map[string][]byte) error {
+	for _, e := range t.Entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e.dir {
-			sub, _, err := s.readTreeBytes(e.id)
+		if e.Dir {
+			sub, _, err := s.readTreeBytes(e.ID)
 			if err != nil {
-				return fmt.Errorf("%s%s/: %w", prefix, e.name, err)
+				return fmt.Errorf("%s%s/: %w", prefix, e.Name, err)
 			}
-			if err := s.readFolderFiles(ctx, sub, prefix+e.name+"/", out); err != nil {
+			if err := s.readFolderFiles(ctx, sub, prefix+e.Name+"/", out); err != nil {
 				return err
 			}
 			continue
 		}
-		data, err := s.readBlob(e.id)
+		data, err := s.readBlob(e.ID)
 		if err != nil {
-			return fmt.Errorf("%s%s: %w", prefix, e.name, err)
+			return fmt.Errorf("%s%s: %w", prefix, e.Name, err)
 		}
-		out[prefix+e.name] = data
+		out[prefix+e.Name] = data
 	}
 	return nil
 }
@@ -185,7 +182,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	}
 	var expected hash
 	if w.ExpectedTip != "" {
-		h, err := parseHash(string(w.ExpectedTip))
+		h, err := object.ParseHash(string(w.ExpectedTip))
 		if err != nil {
 			return "", fmt.Errorf("notebook %s: expected tip %q: %w", w.ID, w.ExpectedTip, err)
 		}
@@ -201,15 +198,15 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	}
 
 	b := &batch{}
-	folder, err := b.folderTree(w.Files)
+	folder, err := folderTree(b, w.Files)
 	if err != nil {
 		return "", fmt.Errorf("notebook %s: %w", w.ID, err)
 	}
-	root := &tree{}
+	root := &object.Tree{}
 	if folder != zeroHash {
-		nb := &tree{}
-		nb.set(treeEntry{name: w.ID, dir: true, id: folder})
-		root.set(treeEntry{name: "notebooks", dir: true, id: b.addTree(nb)})
+		nb := &object.Tree{}
+		nb.Set(object.TreeEntry{Name: w.ID, Dir: true, ID: folder})
+		root.Set(object.TreeEntry{Name: "notebooks", Dir: true, ID: addTree(b, nb)})
 	}
 	when := w.When
 	if when.IsZero() {
@@ -219,7 +216,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	if strings.TrimSpace(message) == "" {
 		message = "Update notebook " + w.ID
 	}
-	cid := b.commitRoot(ref, cur, root, notebookMessage(w.ID, message), w.Author, when)
+	cid := commitRoot(b, ref, cur, root, notebookMessage(w.ID, message), w.Author, when)
 	err = s.be.apply(ctx, b)
 	if errors.Is(err, errConflict) {
 		now, rerr := s.be.readRef(ref)
@@ -251,18 +248,10 @@ func notebookMessage(id, message string) string {
 	return strings.TrimRight(message, "\n") + "\n\nThoughtbox-Notebook: " + id + "\n"
 }
 
-// addTree logs a tree object and returns its id.
-func (b *batch) addTree(t *tree) hash {
-	data := t.encode()
-	id := hashObject(typeTree, data)
-	b.objects = append(b.objects, logObject{id: id, typ: typeTree, data: data})
-	return id
-}
-
 // folderTree logs the blobs and trees of a folder given as path -> content
 // and returns the folder's tree id (zeroHash for no files: Git keeps no
 // empty folders).
-func (b *batch) folderTree(files map[string][]byte) (hash, error) {
+func folderTree(b *batch, files map[string][]byte) (hash, error) {
 	if len(files) == 0 {
 		return zeroHash, nil
 	}
@@ -282,23 +271,23 @@ func (b *batch) folderTree(files map[string][]byte) (hash, error) {
 			}
 		}
 	}
-	return b.buildFolder(files, paths, "", map[hash]bool{}), nil
+	return buildFolder(b, files, paths, "", map[hash]bool{}), nil
 }
 
 // buildFolder builds the tree of the paths (sorted, all under prefix).
-func (b *batch) buildFolder(files map[string][]byte, paths []string, prefix string, logged map[hash]bool) hash {
-	t := &tree{}
+func buildFolder(b *batch, files map[string][]byte, paths []string, prefix string, logged map[hash]bool) hash {
+	t := &object.Tree{}
 	for i := 0; i < len(paths); {
 		rest := strings.TrimPrefix(paths[i], prefix)
 		name, _, isDir := strings.Cut(rest, "/")
 		if !isDir {
 			data := files[paths[i]]
-			id := hashObject(typeBlob, data)
+			id := object.HashObject(typeBlob, data)
 			if !logged[id] {
 				logged[id] = true
-				b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: data})
+				b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: data})
 			}
-			t.set(treeEntry{name: name, id: id})
+			t.Set(object.TreeEntry{Name: name, ID: id})
 			i++
 			continue
 		}
@@ -307,10 +296,10 @@ func (b *batch) buildFolder(files map[string][]byte, paths []string, prefix stri
 		for j < len(paths) && strings.HasPrefix(paths[j], sub) {
 			j++
 		}
-		t.set(treeEntry{name: name, dir: true, id: b.buildFolder(files, paths[i:j], sub, logged)})
+		t.Set(object.TreeEntry{Name: name, Dir: true, ID: buildFolder(b, files, paths[i:j], sub, logged)})
 		i = j
 	}
-	return b.addTree(t)
+	return addTree(b, t)
 }
 
 // nextSlash is the index of the next '/' in p after i, or -1.

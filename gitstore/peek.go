@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 )
 
 // The functions here read names from a repository without opening it as a
@@ -122,8 +124,8 @@ func PeekLog(gitDir string) (records int, size int64) {
 		return 0, 0
 	}
 	off := 0
-	if len(data) >= len(walMagic) && string(data[:len(walMagic)]) == string(walMagic) {
-		off = len(walMagic)
+	if len(data) >= len(wal.Magic) && string(data[:len(wal.Magic)]) == string(wal.Magic) {
+		off = len(wal.Magic)
 	}
 	for off+8 <= len(data) {
 		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))

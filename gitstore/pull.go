@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -207,14 +208,14 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 			return nil, fmt.Errorf("integrate %s: %w", g, err)
 		}
 		plans = append(plans, gp)
-		all.objects = append(all.objects, gp.b.objects...)
-		all.updates = append(all.updates, gp.b.updates...)
+		all.Objects = append(all.Objects, gp.b.Objects...)
+		all.Updates = append(all.Updates, gp.b.Updates...)
 	}
 	if pullPlanned != nil {
 		pullPlanned()
 	}
 	err = nil
-	if len(all.updates) > 0 {
+	if len(all.Updates) > 0 {
 		err = s.be.apply(ctx, all)
 	}
 	if err == nil {
@@ -229,7 +230,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	for _, g := range names {
 		for attempt := 0; ; attempt++ {
 			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
-			if err == nil && len(gp.b.updates) > 0 {
+			if err == nil && len(gp.b.Updates) > 0 {
 				err = s.be.apply(ctx, gp.b)
 			}
 			if err == nil {
@@ -343,7 +344,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 			return nil, err
 		}
 		if len(conflicts) == 0 {
-			mb.updates = []refUpdate{{name: knowledgeRef, old: p.local, new: merged}}
+			mb.Updates = []refUpdate{{Name: knowledgeRef, Old: p.local, New: merged}}
 			gp.b = mb
 			gp.updated = []RefChange{{Ref: knowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true}}
 			return gp, nil
@@ -363,7 +364,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 				return nil, err
 			}
 			if cur != p.remote {
-				gp.b.updates = append(gp.b.updates, refUpdate{name: keep, old: cur, new: p.remote})
+				gp.b.Updates = append(gp.b.Updates, refUpdate{Name: keep, Old: cur, New: p.remote})
 			}
 			d := Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
 			if p.local != zeroHash {
@@ -372,7 +373,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 			gp.diverged = append(gp.diverged, d)
 			continue
 		}
-		gp.b.updates = append(gp.b.updates, refUpdate{name: p.ref, old: p.local, new: p.remote})
+		gp.b.Updates = append(gp.b.Updates, refUpdate{Name: p.ref, Old: p.local, New: p.remote})
 		ch := RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
 		if p.local == zeroHash {
 			gp.created = append(gp.created, ch)
@@ -442,11 +443,11 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: commit %s: %w", keep, id, err)
 			}
-			subject, _, _ := strings.Cut(c.message, "\n")
+			subject, _, _ := strings.Cut(c.Message, "\n")
 			subjects = append(subjects, subject)
 			id = zeroHash
-			if len(c.parents) > 0 {
-				id = c.parents[0]
+			if len(c.Parents) > 0 {
+				id = c.Parents[0]
 			}
 		}
 		for i := len(subjects) - 1; i >= 0; i-- {
@@ -473,7 +474,7 @@ func (s *Store) DropDiverged(ctx context.Context, keptAs string) error {
 	if cur == zeroHash {
 		return fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs)
 	}
-	err = s.be.apply(ctx, &batch{updates: []refUpdate{{name: keptAs, old: cur, new: zeroHash}}})
+	err = s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: keptAs, Old: cur, New: zeroHash}}})
 	if errors.Is(err, errConflict) {
 		return fmt.Errorf("%s moved meanwhile (a pull?): look again: %w", keptAs, ledger.ErrConflict)
 	}
@@ -499,7 +500,7 @@ func (s *Store) DivergedThoughts(sessionID, keptAs string) (since int, thoughts 
 		return 0, nil, fmt.Errorf("no kept chain %s apart from session %s: 'thoughtbox diverged list' shows what is kept", keptAs, sessionID)
 	}
 	if dc.Since != "" {
-		h, err := parseHash(dc.Since)
+		h, err := object.ParseHash(dc.Since)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -507,9 +508,9 @@ func (s *Store) DivergedThoughts(sessionID, keptAs string) (since int, thoughts 
 		if err != nil {
 			return 0, nil, err
 		}
-		since, _ = strconv.Atoi(trailers(c.message)["Thoughtbox-Thought"])
+		since, _ = strconv.Atoi(trailers(c.Message)["Thoughtbox-Thought"])
 	}
-	tip, err := parseHash(dc.Tip)
+	tip, err := object.ParseHash(dc.Tip)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -557,7 +558,7 @@ func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, 
 		if err != nil {
 			return nil, zeroHash, nil, err
 		}
-		queue = append(queue, c.parents...)
+		queue = append(queue, c.Parents...)
 	}
 	treeOf := func(id hash) (hash, error) {
 		if id == zeroHash {
@@ -567,7 +568,7 @@ func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, 
 		if err != nil {
 			return zeroHash, err
 		}
-		return c.tree, nil
+		return c.Tree, nil
 	}
 	var bt, ot, tt hash
 	var err error
@@ -587,13 +588,13 @@ func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, 
 		return nil, zeroHash, conflicts, err
 	}
 	when := time.Now().UTC().Truncate(time.Second)
-	c := &commit{tree: root, parents: []hash{ours, theirs},
-		author:    signature{committerName, committerEmail, when},
-		committer: signature{committerName, committerEmail, when},
-		message:   "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n"}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
-	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	c := &object.Commit{Tree: root, Parents: []hash{ours, theirs},
+		Author:    object.Signature{Name: committerName, Email: committerEmail, When: when},
+		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when},
+		Message:   "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n"}
+	cb := c.Encode()
+	cid := object.HashObject(typeCommit, cb)
+	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
 	return b, cid, nil, nil
 }
 
@@ -606,9 +607,9 @@ func (s *Store) merge3(path string, base, ours, theirs hash, b *batch, conflicts
 	case ours == base:
 		return theirs, nil
 	}
-	read := func(id hash) (*tree, error) {
+	read := func(id hash) (*object.Tree, error) {
 		if id == zeroHash {
-			return &tree{}, nil
+			return &object.Tree{}, nil
 		}
 		t, _, err := s.readTreeBytes(id)
 		return t, err
@@ -626,17 +627,17 @@ func (s *Store) merge3(path string, base, ours, theirs hash, b *batch, conflicts
 		return zeroHash, err
 	}
 	names := map[string]bool{}
-	for _, t := range []*tree{bt, ot, tt} {
-		for _, e := range t.entries {
-			names[e.name] = true
+	for _, t := range []*object.Tree{bt, ot, tt} {
+		for _, e := range t.Entries {
+			names[e.Name] = true
 		}
 	}
-	out := &tree{}
+	out := &object.Tree{}
 	for name := range names {
-		be, _ := bt.get(name)
-		oe, _ := ot.get(name)
-		te, _ := tt.get(name)
-		var pick treeEntry
+		be, _ := bt.Get(name)
+		oe, _ := ot.Get(name)
+		te, _ := tt.Get(name)
+		var pick object.TreeEntry
 		switch {
 		case oe == te:
 			pick = oe
@@ -644,32 +645,32 @@ func (s *Store) merge3(path string, base, ours, theirs hash, b *batch, conflicts
 			pick = te
 		case te == be:
 			pick = oe
-		case (oe.id == zeroHash || oe.dir) && (te.id == zeroHash || te.dir) && (be.id == zeroHash || be.dir):
+		case (oe.ID == zeroHash || oe.Dir) && (te.ID == zeroHash || te.Dir) && (be.ID == zeroHash || be.Dir):
 			id, err := s.merge3(path+name+"/", dirID(be), dirID(oe), dirID(te), b, conflicts)
 			if err != nil {
 				return zeroHash, err
 			}
-			pick = treeEntry{name: name, dir: true, id: id}
+			pick = object.TreeEntry{Name: name, Dir: true, ID: id}
 		default:
 			*conflicts = append(*conflicts, path+name)
 			continue
 		}
-		if pick.id != zeroHash {
-			out.set(treeEntry{name: pick.name, dir: pick.dir, id: pick.id})
+		if pick.ID != zeroHash {
+			out.Set(object.TreeEntry{Name: pick.Name, Dir: pick.Dir, ID: pick.ID})
 		}
 	}
-	if len(out.entries) == 0 {
+	if len(out.Entries) == 0 {
 		return zeroHash, nil
 	}
-	data := out.encode()
-	id := hashObject(typeTree, data)
-	b.objects = append(b.objects, logObject{id: id, typ: typeTree, data: data})
+	data := out.Encode()
+	id := object.HashObject(typeTree, data)
+	b.Objects = append(b.Objects, logObject{ID: id, Type: typeTree, Data: data})
 	return id, nil
 }
 
-func dirID(e treeEntry) hash {
-	if e.dir {
-		return e.id
+func dirID(e object.TreeEntry) hash {
+	if e.Dir {
+		return e.ID
 	}
 	return zeroHash
 }

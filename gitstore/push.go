@@ -12,6 +12,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 )
 
 // RefChange is a ref a transfer moved.
@@ -194,11 +197,11 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		}
 	}
 	start := time.Now()
-	pack, err := newOutPack(s.tmpDir())
+	pack, err := pack.NewStream(s.tmpDir())
 	if err != nil {
 		return nil, err
 	}
-	defer pack.discard()
+	defer pack.Discard()
 	pw := &packWalker{s: s, pack: pack, known: known}
 	for i, tip := range sendTips {
 		if err := ctx.Err(); err != nil {
@@ -208,14 +211,14 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 			return nil, fmt.Errorf("pack %s: %w", sendRefs[i], err)
 		}
 	}
-	f, size, err := pack.finish()
+	f, size, err := pack.Finish()
 	if err != nil {
 		return nil, err
 	}
-	res.Objects, res.Bytes = pack.count, size
+	res.Objects, res.Bytes = pack.Count, size
 	progress := o.Progress
-	if progress != nil && (pack.count >= 1000 || time.Since(start) > time.Second) {
-		fmt.Fprintf(progress, "Sending %d objects (%s) for %d refs to %s\n", pack.count, byteSize(size), len(cmds), redactURL(u))
+	if progress != nil && (pack.Count >= 1000 || time.Since(start) > time.Second) {
+		fmt.Fprintf(progress, "Sending %d objects (%s) for %d refs to %s\n", pack.Count, byteSize(size), len(cmds), redactURL(u))
 	} else {
 		progress = nil
 	}
@@ -319,7 +322,7 @@ func (s *Store) isAncestor(anc, tip hash) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("commit %s: %w", id, err)
 		}
-		queue = append(queue, c.parents...)
+		queue = append(queue, c.Parents...)
 	}
 	return false, nil
 }
@@ -342,7 +345,7 @@ func (s *Store) markAncestors(tip hash, set map[hash]bool) error {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
 		set[id] = true
-		queue = append(queue, c.parents...)
+		queue = append(queue, c.Parents...)
 	}
 	return nil
 }
@@ -353,7 +356,7 @@ func (s *Store) markAncestors(tip hash, set map[hash]bool) error {
 // session's growing folder tree and manifest travel as small deltas.
 type packWalker struct {
 	s     *Store
-	pack  *outPack
+	pack  *pack.Stream
 	known map[hash]bool
 	group string
 	prev  map[string]version
@@ -375,17 +378,17 @@ func (w *packWalker) addHistory(tip hash, group string) error {
 	}
 	for _, c := range commits {
 		var parentTree hash
-		if len(c.parsed.parents) > 0 {
-			pc, err := w.s.readCommit(c.parsed.parents[0])
+		if len(c.parsed.Parents) > 0 {
+			pc, err := w.s.readCommit(c.parsed.Parents[0])
 			if err != nil {
-				return fmt.Errorf("commit %s: %w", c.parsed.parents[0], err)
+				return fmt.Errorf("commit %s: %w", c.parsed.Parents[0], err)
 			}
-			parentTree = pc.tree
+			parentTree = pc.Tree
 		}
-		if err := w.addTree("", c.parsed.tree, parentTree); err != nil {
+		if err := w.addTree("", c.parsed.Tree, parentTree); err != nil {
 			return err
 		}
-		if err := w.pack.add(c.id, typeCommit, c.data, zeroHash, nil); err != nil {
+		if err := w.pack.Add(c.id, typeCommit, c.data, zeroHash, nil); err != nil {
 			return err
 		}
 	}
@@ -395,7 +398,7 @@ func (w *packWalker) addHistory(tip hash, group string) error {
 type walkedCommit struct {
 	id     hash
 	data   []byte
-	parsed *parsedCommit
+	parsed *object.ParsedCommit
 }
 
 // newCommits lists the commits reachable from tip that the remote lacks
@@ -409,7 +412,7 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 	visited := map[hash]bool{}
 	var stack []frame
 	visit := func(id hash) error {
-		if visited[id] || w.known[id] || w.pack.has(id) {
+		if visited[id] || w.known[id] || w.pack.Has(id) {
 			return nil
 		}
 		visited[id] = true
@@ -417,7 +420,7 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
-		pc, err := parseCommit(data)
+		pc, err := object.ParseCommit(data)
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
@@ -429,8 +432,8 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 	}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if f.i < len(f.c.parsed.parents) {
-			p := f.c.parsed.parents[f.i]
+		if f.i < len(f.c.parsed.Parents) {
+			p := f.c.parsed.Parents[f.i]
 			f.i++
 			if err := visit(p); err != nil {
 				return nil, err
@@ -445,55 +448,55 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 
 // addTree adds the tree id at path and whatever in it differs from old.
 func (w *packWalker) addTree(path string, id, old hash) error {
-	if id == old || w.pack.has(id) {
+	if id == old || w.pack.Has(id) {
 		return nil
 	}
 	data, err := w.s.readTyped(id, typeTree)
 	if err != nil {
 		return fmt.Errorf("tree %s at %q: %w", id, path, err)
 	}
-	t, err := parseTree(data)
+	t, err := object.ParseTree(data)
 	if err != nil {
 		return fmt.Errorf("tree %s at %q: %w", id, path, err)
 	}
-	var oldTree *tree
+	var oldTree *object.Tree
 	if old != zeroHash {
 		od, err := w.s.readTyped(old, typeTree)
 		if err != nil {
 			return fmt.Errorf("tree %s at %q: %w", old, path, err)
 		}
-		if oldTree, err = parseTree(od); err != nil {
+		if oldTree, err = object.ParseTree(od); err != nil {
 			return fmt.Errorf("tree %s at %q: %w", old, path, err)
 		}
 	}
-	for _, e := range t.entries {
-		var oe treeEntry
+	for _, e := range t.Entries {
+		var oe object.TreeEntry
 		var had bool
 		if oldTree != nil {
-			oe, had = oldTree.get(e.name)
+			oe, had = oldTree.Get(e.Name)
 		}
-		if had && oe.id == e.id && oe.dir == e.dir {
+		if had && oe.ID == e.ID && oe.Dir == e.Dir {
 			continue
 		}
-		sub := path + "/" + e.name
-		if e.dir {
+		sub := path + "/" + e.Name
+		if e.Dir {
 			base := zeroHash
-			if had && oe.dir {
-				base = oe.id
+			if had && oe.Dir {
+				base = oe.ID
 			}
-			if err := w.addTree(sub, e.id, base); err != nil {
+			if err := w.addTree(sub, e.ID, base); err != nil {
 				return err
 			}
 			continue
 		}
-		if w.pack.has(e.id) {
+		if w.pack.Has(e.ID) {
 			continue
 		}
-		blob, err := w.s.readTyped(e.id, typeBlob)
+		blob, err := w.s.readTyped(e.ID, typeBlob)
 		if err != nil {
-			return fmt.Errorf("file %s (%s): %w", sub, e.id, err)
+			return fmt.Errorf("file %s (%s): %w", sub, e.ID, err)
 		}
-		if err := w.addVersion(sub, e.id, typeBlob, blob); err != nil {
+		if err := w.addVersion(sub, e.ID, typeBlob, blob); err != nil {
 			return err
 		}
 	}
@@ -503,13 +506,13 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 func (w *packWalker) addVersion(path string, id hash, typ objType, data []byte) error {
 	pv, ok := w.prev[path]
 	base, baseData, depth := zeroHash, []byte(nil), 0
-	if ok && pv.depth < sendDeltaDepth && w.pack.has(pv.id) {
+	if ok && pv.depth < pack.SendDeltaDepth && w.pack.Has(pv.id) {
 		base, baseData, depth = pv.id, pv.data, pv.depth+1
 	}
-	if err := w.pack.add(id, typ, data, base, baseData); err != nil {
+	if err := w.pack.Add(id, typ, data, base, baseData); err != nil {
 		return err
 	}
-	if len(data) >= minDeltaSize {
+	if len(data) >= pack.MinDeltaSize {
 		w.prev[path] = version{id: id, data: data, depth: depth}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"io"
 	"io/fs"
 	"os"
@@ -21,6 +20,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // The built-in file transport runs go-git's Git server in this process.
@@ -184,7 +187,7 @@ func (st *receiveStorer) Reference(name plumbing.ReferenceName) (*plumbing.Refer
 	if err := checkRefName(name.String()); err != nil {
 		return nil, plumbing.ErrReferenceNotFound
 	}
-	h, err := readDiskRef(st.gitDir, name.String())
+	h, err := refs.Read(st.gitDir, name.String())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -195,7 +198,7 @@ func (st *receiveStorer) Reference(name plumbing.ReferenceName) (*plumbing.Refer
 }
 
 func (st *receiveStorer) IterReferences() (storer.ReferenceIter, error) {
-	refs, err := listDiskRefs(st.gitDir, "refs/")
+	refs, err := refs.List(st.gitDir, "refs/")
 	if err != nil {
 		return nil, err
 	}
@@ -239,10 +242,10 @@ func (st *receiveStorer) moveRef(name plumbing.ReferenceName, id, old hash) erro
 	if err := checkRefName(name.String()); err != nil {
 		return err
 	}
-	dirs, err := writeDiskRefWith(st.gitDir, name.String(), id, refLockPolicy{
-		busy: st.busyRef,
-		check: func() error {
-			cur, err := readDiskRef(st.gitDir, name.String())
+	dirs, err := refs.WriteWith(st.gitDir, name.String(), id, refs.LockPolicy{
+		Busy: st.busyRef,
+		Check: func() error {
+			cur, err := refs.Read(st.gitDir, name.String())
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -303,7 +306,7 @@ func (st *receiveStorer) RemoveReference(name plumbing.ReferenceName) error {
 	f.Close()
 	defer os.Remove(lock)
 	if want, ok := st.expect[name]; ok {
-		cur, err := readDiskRef(st.gitDir, name.String())
+		cur, err := refs.Read(st.gitDir, name.String())
 		if err != nil {
 			return err
 		}
@@ -311,7 +314,7 @@ func (st *receiveStorer) RemoveReference(name plumbing.ReferenceName) error {
 			return fmt.Errorf("%s moved meanwhile (expected %s, found %s): fetch first", name, want, cur)
 		}
 	}
-	packed, err := readPackedRefs(st.gitDir)
+	packed, err := refs.ReadPacked(st.gitDir)
 	if err != nil {
 		return err
 	}
@@ -392,7 +395,7 @@ func (st *receiveStorer) PackfileWriter() (io.WriteCloser, error) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := installPack(st.tmpDir(), filepath.Join(st.gitDir, "objects", "pack"), pr)
+		_, _, err := pack.Install(st.tmpDir(), filepath.Join(st.gitDir, "objects", "pack"), pr)
 		pr.CloseWithError(err)
 		done <- err
 	}()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -150,7 +152,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := listDiskRefs(remote, refPrefix)
+	theirs, err := refs.List(remote, refPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +183,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 // id the remote has, and that git can list them.
 func checkRemoteRefs(t *testing.T, remote, when string) {
 	t.Helper()
-	bad, err := badLooseRefs(remote, "refs/")
+	bad, err := refs.BadLoose(remote, "refs/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +244,7 @@ func TestOpenCleansTransferLeftovers(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-2 * transferLeftoverAge)
+	old := time.Now().Add(-2 * pack.TransferLeftoverAge)
 	write := func(name string, when time.Time) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("PACK"), 0o644); err != nil {
@@ -339,7 +341,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 		t.Fatalf("push with a stale lock: %+v", res)
 	}
 	want, _ := s.be.readRef(mainRef(sess.ID))
-	if got, _ := readDiskRef(remote, mainRef(sess.ID)); got != want {
+	if got, _ := refs.Read(remote, mainRef(sess.ID)); got != want {
 		t.Errorf("remote ref = %s, want %s", got, want)
 	}
 	for _, p := range []string{lock, tmp} {

@@ -34,7 +34,7 @@ func TestRefDeletion(t *testing.T) {
 				t.Fatalf("main: %v %v", tip, err)
 			}
 			packed, loose := divergedPrefix+"origin/sessions/a/main", divergedPrefix+"origin/sessions/b/main"
-			if err := s.be.apply(ctx, &batch{updates: []refUpdate{{name: packed, new: tip}}}); err != nil {
+			if err := s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: packed, New: tip}}}); err != nil {
 				t.Fatal(err)
 			}
 			if kind == "fs" {
@@ -47,7 +47,7 @@ func TestRefDeletion(t *testing.T) {
 					}
 				}
 			}
-			if err := s.be.apply(ctx, &batch{updates: []refUpdate{{name: loose, new: tip}}}); err != nil {
+			if err := s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: loose, New: tip}}}); err != nil {
 				t.Fatal(err)
 			}
 			if kind == "fs" {
@@ -56,7 +56,7 @@ func TestRefDeletion(t *testing.T) {
 				}
 			}
 			// A stale old value is refused and changes nothing.
-			if err := s.be.apply(ctx, &batch{updates: []refUpdate{{name: loose, old: zeroHash, new: zeroHash}}}); err != errConflict {
+			if err := s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: loose, Old: zeroHash, New: zeroHash}}}); err != errConflict {
 				t.Fatalf("delete with a wrong old value: %v, want a conflict", err)
 			}
 			for _, name := range []string{packed, loose} {

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -112,7 +114,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
 		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
 		// Temporary packs of push and pull runs that were killed.
-		cleanTransferDir(st.tmpDir())
+		pack.CleanTransferDir(st.tmpDir())
 	}
 	return st, err
 }
@@ -158,22 +160,6 @@ func (s *Store) Close() error {
 	return s.be.close()
 }
 
-const (
-	refPrefix      = "refs/heads/sessions/"
-	committerName  = "Thoughtbox"
-	committerEmail = "thoughtbox@localhost"
-)
-
-func mainRef(id string) string           { return refPrefix + id + "/main" }
-func branchRef(id, branch string) string { return refPrefix + id + "/branches/" + branch }
-func thoughtFile(n int) string           { return fmt.Sprintf("%03d.json", n) }
-func chainRef(id, branch string) string {
-	if branch == "" {
-		return mainRef(id)
-	}
-	return branchRef(id, branch)
-}
-
 // validSessionID keeps ids usable as ref and folder names.
 func validSessionID(id string) error {
 	if id == "" || len(id) > 128 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
@@ -195,22 +181,14 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 		return err
 	}
 	readme := []byte(readmeText)
-	blob := hashObject(typeBlob, readme)
-	root := &tree{}
-	root.set(treeEntry{name: "README.md", id: blob})
-	rootBytes := root.encode()
-	rootID := hashObject(typeTree, rootBytes)
-	when := readmeTime
-	c := &commit{tree: rootID,
-		author:    signature{committerName, committerEmail, when},
-		committer: signature{committerName, committerEmail, when},
-		message:   "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
-	err = s.be.apply(ctx, &batch{
-		objects: []logObject{{id: blob, typ: typeBlob, data: readme}, {id: rootID, typ: typeTree, data: rootBytes}, {id: cid, typ: typeCommit, data: cb}},
-		updates: []refUpdate{{name: "refs/heads/main", old: zeroHash, new: cid}},
-	})
+	blob := object.HashObject(typeBlob, readme)
+	root := &object.Tree{}
+	root.Set(object.TreeEntry{Name: "README.md", ID: blob})
+	b := &batch{Objects: []logObject{{ID: blob, Type: typeBlob, Data: readme}}}
+	cid := addCommit(b, commitSpec{tree: addTree(b, root), when: readmeTime,
+		message: "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"})
+	b.Updates = []refUpdate{{Name: "refs/heads/main", Old: zeroHash, New: cid}}
+	err = s.be.apply(ctx, b)
 	if errors.Is(err, errConflict) {
 		return nil // another process wrote it first
 	}
@@ -265,7 +243,7 @@ type chainState struct {
 
 type pathTree struct {
 	name  string // name in its parent; "" for the root
-	t     *tree
+	t     *object.Tree
 	bytes []byte
 	id    hash
 	// private and spare: as manPrivate and manSpare, for the tree.
@@ -301,11 +279,11 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	m := &manifest{ID: meta.ID, Version: manifestVersion, ThoughtFiles: []string{}, BranchFiles: map[string][]string{}}
 	setMeta(m, meta)
 	st := &chainState{manifest: m, partition: meta.PartitionPath}
-	st.path = []*pathTree{{t: &tree{}}, {name: "sessions", t: &tree{}}}
+	st.path = []*pathTree{{t: &object.Tree{}}, {name: "sessions", t: &object.Tree{}}}
 	if meta.PartitionPath != "" {
-		st.path = append(st.path, &pathTree{name: meta.PartitionPath, t: &tree{}})
+		st.path = append(st.path, &pathTree{name: meta.PartitionPath, t: &object.Tree{}})
 	}
-	st.path = append(st.path, &pathTree{name: meta.ID, t: &tree{}})
+	st.path = append(st.path, &pathTree{name: meta.ID, t: &object.Tree{}})
 	st.folder = len(st.path) - 1
 
 	var msg strings.Builder
@@ -313,9 +291,9 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	if d := strings.TrimSpace(meta.Description); d != "" {
 		msg.WriteString("\n" + d + "\n")
 	}
-	msg.WriteString("\nThoughtbox-Session: " + meta.ID + "\n")
+	msg.WriteString("\n" + trailerSession + ": " + meta.ID + "\n")
 	b, cid := st.build(nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
-	b.updates = []refUpdate{{name: ref, old: zeroHash, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: zeroHash, New: cid}}
 	if err := s.be.apply(ctx, b); err != nil {
 		cs.valid = false
 		if errors.Is(err, errConflict) {
@@ -357,64 +335,56 @@ func setMeta(m *manifest, meta ledger.SessionMeta) {
 func (st *chainState) build(file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
 	b := &batch{}
 	if file != nil {
-		id := hashObject(typeBlob, file)
-		b.objects = append(b.objects, logObject{id: id, typ: typeBlob, data: file})
-		st.path[len(st.path)-1].t.set(treeEntry{name: fileName, id: id})
+		id := object.HashObject(typeBlob, file)
+		b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: file})
+		st.path[len(st.path)-1].t.Set(object.TreeEntry{Name: fileName, ID: id})
 	}
 	mb := st.manifest.encodeInto(st.manSpare)
-	mid := hashObject(typeBlob, mb)
+	mid := object.HashObject(typeBlob, mb)
 	if mid == st.manID {
 		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
 	} else {
 		lo := versioned(typeBlob, mid, mb, st.manID, st.manBytes)
-		private := lo.base != zeroHash
+		private := lo.Base != zeroHash
 		if private {
-			lo.ed = lo.ed.detached() // the log must not keep mb alive
-			lo.whole = mb
+			lo.Edit = lo.Edit.Detached() // the log must not keep mb alive
+			lo.Whole = mb
 		}
-		b.objects = append(b.objects, lo)
+		b.Objects = append(b.Objects, lo)
 		st.manSpare = nil
 		if st.manPrivate {
 			st.manSpare = st.manBytes[:0]
 		}
 		st.manBytes, st.manID, st.manPrivate = mb, mid, private
 	}
-	st.path[st.folder].t.set(treeEntry{name: "manifest.json", id: mid})
+	st.path[st.folder].t.Set(object.TreeEntry{Name: "manifest.json", ID: mid})
 	for i := len(st.path) - 1; i >= 0; i-- {
 		pt := st.path[i]
 		if i < len(st.path)-1 {
 			child := st.path[i+1]
-			pt.t.set(treeEntry{name: child.name, dir: true, id: child.id})
+			pt.t.Set(object.TreeEntry{Name: child.name, Dir: true, ID: child.id})
 		}
 		if pt.id == zeroHash || len(pt.bytes) == 0 {
-			tb := pt.t.encode()
-			tid := hashObject(typeTree, tb)
-			b.objects = append(b.objects, logObject{id: tid, typ: typeTree, data: tb})
+			tb := pt.t.Encode()
+			tid := object.HashObject(typeTree, tb)
+			b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Data: tb})
 			pt.bytes, pt.id, pt.private, pt.spare = tb, tid, false, nil // tb is the log's now
 			continue
 		}
-		tb, ed := pt.t.encodeFromInto(pt.spare, pt.bytes)
-		tid := hashObject(typeTree, tb)
+		tb, ed := pt.t.EncodeFromInto(pt.spare, pt.bytes)
+		tid := object.HashObject(typeTree, tb)
 		if tid == pt.id {
 			pt.spare = tb[:0]
 			continue
 		}
-		b.objects = append(b.objects, logObject{id: tid, typ: typeTree, base: pt.id, ed: ed, whole: tb})
+		b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Base: pt.id, Edit: ed, Whole: tb})
 		pt.spare = nil
 		if pt.private {
 			pt.spare = pt.bytes[:0]
 		}
 		pt.bytes, pt.id, pt.private = tb, tid, true
 	}
-	c := &commit{tree: st.path[0].id, message: message,
-		author:    sig(author, when),
-		committer: signature{committerName, committerEmail, when.UTC()}}
-	if parent != zeroHash {
-		c.parents = []hash{parent}
-	}
-	cb := c.encode()
-	cid := hashObject(typeCommit, cb)
-	b.objects = append(b.objects, logObject{id: cid, typ: typeCommit, data: cb})
+	cid := addCommit(b, commitSpec{tree: st.path[0].id, parents: []hash{parent}, message: message, author: &author, when: when})
 	return b, cid
 }
 
@@ -422,12 +392,12 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 // when there is one.
 func versioned(t objType, id hash, data []byte, prevID hash, prev []byte) logObject {
 	if prevID == zeroHash || len(prev) == 0 {
-		return logObject{id: id, typ: t, data: data}
+		return logObject{ID: id, Type: t, Data: data}
 	}
-	return logObject{id: id, typ: t, base: prevID, ed: diffEdit(prev, data)}
+	return logObject{ID: id, Type: t, Base: prevID, Edit: delta.Diff(prev, data)}
 }
 
-func sig(a ledger.Author, when time.Time) signature {
+func sig(a ledger.Author, when time.Time) object.Signature {
 	name, email := a.Name, a.Email
 	if name == "" {
 		name = "unknown agent"
@@ -435,7 +405,7 @@ func sig(a ledger.Author, when time.Time) signature {
 	if email == "" {
 		email = slug(name) + "@agents.thoughtbox.invalid"
 	}
-	return signature{cleanSig(name), cleanSig(email), when.UTC()}
+	return object.Signature{Name: cleanSig(name), Email: cleanSig(email), When: when.UTC()}
 }
 
 // sigCleaner drops what would corrupt a commit header: angle brackets and
@@ -487,7 +457,7 @@ func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainStat
 			return nil, "", zeroHash, err
 		}
 	}
-	if expected, err = parseHash(string(tip)); err != nil {
+	if expected, err = object.ParseHash(string(tip)); err != nil {
 		return nil, "", zeroHash, fmt.Errorf("expected tip: %w", err)
 	}
 	ref = chainRef(id, branch)
@@ -515,14 +485,13 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 
 	t := req.Thought
 	name := thoughtFile(t.ThoughtNumber)
-	if _, exists := cs.path[len(cs.path)-1].t.get(name); exists {
+	if _, exists := cs.path[len(cs.path)-1].t.Get(name); exists {
 		return "", fmt.Errorf("thought %d is already stored on this chain: %w", t.ThoughtNumber, ledger.ErrConflict)
 	}
-	file, err := json.MarshalIndent(t, "", "  ")
+	file, err := encodeThoughtFile(t)
 	if err != nil {
 		return "", err
 	}
-	file = append(file, '\n')
 	if req.Branch == "" {
 		cs.manifest.ThoughtFiles = append(cs.manifest.ThoughtFiles, name)
 	} else {
@@ -537,10 +506,10 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	if req.NewBranch {
 		old = zeroHash
 	}
-	b.updates = []refUpdate{{name: ref, old: old, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: old, New: cid}}
 	err = s.be.apply(ctx, b)
-	for i := range b.objects {
-		b.objects[i].whole = nil // the next build reuses those buffers
+	for i := range b.Objects {
+		b.Objects[i].Whole = nil // the next build reuses those buffers
 	}
 	if err != nil {
 		if errors.Is(err, errConflict) {
@@ -568,7 +537,7 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if validSessionID(sessionID) != nil || branch != "" && validBranchID(branch) != nil {
 		return nil, "", false, nil
 	}
-	from, err := parseHash(string(since))
+	from, err := object.ParseHash(string(since))
 	if err != nil {
 		return nil, "", false, nil
 	}
@@ -592,14 +561,14 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 		if err != nil {
 			return nil, "", false, err
 		}
-		tr := trailers(c.message)
-		n, nerr := strconv.Atoi(tr["Thoughtbox-Thought"])
-		if nerr != nil || len(c.parents) == 0 || tr["Thoughtbox-Session"] != sessionID ||
-			tr["Thoughtbox-Branch"] != branch || tr["Thoughtbox-Critique"] != "" {
+		tr := trailers(c.Message)
+		n, nerr := strconv.Atoi(tr[trailerThought])
+		if nerr != nil || len(c.Parents) == 0 || tr[trailerSession] != sessionID ||
+			tr[trailerBranch] != branch || tr[trailerCritique] != "" {
 			return nil, "", false, nil
 		}
 		commits, numbers = append(commits, cur), append(numbers, n)
-		cur = c.parents[0]
+		cur = c.Parents[0]
 	}
 	tip = ledger.CommitID(head.String())
 	if len(commits) == 0 {
@@ -614,16 +583,16 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	thoughts = make([]ledger.StoredThought, len(commits))
 	for i := range commits {
 		j := len(commits) - 1 - i
-		e, found := folder.get(thoughtFile(numbers[j]))
+		e, found := folder.Get(thoughtFile(numbers[j]))
 		if !found {
 			return nil, "", false, nil
 		}
-		data, err := s.readBlob(e.id)
+		data, err := s.readBlob(e.ID)
 		if err != nil {
 			return nil, "", false, err
 		}
 		var td ledger.ThoughtData
-		if json.Unmarshal(data, &td) != nil || td.ThoughtNumber != numbers[j] {
+		if decodeThoughtFile(data, &td) != nil || td.ThoughtNumber != numbers[j] {
 			return nil, "", false, nil
 		}
 		thoughts[i] = ledger.StoredThought{Data: td, Commit: ledger.CommitID(commits[j].String())}
@@ -641,25 +610,24 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	}
 	defer cs.mu.Unlock()
 	name := thoughtFile(req.ThoughtNumber)
-	e, ok := cs.path[len(cs.path)-1].t.get(name)
+	e, ok := cs.path[len(cs.path)-1].t.Get(name)
 	if !ok {
 		return "", fmt.Errorf("thought %d on %s: %w", req.ThoughtNumber, chainLabel(req.Branch), ledger.ErrThoughtNotFound)
 	}
-	data, err := s.readBlob(e.id)
+	data, err := s.readBlob(e.ID)
 	if err != nil {
 		return "", err
 	}
 	var td ledger.ThoughtData
-	if err := json.Unmarshal(data, &td); err != nil {
+	if err := decodeThoughtFile(data, &td); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	c := req.Critique
 	td.Critique = &c
-	file, err := json.MarshalIndent(td, "", "  ")
+	file, err := encodeThoughtFile(td)
 	if err != nil {
 		return "", err
 	}
-	file = append(file, '\n')
 	cs.valid = false // until the batch is applied: build changes it in place
 	when := c.Timestamp
 	if when.IsZero() {
@@ -667,17 +635,17 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	}
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "Critique of thought %d by %s\n\n%s\n\n", req.ThoughtNumber, firstLine(c.Model, 60), strings.TrimSpace(c.Text))
-	msg.WriteString("Thoughtbox-Session: " + id + "\n")
-	fmt.Fprintf(&msg, "Thoughtbox-Thought: %d\n", req.ThoughtNumber)
+	msg.WriteString(trailerSession + ": " + id + "\n")
+	fmt.Fprintf(&msg, "%s: %d\n", trailerThought, req.ThoughtNumber)
 	if req.Branch != "" {
-		msg.WriteString("Thoughtbox-Branch: " + req.Branch + "\n")
+		msg.WriteString(trailerBranch + ": " + req.Branch + "\n")
 	}
-	msg.WriteString("Thoughtbox-Critique: " + firstLine(c.Model, 100) + "\n")
+	msg.WriteString(trailerCritique + ": " + firstLine(c.Model, 100) + "\n")
 	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
-	b.updates = []refUpdate{{name: ref, old: expected, new: cid}}
+	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	err = s.be.apply(ctx, b)
-	for i := range b.objects {
-		b.objects[i].whole = nil // the next build reuses those buffers
+	for i := range b.Objects {
+		b.Objects[i].Whole = nil // the next build reuses those buffers
 	}
 	if err != nil {
 		if errors.Is(err, errConflict) {
@@ -710,16 +678,16 @@ func thoughtMessage(sessionID string, req ledger.AppendRequest) string {
 	if body != "" {
 		m.WriteString("\n" + body + "\n")
 	}
-	m.WriteString("\nThoughtbox-Session: " + sessionID + "\n")
-	fmt.Fprintf(&m, "Thoughtbox-Thought: %d\n", t.ThoughtNumber)
+	m.WriteString("\n" + trailerSession + ": " + sessionID + "\n")
+	fmt.Fprintf(&m, "%s: %d\n", trailerThought, t.ThoughtNumber)
 	if req.Branch != "" {
-		m.WriteString("Thoughtbox-Branch: " + req.Branch + "\n")
+		m.WriteString(trailerBranch + ": " + req.Branch + "\n")
 	}
 	if t.IsRevision && t.RevisesThought != nil {
 		if req.Revises != "" {
-			fmt.Fprintf(&m, "Thoughtbox-Revises: %s (thought %d)\n", req.Revises, *t.RevisesThought)
+			fmt.Fprintf(&m, "%s: %s (thought %d)\n", trailerRevises, req.Revises, *t.RevisesThought)
 		} else {
-			fmt.Fprintf(&m, "Thoughtbox-Revises: thought %d\n", *t.RevisesThought)
+			fmt.Fprintf(&m, "%s: thought %d\n", trailerRevises, *t.RevisesThought)
 		}
 	}
 	return m.String()
@@ -733,7 +701,7 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 		return nil, fmt.Errorf("session %s: %w", sessionID, err)
 	}
 	st := &chainState{tip: tip}
-	root, err := s.readPathTree("", c.tree)
+	root, err := s.readPathTree("", c.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -743,11 +711,11 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 		return nil, err
 	}
 	st.path = append(st.path, sessions)
-	if _, ok := sessions.t.get(sessionID); !ok {
-		if len(sessions.t.entries) != 1 {
+	if _, ok := sessions.t.Get(sessionID); !ok {
+		if len(sessions.t.Entries) != 1 {
 			return nil, fmt.Errorf("session %s: no partition folder in commit %s", sessionID, tip)
 		}
-		part, err := s.childTree(sessions, sessions.t.entries[0].name)
+		part, err := s.childTree(sessions, sessions.t.Entries[0].Name)
 		if err != nil {
 			return nil, err
 		}
@@ -760,33 +728,33 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 	}
 	st.path = append(st.path, folder)
 	st.folder = len(st.path) - 1
-	me, ok := folder.t.get("manifest.json")
+	me, ok := folder.t.Get("manifest.json")
 	if !ok {
 		return nil, fmt.Errorf("session %s: commit %s has no manifest.json", sessionID, tip)
 	}
-	if st.manBytes, err = s.readBlob(me.id); err != nil {
+	if st.manBytes, err = s.readBlob(me.ID); err != nil {
 		return nil, err
 	}
-	st.manID = me.id
+	st.manID = me.ID
 	if st.manifest, err = parseManifest(st.manBytes); err != nil {
 		return nil, err
 	}
 	if branch != "" {
 		var branches *pathTree
-		if _, ok := folder.t.get("branches"); ok {
+		if _, ok := folder.t.Get("branches"); ok {
 			if branches, err = s.childTree(folder, "branches"); err != nil {
 				return nil, err
 			}
 		} else {
-			branches = &pathTree{name: "branches", t: &tree{}}
+			branches = &pathTree{name: "branches", t: &object.Tree{}}
 		}
 		var bf *pathTree
-		if _, ok := branches.t.get(branch); ok {
+		if _, ok := branches.t.Get(branch); ok {
 			if bf, err = s.childTree(branches, branch); err != nil {
 				return nil, err
 			}
 		} else {
-			bf = &pathTree{name: branch, t: &tree{}}
+			bf = &pathTree{name: branch, t: &object.Tree{}}
 		}
 		st.path = append(st.path, branches, bf)
 	}
@@ -803,11 +771,11 @@ func (s *Store) readPathTree(name string, id hash) (*pathTree, error) {
 }
 
 func (s *Store) childTree(parent *pathTree, name string) (*pathTree, error) {
-	e, ok := parent.t.get(name)
-	if !ok || !e.dir {
+	e, ok := parent.t.Get(name)
+	if !ok || !e.Dir {
 		return nil, fmt.Errorf("folder %q missing from tree %s", name, parent.id)
 	}
-	return s.readPathTree(name, e.id)
+	return s.readPathTree(name, e.ID)
 }
 
 func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
@@ -821,20 +789,20 @@ func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
 	return data, nil
 }
 
-func (s *Store) readCommit(id hash) (*parsedCommit, error) {
+func (s *Store) readCommit(id hash) (*object.ParsedCommit, error) {
 	data, err := s.readTyped(id, typeCommit)
 	if err != nil {
 		return nil, err
 	}
-	return parseCommit(data)
+	return object.ParseCommit(data)
 }
 
-func (s *Store) readTreeBytes(id hash) (*tree, []byte, error) {
+func (s *Store) readTreeBytes(id hash) (*object.Tree, []byte, error) {
 	data, err := s.readTyped(id, typeTree)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := parseTree(data)
+	t, err := object.ParseTree(data)
 	return t, data, err
 }
 

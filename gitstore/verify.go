@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -219,7 +220,7 @@ func (v *verifier) object(id hash, want objType) (data []byte, problem string) {
 	case t != want:
 		return nil, fmt.Sprintf("it is a %s, not a %s", t, want)
 	}
-	if got := hashObject(t, data); got != id {
+	if got := object.HashObject(t, data); got != id {
 		return nil, fmt.Sprintf("its content hashes to %s", got)
 	}
 	return data, ""
@@ -289,18 +290,18 @@ func (v *verifier) walk(chains []verifyChain) error {
 			if err := fsckCommit(data); err != nil {
 				v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
 			}
-			c, err := parseCommit(data)
+			c, err := object.ParseCommit(data)
 			if err != nil {
 				v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
 				continue
 			}
 			info := commitInfo{}
-			if len(c.parents) > 0 {
-				info.parent = c.parents[0]
+			if len(c.Parents) > 0 {
+				info.parent = c.Parents[0]
 			}
-			tr := trailers(c.message)
-			info.session, info.branch = tr["Thoughtbox-Session"], tr["Thoughtbox-Branch"]
-			info.thought, _ = strconv.Atoi(tr["Thoughtbox-Thought"])
+			tr := trailers(c.Message)
+			info.session, info.branch = tr[trailerSession], tr[trailerBranch]
+			info.thought, _ = strconv.Atoi(tr[trailerThought])
 			v.commits[it.id] = info
 			// Report a commit of another session once, where the chain
 			// leaves the session, not for each of its ancestors.
@@ -312,9 +313,9 @@ func (v *verifier) walk(chains []verifyChain) error {
 					v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
 				}
 			}
-			if r := tr["Thoughtbox-Revises"]; r != "" {
+			if r := tr[trailerRevises]; r != "" {
 				sha, _, _ := strings.Cut(r, " ")
-				if to, err := parseHash(sha); err == nil {
+				if to, err := object.ParseHash(sha); err == nil {
 					v.revises = append(v.revises, revisesLink{from: it.id, to: to})
 				}
 			}
@@ -322,15 +323,15 @@ func (v *verifier) walk(chains []verifyChain) error {
 			// before its parent's: from the newest version of each object
 			// to the oldest, the order in which a pack's delta chains
 			// (newest whole) resolve from the base cache.
-			for i := len(c.parents) - 1; i >= 0; i-- {
-				if p := c.parents[i]; !v.queued[p] {
+			for i := len(c.Parents) - 1; i >= 0; i-- {
+				if p := c.Parents[i]; !v.queued[p] {
 					v.queued[p] = true
 					stack = append(stack, walkItem{id: p, typ: typeCommit, commit: it.id})
 				}
 			}
-			if !v.queued[c.tree] {
-				v.queued[c.tree] = true
-				stack = append(stack, walkItem{id: c.tree, typ: typeTree, commit: it.id})
+			if !v.queued[c.Tree] {
+				v.queued[c.Tree] = true
+				stack = append(stack, walkItem{id: c.Tree, typ: typeTree, commit: it.id})
 			}
 		case typeTree:
 			// Against the last version checked at this path, only the
@@ -431,12 +432,12 @@ var thoughtFileName = regexp.MustCompile(`^[0-9]{3,}\.json$`)
 func (v *verifier) checkChain(c *verifyChain) {
 	isMain := c.branch == ""
 	at := fmt.Sprintf("%s (commit %s)", c.label(), c.tip)
-	readTree := func(id hash, what string) (*tree, bool) {
+	readTree := func(id hash, what string) (*object.Tree, bool) {
 		data, ok := v.read(id, typeTree, func() string { return what })
 		if !ok {
 			return nil, false
 		}
-		t, err := parseTree(data)
+		t, err := object.ParseTree(data)
 		if err != nil {
 			return nil, false // reported by the walk
 		}
@@ -446,39 +447,39 @@ func (v *verifier) checkChain(c *verifyChain) {
 	if !ok {
 		return
 	}
-	pc, err := parseCommit(commitData)
+	pc, err := object.ParseCommit(commitData)
 	if err != nil {
 		return // reported by the walk
 	}
-	root, ok := readTree(pc.tree, "the root tree of commit "+c.tip.String())
+	root, ok := readTree(pc.Tree, "the root tree of commit "+c.tip.String())
 	if !ok {
 		return
 	}
 	// The session folder: sessions/<id> or sessions/<partition>/<id>.
 	folderPath := "sessions"
-	var folder *tree
-	if e, ok := root.get("sessions"); ok && e.dir {
-		sessions, ok := readTree(e.id, "the tree sessions in commit "+c.tip.String())
+	var folder *object.Tree
+	if e, ok := root.Get("sessions"); ok && e.Dir {
+		sessions, ok := readTree(e.ID, "the tree sessions in commit "+c.tip.String())
 		if !ok {
 			return
 		}
-		if fe, ok := sessions.get(v.id); ok && fe.dir {
+		if fe, ok := sessions.Get(v.id); ok && fe.Dir {
 			folderPath += "/" + v.id
-			if folder, ok = readTree(fe.id, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
+			if folder, ok = readTree(fe.ID, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
 				return
 			}
 		} else {
-			for _, pe := range sessions.entries {
-				if !pe.dir {
+			for _, pe := range sessions.Entries {
+				if !pe.Dir {
 					continue
 				}
-				part, ok := readTree(pe.id, "the tree sessions/"+pe.name+" in commit "+c.tip.String())
+				part, ok := readTree(pe.ID, "the tree sessions/"+pe.Name+" in commit "+c.tip.String())
 				if !ok {
 					continue
 				}
-				if fe, ok := part.get(v.id); ok && fe.dir {
-					folderPath += "/" + pe.name + "/" + v.id
-					if folder, ok = readTree(fe.id, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
+				if fe, ok := part.Get(v.id); ok && fe.Dir {
+					folderPath += "/" + pe.Name + "/" + v.id
+					if folder, ok = readTree(fe.ID, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
 						return
 					}
 					break
@@ -492,8 +493,8 @@ func (v *verifier) checkChain(c *verifyChain) {
 	}
 
 	// The manifest.
-	me, ok := folder.get("manifest.json")
-	if !ok || me.dir {
+	me, ok := folder.Get("manifest.json")
+	if !ok || me.Dir {
 		v.fail("%s: %s/manifest.json is missing", at, folderPath)
 		if isMain {
 			v.res.ManifestExists = false
@@ -503,7 +504,7 @@ func (v *verifier) checkChain(c *verifyChain) {
 	if isMain {
 		v.res.ManifestExists = true
 	}
-	mdata, ok := v.read(me.id, typeBlob, func() string { return fmt.Sprintf("the blob %s/manifest.json in commit %s", folderPath, c.tip) })
+	mdata, ok := v.read(me.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/manifest.json in commit %s", folderPath, c.tip) })
 	if !ok {
 		return
 	}
@@ -524,12 +525,12 @@ func (v *verifier) checkChain(c *verifyChain) {
 	numbers := v.chainNumbers(c)
 	v.checkFiles(c, at, folderPath, folder, m.ThoughtFiles, "", numbers)
 	if !isMain {
-		dir := &tree{}
+		dir := &object.Tree{}
 		dirPath := folderPath + "/branches/" + c.branch
-		if be, ok := folder.get("branches"); ok && be.dir {
-			if bt, ok := readTree(be.id, "the tree "+folderPath+"/branches in commit "+c.tip.String()); ok {
-				if e, ok := bt.get(c.branch); ok && e.dir {
-					if dir, ok = readTree(e.id, "the tree "+dirPath+" in commit "+c.tip.String()); !ok {
+		if be, ok := folder.Get("branches"); ok && be.Dir {
+			if bt, ok := readTree(be.ID, "the tree "+folderPath+"/branches in commit "+c.tip.String()); ok {
+				if e, ok := bt.Get(c.branch); ok && e.Dir {
+					if dir, ok = readTree(e.ID, "the tree "+dirPath+" in commit "+c.tip.String()); !ok {
 						return
 					}
 				}
@@ -541,7 +542,7 @@ func (v *verifier) checkChain(c *verifyChain) {
 
 // checkFiles checks the thought files a manifest lists for one folder
 // (branch "" is the main chain's folder) against the folder's entries.
-func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *tree, names []string, branch string, numbers map[string]map[int]bool) {
+func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tree, names []string, branch string, numbers map[string]map[int]bool) {
 	chain := "the main chain"
 	if branch != "" {
 		chain = "branch " + branch
@@ -570,8 +571,8 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *tree, nam
 			v.fail("%s: the manifest lists %q for %s, which is not a thought file name", at, name, chain)
 			continue
 		}
-		e, ok := dir.get(name)
-		if !ok || e.dir {
+		e, ok := dir.Get(name)
+		if !ok || e.Dir {
 			missing(name)
 			continue
 		}
@@ -579,20 +580,20 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *tree, nam
 		if numbers != nil && !numbers[branch][n] {
 			v.fail("%s: no commit of %s records thought %d (%s): none has the trailer Thoughtbox-Thought: %d", at, chain, n, name, n)
 		}
-		key := e.id.String() + " " + dirPath + "/" + name
+		key := e.ID.String() + " " + dirPath + "/" + name
 		if v.checkedFiles[key] {
 			continue
 		}
 		v.checkedFiles[key] = true
-		data, ok := v.read(e.id, typeBlob, func() string { return fmt.Sprintf("the blob %s/%s in commit %s", dirPath, name, c.tip) })
+		data, ok := v.read(e.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/%s in commit %s", dirPath, name, c.tip) })
 		if !ok {
-			if v.status[e.id] == problemMissing { // a corrupt file is reported as such
+			if v.status[e.ID] == problemMissing { // a corrupt file is reported as such
 				missing(name)
 			}
 			continue
 		}
 		var td ledger.ThoughtData
-		if err := json.Unmarshal(data, &td); err != nil {
+		if err := decodeThoughtFile(data, &td); err != nil {
 			v.fail("%s: %s/%s does not parse: %v", at, dirPath, name, err)
 			continue
 		}
@@ -611,9 +612,9 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *tree, nam
 			}
 		}
 	}
-	for _, e := range dir.entries {
-		if !e.dir && e.name != "manifest.json" && !listed[e.name] {
-			v.fail("%s: %s/%s is not listed in the manifest", at, dirPath, e.name)
+	for _, e := range dir.Entries {
+		if !e.Dir && e.Name != "manifest.json" && !listed[e.Name] {
+			v.fail("%s: %s/%s is not listed in the manifest", at, dirPath, e.Name)
 		}
 	}
 }
@@ -658,7 +659,7 @@ func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	bad, err := badLooseRefs(be.gitDir, prefix)
+	bad, err := refs.BadLoose(be.gitDir, prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -48,7 +49,7 @@ func TestDamagedMiddleRecordStopsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	var offs []int
-	for off := len(walMagic); off+8 <= len(data); {
+	for off := len(wal.Magic); off+8 <= len(data); {
 		n := int(binary.BigEndian.Uint32(data[off:]))
 		if n == 0 {
 			break
@@ -109,7 +110,7 @@ func TestTornTailStillOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := -1
-	for off := len(walMagic); off+8 <= len(data); {
+	for off := len(wal.Magic); off+8 <= len(data); {
 		n := int(binary.BigEndian.Uint32(data[off:]))
 		if n == 0 {
 			break

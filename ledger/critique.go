@@ -50,10 +50,18 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 	defer unlock()
 
 	id := NodeID(st.id, branch, thoughtNumber)
-	for attempt := 1; ; attempt++ {
+	var out *CritiqueResult
+	err = Retry(ctx, MaxAppendAttempts, func(ctx context.Context, attempt int) error { return conflictPause(ctx, locked, attempt) }, func(attempt int) error {
+		if attempt > 1 {
+			// As in AddThought: after a pause unless the session is
+			// locked, a fresh view.
+			if err := l.reloadLocked(ctx, st); err != nil {
+				return err
+			}
+		}
 		n := st.graph.nodes[id]
 		if n == nil {
-			return nil, thoughtNotFound("thoughtNumber", "no thought %d on %s to critique", thoughtNumber, chainName(branch)).
+			return thoughtNotFound("thoughtNumber", "no thought %d on %s to critique", thoughtNumber, chainName(branch)).
 				with("thoughtNumber", thoughtNumber)
 		}
 		commit, err := l.store.AddCritique(ctx, CritiqueRequest{
@@ -64,29 +72,27 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 			Critique:      c,
 			Author:        author,
 		})
-		if errors.Is(err, ErrConflict) && attempt < MaxAppendAttempts {
-			// As in AddThought: a pause unless the session is locked,
-			// then a fresh view.
-			if err := conflictPause(ctx, locked, attempt); err != nil {
-				return nil, err
-			}
-			if err := l.reloadLocked(ctx, st); err != nil {
-				return nil, err
-			}
-			continue
-		}
 		if errors.Is(err, ErrThoughtNotFound) {
 			// The view named the thought but the chain's tip does not hold
 			// it: the view is not to be trusted, so the next use reloads.
 			st.graph = nil
-			return nil, thoughtNotFound("thoughtNumber", "thought %d on %s is not in the stored chain (%v)", thoughtNumber, chainName(branch), err).
+			return thoughtNotFound("thoughtNumber", "thought %d on %s is not in the stored chain (%v)", thoughtNumber, chainName(branch), err).
 				with("thoughtNumber", thoughtNumber)
 		}
 		if err != nil {
-			return nil, storageError(fmt.Sprintf("add critique to thought %d on %s", thoughtNumber, chainName(branch)), err)
+			serr := storageError(fmt.Sprintf("add critique to thought %d on %s", thoughtNumber, chainName(branch)), err)
+			if errors.Is(err, ErrConflict) {
+				return Again(serr)
+			}
+			return serr
 		}
-		return l.critiqueLocked(st, id, c, commit), nil
+		out = l.critiqueLocked(st, id, c, commit)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // critiqueLocked brings the view up to date with a committed critique: the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -319,26 +318,29 @@ func (k *Knowledge) UpdatePattern(ctx context.Context, p UpdatePatternParams, au
 // modify re-reads an entry, applies change and writes it back, until the
 // write lands on the version it was computed from.
 func (k *Knowledge) modify(ctx context.Context, kind KnowledgeKind, id string, author Author, change func(*KnowledgeEntry)) (KnowledgeEntry, error) {
-	for attempt := 1; ; attempt++ {
+	var next KnowledgeEntry
+	err := Retry(ctx, MaxAppendAttempts, RandomPause, func(int) error {
 		cur, err := k.read(ctx, kind, id)
 		if err != nil {
-			return KnowledgeEntry{}, err
+			return err
 		}
-		next := cur
+		next = cur
 		change(&next)
 		next.UpdatedAt = k.after(cur.UpdatedAt)
 		_, err = k.store.WriteKnowledge(ctx, KnowledgeWrite{Entry: next, Expected: cur.Version, Author: author, When: next.UpdatedAt})
-		if errors.Is(err, ErrKnowledgeChanged) && attempt < MaxAppendAttempts {
-			if err := backOff(ctx, attempt); err != nil {
-				return KnowledgeEntry{}, err
-			}
-			continue
+		if err == nil {
+			return nil
 		}
-		if err != nil {
-			return KnowledgeEntry{}, storageError(fmt.Sprintf("update %s %s", kind, id), err)
+		serr := storageError(fmt.Sprintf("update %s %s", kind, id), err)
+		if errors.Is(err, ErrKnowledgeChanged) {
+			return Again(serr)
 		}
-		return next, nil
+		return serr
+	})
+	if err != nil {
+		return KnowledgeEntry{}, err
 	}
+	return next, nil
 }
 
 // after is the time of a change made now to something last changed at
@@ -350,18 +352,6 @@ func (k *Knowledge) after(prev time.Time) time.Time {
 		now = prev.Add(time.Millisecond)
 	}
 	return now
-}
-
-// backOff pauses briefly before another attempt, so that writers racing
-// for one entry stop colliding in step.
-func backOff(ctx context.Context, attempt int) error {
-	pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-	select {
-	case <-time.After(pause):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Pattern returns one pattern.
@@ -509,25 +499,28 @@ func (k *Knowledge) delete(ctx context.Context, kind KnowledgeKind, id string, a
 	if err := checkKnowledgeID(id); err != nil {
 		return KnowledgeEntry{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		cur, err := k.read(ctx, kind, id)
-		if err != nil {
-			return KnowledgeEntry{}, err
+	var cur KnowledgeEntry
+	err := Retry(ctx, MaxAppendAttempts, RandomPause, func(int) error {
+		var err error
+		if cur, err = k.read(ctx, kind, id); err != nil {
+			return err
 		}
 		_, err = k.store.WriteKnowledge(ctx, KnowledgeWrite{Entry: cur, Delete: true, Expected: cur.Version, Author: author, When: k.now()})
-		if (errors.Is(err, ErrKnowledgeChanged) || errors.Is(err, ErrKnowledgeNotFound)) && attempt < MaxAppendAttempts {
+		if err == nil {
+			return nil
+		}
+		serr := storageError(fmt.Sprintf("delete %s %s", kind, id), err)
+		if errors.Is(err, ErrKnowledgeChanged) || errors.Is(err, ErrKnowledgeNotFound) {
 			// Changed or deleted meanwhile: look again; a second delete
 			// then reports that it is gone.
-			if err := backOff(ctx, attempt); err != nil {
-				return KnowledgeEntry{}, err
-			}
-			continue
+			return Again(serr)
 		}
-		if err != nil {
-			return KnowledgeEntry{}, storageError(fmt.Sprintf("delete %s %s", kind, id), err)
-		}
-		return cur, nil
+		return serr
+	})
+	if err != nil {
+		return KnowledgeEntry{}, err
 	}
+	return cur, nil
 }
 
 // WriteNote creates a note or replaces the content (and, if given, the
@@ -548,11 +541,12 @@ func (k *Knowledge) WriteNote(ctx context.Context, p WriteNoteParams, author Aut
 	if err := checkContent(p.Content); err != nil {
 		return NoteWrite{}, err
 	}
-	for attempt := 1; ; attempt++ {
+	var out NoteWrite
+	err = Retry(ctx, MaxAppendAttempts, RandomPause, func(int) error {
 		cur, err := k.store.ReadKnowledge(ctx, KindNote, id)
 		exists := err == nil
 		if err != nil && !errors.Is(err, ErrKnowledgeNotFound) {
-			return NoteWrite{}, storageError("read note "+id, err)
+			return storageError("read note "+id, err)
 		}
 		next := KnowledgeEntry{Kind: KindNote, ID: id, Title: title, Content: p.Content}
 		if exists {
@@ -563,23 +557,26 @@ func (k *Knowledge) WriteNote(ctx context.Context, p WriteNoteParams, author Aut
 			}
 		} else {
 			if title == "" {
-				return NoteWrite{}, InvalidField("title", "is required for a new note (no note %q exists yet)", id).with("id", id)
+				return InvalidField("title", "is required for a new note (no note %q exists yet)", id).with("id", id)
 			}
 			next.CreatedAt = k.now()
 			next.UpdatedAt = next.CreatedAt
 		}
 		_, err = k.store.WriteKnowledge(ctx, KnowledgeWrite{Entry: next, Expected: cur.Version, Author: author, When: next.UpdatedAt})
-		if errors.Is(err, ErrKnowledgeChanged) && attempt < MaxAppendAttempts {
-			if err := backOff(ctx, attempt); err != nil {
-				return NoteWrite{}, err
-			}
-			continue
+		if err == nil {
+			out = NoteWrite{Note: toNote(next), Created: !exists}
+			return nil
 		}
-		if err != nil {
-			return NoteWrite{}, storageError("write note "+id, err)
+		serr := storageError("write note "+id, err)
+		if errors.Is(err, ErrKnowledgeChanged) {
+			return Again(serr)
 		}
-		return NoteWrite{Note: toNote(next), Created: !exists}, nil
+		return serr
+	})
+	if err != nil {
+		return NoteWrite{}, err
 	}
+	return out, nil
 }
 
 // Note returns one note.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -50,13 +49,7 @@ func conflictPause(ctx context.Context, locked bool, attempt int) error {
 	if locked {
 		return ctx.Err()
 	}
-	pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-	select {
-	case <-time.After(pause):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return RandomPause(ctx, attempt)
 }
 
 // Options configures a Ledger. The zero value is ready to use.
@@ -264,14 +257,24 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 	}
 	defer unlock()
 
-	for attempt := 1; ; attempt++ {
-		p, err := st.graph.plan(in, branch)
+	var p plan
+	var result *AddResult
+	pause := func(ctx context.Context, attempt int) error { return conflictPause(ctx, locked, attempt) }
+	err = Retry(ctx, MaxAppendAttempts, pause, func(attempt int) error {
+		if attempt > 1 {
+			// The chain moved under the last attempt: take what it gained.
+			if err := l.catchUpLocked(ctx, st, p); err != nil {
+				return err
+			}
+		}
+		var err error
+		p, err = st.graph.plan(in, branch)
 		if err == nil && locked && attempt == 1 && !p.newBranch {
 			// Holding the session, catch up with what other processes
 			// wrote before trying, instead of failing once on
 			// compare-and-swap when they took turns with us.
 			if err := l.catchUp(ctx, st, p, false); err != nil {
-				return nil, err
+				return err
 			}
 			p, err = st.graph.plan(in, branch)
 		}
@@ -279,7 +282,7 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 			if e := AsError(err); fromCipher && e.Details["field"] == "revisesThought" {
 				e.Message += fmt.Sprintf(" (the cipher line's ^S%d)", *in.RevisesThought)
 			}
-			return nil, err
+			return err
 		}
 		p.data.Timestamp = l.now()
 		meta := st.meta
@@ -293,20 +296,17 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 			Revises:     p.revises,
 			Author:      author,
 		})
-		if errors.Is(err, ErrConflict) && attempt < MaxAppendAttempts {
-			if err := conflictPause(ctx, locked, attempt); err != nil {
-				return nil, err
-			}
-			if err := l.catchUpLocked(ctx, st, p); err != nil {
-				return nil, err
-			}
-			continue
-		}
 		if err != nil {
-			return nil, storageError(fmt.Sprintf("append thought %d to %s", p.data.ThoughtNumber, chainName(p.branch)), err)
+			serr := storageError(fmt.Sprintf("append thought %d to %s", p.data.ThoughtNumber, chainName(p.branch)), err)
+			if errors.Is(err, ErrConflict) {
+				return Again(serr)
+			}
+			return serr
 		}
-		return l.commitLocked(st, p, commit)
-	}
+		result, err = l.commitLocked(st, p, commit)
+		return err
+	})
+	return result, err
 }
 
 // commitLocked brings the view up to date with a committed thought and

@@ -37,7 +37,15 @@ func (l *Ledger) UpdateSession(ctx context.Context, id string, p UpdateSessionPa
 		return Session{}, err
 	}
 	defer st.mu.Unlock()
-	for attempt := 1; ; attempt++ {
+	var out Session
+	err = Retry(ctx, MaxAppendAttempts, nil, func(attempt int) error {
+		if attempt > 1 {
+			// Another writer moved the chain: read it again, then retry
+			// on the new tip.
+			if err := l.reloadLocked(ctx, st); err != nil {
+				return err
+			}
+		}
 		next := CreateSessionParams{Title: st.meta.Title, Description: st.meta.Description, Tags: st.meta.Tags}
 		if p.Title != nil {
 			next.Title = *p.Title
@@ -50,7 +58,7 @@ func (l *Ledger) UpdateSession(ctx context.Context, id string, p UpdateSessionPa
 		}
 		next, err := next.normalize()
 		if err != nil {
-			return Session{}, err
+			return err
 		}
 		var changed []string
 		if next.Title != st.meta.Title {
@@ -63,22 +71,19 @@ func (l *Ledger) UpdateSession(ctx context.Context, id string, p UpdateSessionPa
 			changed = append(changed, "tags")
 		}
 		if len(changed) == 0 {
-			return l.sessionLocked(st), nil
+			out = l.sessionLocked(st)
+			return nil
 		}
 		meta := st.meta
 		meta.Title, meta.Description, meta.Tags = next.Title, next.Description, next.Tags
 		meta.UpdatedAt = l.now()
 		commit, err := editor.UpdateSession(ctx, UpdateSessionRequest{Meta: meta, ExpectedTip: st.graph.main.tip, Changed: changed, Author: author})
-		if errors.Is(err, ErrConflict) && attempt < MaxAppendAttempts {
-			// Another writer moved the chain: read it again, then retry
-			// on the new tip.
-			if err := l.reloadLocked(ctx, st); err != nil {
-				return Session{}, err
-			}
-			continue
-		}
 		if err != nil {
-			return Session{}, storageError(fmt.Sprintf("update session %s", id), err)
+			serr := storageError(fmt.Sprintf("update session %s", id), err)
+			if errors.Is(err, ErrConflict) {
+				return Again(serr)
+			}
+			return serr
 		}
 		if st.shared {
 			st.graph = st.graph.clone()
@@ -87,9 +92,13 @@ func (l *Ledger) UpdateSession(ctx context.Context, id string, p UpdateSessionPa
 		st.graph.main.tip = commit
 		st.meta = meta
 		l.touch(st.id, meta.UpdatedAt)
-		out := l.sessionLocked(st)
+		out = l.sessionLocked(st)
 		l.publish(Event{Type: EventSessionUpdated, SessionID: st.id, Timestamp: meta.UpdatedAt,
 			Data: map[string]any{"changed": changed, "title": meta.Title, "tags": meta.Tags}})
-		return out, nil
+		return nil
+	})
+	if err != nil {
+		return Session{}, err
 	}
+	return out, nil
 }

@@ -1,4 +1,21 @@
-package gitstore
+// Package pack writes, reads and merges Git pack files.
+//
+//   - Plan lays out a flush's logged objects as pack entries (newest version
+//     whole, older ones deltas of their successors), and Write writes them
+//     with their index, synced and renamed into place, the index last.
+//   - Set reads objects from the packs of a directory with one pread per
+//     entry, resolving OFS deltas through a small cache of bases.
+//   - Merge merges packs geometrically, copying entries as they are and
+//     using the links a flush recorded to turn an older whole version into
+//     a delta of its successor.
+//   - Stream writes the pack a push sends; Install stores a received one.
+//
+// Locks: a Set's mu guards its list of packs and their open files (readers
+// share it for a whole read; Refresh and Close take it alone); cacheMu
+// guards the base cache and is taken inside mu, never the other way. Who
+// may write or merge packs in a directory is the caller's business (the
+// store's flush lock).
+package pack
 
 import (
 	"bufio"
@@ -15,18 +32,19 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
-// packObject is one object to write into a pack. When base >= 0 the object
+// Object is one object to write into a pack. When base >= 0 the object
 // is written as an OFS_DELTA of the entry at that index, which must come
 // earlier in the list.
-type packObject struct {
-	id    hash
-	typ   objType
-	data  []byte // the whole object, for full entries
-	base  int
-	delta []byte // the Git delta, for delta entries
+type Object struct {
+	ID    object.Hash
+	Type  object.Type
+	Data  []byte // the whole object, for full entries
+	Base  int    // the index in the same list of a delta's base; -1 for none
+	Delta []byte // the Git delta, for delta entries
 }
 
 const ofsDeltaType = 6
@@ -48,13 +66,13 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writePack writes objs as a pack and its index into packDir, durably, and
+// Write writes objs as a pack and its index into packDir, durably, and
 // returns the pack's name. The pack becomes visible to Git readers only when
 // its .idx is renamed into place, after both files are on disk.
-func writePack(packDir string, objs []packObject) (hash, error) {
+func Write(packDir string, objs []Object) (object.Hash, error) {
 	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
 	if err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
@@ -68,12 +86,12 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	binary.BigEndian.PutUint32(hdr[4:], 2)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(len(objs)))
 	if _, err := cw.Write(hdr[:]); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 
 	idx := new(idxfile.Writer)
 	if err := idx.OnHeader(uint32(len(objs))); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	offsets := make([]int64, len(objs))
 	// Small entries (commits, thought files, deltas) gain little from
@@ -82,35 +100,35 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 	for i, o := range objs {
 		offsets[i] = cw.n
 		ew.crc = 0
-		payload := o.data
+		payload := o.Data
 		var head []byte
-		if o.base >= 0 {
-			if o.base >= i {
-				return zeroHash, fmt.Errorf("pack entry %d: delta base %d does not precede it", i, o.base)
+		if o.Base >= 0 {
+			if o.Base >= i {
+				return object.ZeroHash, fmt.Errorf("pack entry %d: delta base %d does not precede it", i, o.Base)
 			}
-			payload = o.delta
+			payload = o.Delta
 			head = entryHeader(ofsDeltaType, len(payload))
-			head = appendOfsOffset(head, offsets[i]-offsets[o.base])
+			head = appendOfsOffset(head, offsets[i]-offsets[o.Base])
 		} else {
-			head = entryHeader(int(o.typ), len(payload))
+			head = entryHeader(int(o.Type), len(payload))
 		}
 		if _, err := ew.Write(head); err != nil {
-			return zeroHash, err
+			return object.ZeroHash, err
 		}
 		if len(payload) < 2048 {
-			if err := writeStored(ew, payload, &pb.scratch); err != nil {
-				return zeroHash, err
+			if err := WriteStored(ew, payload, &pb.scratch); err != nil {
+				return object.ZeroHash, err
 			}
 		} else {
 			fast := pb.compressor(ew)
 			if _, err := fast.Write(payload); err != nil {
-				return zeroHash, err
+				return object.ZeroHash, err
 			}
 			if err := fast.Close(); err != nil {
-				return zeroHash, err
+				return object.ZeroHash, err
 			}
 		}
-		idx.Add(o.id, uint64(offsets[i]), ew.crc)
+		idx.Add(o.ID, uint64(offsets[i]), ew.crc)
 	}
 	return finishPack(packDir, tmp, bw, cw, idx)
 }
@@ -118,52 +136,52 @@ func writePack(packDir string, objs []packObject) (hash, error) {
 // finishPack writes the pack's trailer and its index, syncs both, and
 // renames them into place: the .idx last, as its presence is what makes
 // git read the pack.
-func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWriter, idx *idxfile.Writer) (hash, error) {
-	var packSum hash
+func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWriter, idx *idxfile.Writer) (object.Hash, error) {
+	var packSum object.Hash
 	copy(packSum[:], cw.sum.Sum(nil))
 	if _, err := bw.Write(packSum[:]); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	if err := bw.Flush(); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	if err := tmp.Sync(); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	if err := idx.OnFooter(packSum); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	mi, err := idx.Index()
 	if err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	itmp, err := os.CreateTemp(packDir, "tmp_idx_")
 	if err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	defer os.Remove(itmp.Name())
 	defer itmp.Close()
 	ibw := bufio.NewWriter(itmp)
 	if _, err := idxfile.NewEncoder(ibw).Encode(mi); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	if err := ibw.Flush(); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	if err := itmp.Sync(); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	base := filepath.Join(packDir, "pack-"+packSum.String())
 	// Git's modes for packs: read-only.
 	_ = tmp.Chmod(0o444)
 	_ = itmp.Chmod(0o444)
 	if err := durable.Rename(tmp.Name(), base+".pack"); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	if err := durable.Rename(itmp.Name(), base+".idx"); err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
-	return packSum, syncDir(packDir)
+	return packSum, durable.SyncDir(packDir)
 }
 
 // packBuffers are what writing a pack needs besides the objects: a file
@@ -177,7 +195,7 @@ type packBuffers struct {
 	br      *bufio.Reader // merges read their source packs with it
 	bw      *bufio.Writer
 	fast    *zlib.Writer // zlib.BestSpeed, made on first use
-	scratch []byte       // for writeStored
+	scratch []byte       // for WriteStored
 }
 
 // packBufferSize is the file buffer: large enough that writes are few.
@@ -237,9 +255,9 @@ func putPackBuffers(pb *packBuffers) {
 	freePackBuffers.Unlock()
 }
 
-// writeStored writes p as a zlib stream of stored (uncompressed) deflate
+// WriteStored writes p as a zlib stream of stored (uncompressed) deflate
 // blocks, as zlib.NoCompression would, without a compressor's state.
-func writeStored(w io.Writer, p []byte, scratch *[]byte) error {
+func WriteStored(w io.Writer, p []byte, scratch *[]byte) error {
 	sum := adler32.Checksum(p)
 	b := append((*scratch)[:0], 0x78, 0x01) // zlib header: deflate, 32K window, fastest
 	for first := true; first || len(p) > 0; first = false {
@@ -300,5 +318,4 @@ func appendOfsOffset(b []byte, off int64) []byte {
 	return append(b, tmp[i:]...)
 }
 
-// syncDir makes a directory's entries (renames, new files) durable.
-func syncDir(dir string) error { return durable.SyncDir(dir) }
+// durable.SyncDir makes a directory's entries (renames, new files) durable.

@@ -1,4 +1,4 @@
-package gitstore
+package pack
 
 import (
 	"bufio"
@@ -15,26 +15,30 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // Each flush adds a pack, so packs are merged to keep their number small:
-// after a flush, while there are more than maxPacks, the newest packs are
+// after a flush, while there are more than MaxPacks, the newest packs are
 // merged geometrically (like `git repack --geometric=2`), so each byte is
 // rewritten O(log n) times. A merge copies the compressed entries as they
 // are — no object is inflated — re-pointing OFS deltas to their bases' new
 // offsets and dropping objects already copied from another pack.
-const maxPacks = 8
+const MaxPacks = 8
 
-// pickMerge chooses the newest packs to merge: starting from the newest,
+// PickMerge chooses the newest packs to merge: starting from the newest,
 // take the next older pack while it is less than twice as big as all those
 // taken, so the result keeps the sizes geometric.
-func pickMerge(newestFirst []*packEntry) []*packEntry {
-	if len(newestFirst) <= maxPacks {
+func PickMerge(newestFirst []*Entry) []*Entry {
+	if len(newestFirst) <= MaxPacks {
 		return nil
 	}
 	k := 1
 	var sum int64 = newestFirst[0].size
-	for k < len(newestFirst) && (newestFirst[k].size < 2*sum || len(newestFirst)-k >= maxPacks) {
+	for k < len(newestFirst) && (newestFirst[k].size < 2*sum || len(newestFirst)-k >= MaxPacks) {
 		sum += newestFirst[k].size
 		k++
 	}
@@ -45,7 +49,7 @@ func pickMerge(newestFirst []*packEntry) []*packEntry {
 }
 
 type rawEntry struct {
-	id      hash
+	id      object.Hash
 	off     int64 // in its old pack
 	typ     int
 	size    int
@@ -58,7 +62,7 @@ type rawEntry struct {
 
 // readRawEntries lists a pack's entries in file order without inflating
 // them, reading only their headers.
-func readRawEntries(pe *packEntry, f *os.File, br *bufio.Reader) ([]rawEntry, error) {
+func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error) {
 	var hdr [12]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
 		return nil, fmt.Errorf("%s is not a pack", f.Name())
@@ -160,7 +164,7 @@ func readRawEntries(pe *packEntry, f *os.File, br *bufio.Reader) ([]rawEntry, er
 const maxLinkedDepth = 1000
 
 type outEntry struct {
-	id    hash
+	id    object.Hash
 	pos   int64    // in the merged pack
 	depth int32    // of its delta chain
 	head  [2]int32 // its header: where it is in the merge's header bytes
@@ -198,12 +202,12 @@ func (s *packStream) copyTo(w io.Writer, src int, off, n int64) error {
 	return nil
 }
 
-// mergePacks writes one pack holding every object of packs, durably, and
+// Merge writes one pack holding every object of packs, durably, and
 // removes the merged packs. The newest pack comes first and a duplicate
 // keeps its newest copy, so every delta's base precedes it. A whole object
 // that a newer pack's first version of the same path replaced (see links)
 // becomes a delta of that version, read back through read.
-func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(hash) (objType, []byte, error)) error {
+func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash) (object.Type, []byte, error)) error {
 	// Per pack, indexed like its entries (in offset order): an entry's
 	// delta base, its depth below the whole object its chain starts from,
 	// that root, and (for a root) the depth of its deepest delta.
@@ -215,7 +219,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 		maxBelow []int32
 	}
 	preps := make([]prep, len(newestFirst))
-	olderOf := map[hash]link{} // older version → the link to the newer version that replaced it
+	olderOf := map[object.Hash]Link{} // older version → the Link to the newer version that replaced it
 	files := make([]*os.File, len(newestFirst))
 	defer func() {
 		for _, f := range files {
@@ -257,16 +261,16 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 			}
 		}
 		preps[pi] = p
-		for _, l := range readLinks(linksDir, pe.name) {
-			if _, seen := olderOf[l.older]; !seen {
-				olderOf[l.older] = l
+		for _, l := range ReadLinks(linksDir, pe.name) {
+			if _, seen := olderOf[l.Older]; !seen {
+				olderOf[l.Older] = l
 			}
 		}
 	}
 
 	// where maps every object of the merge to its entry in out; placed
 	// maps each source entry (by pack, then index) to the same.
-	where := make(map[hash]int32, total)
+	where := make(map[object.Hash]int32, total)
 	placed := make([][]int32, len(preps))
 	out := make([]outEntry, 0, total)
 	var heads []byte // every entry's header, out[i].head indexes it
@@ -295,7 +299,7 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 				heads = append(heads, e.refBase...)
 			default:
 				l, linked := olderOf[e.id]
-				at, newerPlaced := where[l.newer]
+				at, newerPlaced := where[l.Newer]
 				if linked && newerPlaced {
 					n := &out[at]
 					if n.depth+1+p.maxBelow[i] <= maxLinkedDepth {
@@ -356,28 +360,28 @@ func mergePacks(packDir, linksDir string, newestFirst []*packEntry, read func(ha
 	if err != nil {
 		return err
 	}
-	var keep []link // links whose older version is outside this merge
+	var keep []Link // links whose older version is outside this merge
 	for older, l := range olderOf {
 		if _, in := where[older]; !in {
 			keep = append(keep, l)
 		}
 	}
-	writeLinks(linksDir, "pack-"+name.String(), keep)
+	WriteLinks(linksDir, "pack-"+name.String(), keep)
 	for _, pe := range newestFirst {
 		base := filepath.Join(packDir, pe.name)
 		os.Remove(base + ".idx") // the index first: without it git ignores the pack
 		os.Remove(base + ".pack")
 		os.Remove(filepath.Join(linksDir, pe.name))
 	}
-	return syncDir(packDir)
+	return durable.SyncDir(packDir)
 }
 
 // relink re-encodes a whole entry as a delta of the newer version that
 // replaced it, dist bytes back in the merged pack: with the delta the
 // flusher recorded, or else one computed from both versions.
-func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objType, []byte, error), pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
-	if len(l.delta) > 0 {
-		return deltaEntry(l.delta, dist, pb, zbuf)
+func relink(e rawEntry, src *os.File, l Link, dist int64, read func(object.Hash) (object.Type, []byte, error), pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+	if len(l.Delta) > 0 {
+		return deltaEntry(l.Delta, dist, pb, zbuf)
 	}
 	zr, err := zlib.NewReader(io.NewSectionReader(src, e.dataOff, e.dataLen))
 	if err != nil {
@@ -389,15 +393,15 @@ func relink(e rawEntry, src *os.File, l link, dist int64, read func(hash) (objTy
 	if err != nil {
 		return nil, nil, false
 	}
-	_, base, err := read(l.newer)
+	_, base, err := read(l.Newer)
 	if err != nil || len(base) == 0 || len(content) == 0 {
 		return nil, nil, false
 	}
-	ed := diffEdit(base, content)
-	if 4*ed.inserted() >= len(content) {
+	ed := delta.Diff(base, content)
+	if 4*ed.Inserted() >= len(content) {
 		return nil, nil, false
 	}
-	return deltaEntry(ed.gitDelta(len(base)), dist, pb, zbuf)
+	return deltaEntry(ed.GitDelta(len(base)), dist, pb, zbuf)
 }
 
 func deltaEntry(delta []byte, dist int64, pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {

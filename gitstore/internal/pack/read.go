@@ -1,4 +1,4 @@
-package gitstore
+package pack
 
 import (
 	"bufio"
@@ -18,33 +18,53 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
-// packSet reads objects from the repository's packs. go-git's storage can
+// Set reads objects from the repository's packs. go-git's storage can
 // only forget all its pack indexes and reload every one (with unbuffered
 // reads) when a pack appears, and its pack reader seeks and re-hashes every
 // object it reads; the flusher adds a pack every fraction of a second and a
 // session load reads thousands of objects, so this set loads each new index
 // once and reads an entry with a single pread.
-type packSet struct {
+type Set struct {
 	dir string
 	// mu guards packs, order and their open files: readers hold it shared
 	// for a whole read (so loads read in parallel), refresh holds it
 	// exclusively to change the set and close the files of removed packs.
 	mu    sync.RWMutex
-	packs map[string]*packEntry
-	order []*packEntry // newest first: recent objects are read most
+	packs map[string]*Entry
+	order []*Entry // newest first: recent objects are read most
 	// cacheMu guards bases.
 	cacheMu sync.Mutex
 	bases   *baseCache
 	// last is the pack that answered the last read: a session's objects
 	// sit together, so it is tried first.
-	last atomic.Pointer[packEntry]
+	last atomic.Pointer[Entry]
 }
+
+// MergeCandidates is what PickMerge picks from the packs as they are now.
+func (ps *Set) MergeCandidates() []*Entry {
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	return PickMerge(ps.order)
+}
+
+// Packs returns the packs of the set, newest first.
+func (ps *Set) Packs() []*Entry {
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	return append([]*Entry(nil), ps.order...)
+}
+
+// Index is the pack's index, as loaded.
+func (e *Entry) Index() *idxfile.MemoryIndex { return e.idx }
 
 var zlibReaders sync.Pool
 
-type packEntry struct {
+type Entry struct {
 	name string
 	idx  *idxfile.MemoryIndex
 	f    *os.File
@@ -52,13 +72,13 @@ type packEntry struct {
 	offs []int64 // every entry's offset, sorted: an entry ends where the next begins
 }
 
-func newPackSet(dir string) *packSet {
-	return &packSet{dir: dir, packs: map[string]*packEntry{}, bases: newBaseCache(8 << 20)}
+func NewSet(dir string) *Set {
+	return &Set{dir: dir, packs: map[string]*Entry{}, bases: newBaseCache(8 << 20)}
 }
 
 // refresh picks up packs added (by us or another process) and drops removed
 // ones.
-func (ps *packSet) refresh() error {
+func (ps *Set) Refresh() error {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	entries, err := os.ReadDir(ps.dir)
@@ -84,9 +104,9 @@ func (ps *packSet) refresh() error {
 			return err
 		}
 		ps.packs[name] = pe
-		ps.order = append([]*packEntry{pe}, ps.order...)
+		ps.order = append([]*Entry{pe}, ps.order...)
 	}
-	kept := make([]*packEntry, 0, len(ps.order))
+	kept := make([]*Entry, 0, len(ps.order))
 	for _, pe := range ps.order {
 		if seen[pe.name] {
 			kept = append(kept, pe)
@@ -102,7 +122,7 @@ func (ps *packSet) refresh() error {
 	return nil
 }
 
-func openPackEntry(dir, name string) (*packEntry, error) {
+func openPackEntry(dir, name string) (*Entry, error) {
 	idx, err := readIdx(filepath.Join(dir, name+".idx"))
 	if err != nil {
 		return nil, err
@@ -116,7 +136,7 @@ func openPackEntry(dir, name string) (*packEntry, error) {
 		f.Close()
 		return nil, err
 	}
-	pe := &packEntry{name: name, idx: idx, f: f, size: fi.Size()}
+	pe := &Entry{name: name, idx: idx, f: f, size: fi.Size()}
 	if pe.offs, err = idxOffsets(idx); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s.idx: %w", name, err)
@@ -165,21 +185,21 @@ func readIdx(path string) (*idxfile.MemoryIndex, error) {
 	return idx, nil
 }
 
-// read returns an object from the packs, or errNotFound.
-func (ps *packSet) read(id hash) (objType, []byte, error) {
+// read returns an object from the packs, or object.ErrNotFound.
+func (ps *Set) Read(id object.Hash) (object.Type, []byte, error) {
 	ps.mu.RLock()
 	defer ps.mu.RUnlock()
 	return ps.readShared(id)
 }
 
 // readShared is read for a caller that holds mu shared.
-func (ps *packSet) readShared(id hash) (objType, []byte, error) {
+func (ps *Set) readShared(id object.Hash) (object.Type, []byte, error) {
 	last := ps.last.Load()
 	if last != nil && ps.packs[last.name] != last {
 		last = nil // merged away since
 	}
 	for i := -1; i < len(ps.order); i++ {
-		var pe *packEntry
+		var pe *Entry
 		if i < 0 {
 			if pe = last; pe == nil {
 				continue
@@ -200,11 +220,11 @@ func (ps *packSet) readShared(id hash) (objType, []byte, error) {
 		}
 		return t, data, nil
 	}
-	return 0, nil, errNotFound
+	return 0, nil, object.ErrNotFound
 }
 
 // readAt reads the entry at off, resolving deltas.
-func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte, error) {
+func (ps *Set) readAt(pe *Entry, off int64, depth int) (object.Type, []byte, error) {
 	ps.cacheMu.Lock()
 	t, data, ok := ps.bases.get(pe, off)
 	ps.cacheMu.Unlock()
@@ -240,7 +260,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		size |= int(c&0x7f) << shift
 	}
 	var baseOff int64 = -1
-	var refBase hash
+	var refBase object.Hash
 	switch typ {
 	case ofsDeltaType:
 		c = raw[p]
@@ -256,7 +276,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		copy(refBase[:], raw[p:p+20])
 		p += 20
 	}
-	data, stored := storedPayload(raw[p:], size)
+	data, stored := StoredPayload(raw[p:], size)
 	var err error
 	if !stored {
 		if data, err = ps.inflate(raw[p:], size); err != nil {
@@ -265,7 +285,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 	}
 	switch typ {
 	case ofsDeltaType, 7:
-		var bt objType
+		var bt object.Type
 		var base []byte
 		if typ == ofsDeltaType {
 			bt, base, err = ps.readAt(pe, baseOff, depth+1)
@@ -275,7 +295,7 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 		if err != nil {
 			return 0, nil, fmt.Errorf("delta base: %w", err)
 		}
-		out, err := patchDelta(base, data)
+		out, err := delta.Patch(base, data)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -288,19 +308,19 @@ func (ps *packSet) readAt(pe *packEntry, off int64, depth int) (objType, []byte,
 	case 1, 2, 3, 4:
 		if depth > 0 {
 			ps.cacheMu.Lock()
-			ps.bases.put(pe, off, objType(typ), data)
+			ps.bases.put(pe, off, object.Type(typ), data)
 			ps.cacheMu.Unlock()
 		}
-		return objType(typ), data, nil
+		return object.Type(typ), data, nil
 	}
 	return 0, nil, fmt.Errorf("unknown entry type %d", typ)
 }
 
-// storedPayload returns the payload of a zlib stream made of one stored
+// StoredPayload returns the payload of a zlib stream made of one stored
 // (uncompressed) block — how small entries are written — without inflating
 // or copying it; ok is false for any other stream. The Adler-32 checksum is
 // still verified.
-func storedPayload(z []byte, size int) ([]byte, bool) {
+func StoredPayload(z []byte, size int) ([]byte, bool) {
 	// zlib header (2), a stored block header (1) + LEN, NLEN (4), the data,
 	// then either the Adler-32 (the block was final) or an empty final
 	// stored block (5) and the Adler-32 — Go's compress/flate writes the
@@ -330,7 +350,7 @@ func storedPayload(z []byte, size int) ([]byte, bool) {
 	return data, true
 }
 
-func (ps *packSet) inflate(z []byte, size int) ([]byte, error) {
+func (ps *Set) inflate(z []byte, size int) ([]byte, error) {
 	var zr io.ReadCloser
 	var err error
 	if r, ok := zlibReaders.Get().(io.ReadCloser); ok {
@@ -350,7 +370,7 @@ func (ps *packSet) inflate(z []byte, size int) ([]byte, error) {
 	return out, nil
 }
 
-func (ps *packSet) has(id hash) bool {
+func (ps *Set) Has(id object.Hash) bool {
 	ps.mu.RLock()
 	defer ps.mu.RUnlock()
 	for _, pe := range ps.order {
@@ -361,13 +381,13 @@ func (ps *packSet) has(id hash) bool {
 	return false
 }
 
-func (ps *packSet) close() {
+func (ps *Set) Close() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for _, pe := range ps.order {
 		pe.f.Close()
 	}
-	ps.order, ps.packs = nil, map[string]*packEntry{}
+	ps.order, ps.packs = nil, map[string]*Entry{}
 	ps.cacheMu.Lock()
 	ps.bases.reset()
 	ps.cacheMu.Unlock()
@@ -382,12 +402,12 @@ type baseCache struct {
 }
 
 type baseKey struct {
-	pe  *packEntry
+	pe  *Entry
 	off int64
 }
 
 type baseItem struct {
-	t    objType
+	t    object.Type
 	data []byte
 	used uint64
 }
@@ -396,7 +416,7 @@ func newBaseCache(max int) *baseCache { return &baseCache{max: max, m: map[baseK
 
 func (c *baseCache) reset() { c.m, c.used = map[baseKey]*baseItem{}, 0 }
 
-func (c *baseCache) get(pe *packEntry, off int64) (objType, []byte, bool) {
+func (c *baseCache) get(pe *Entry, off int64) (object.Type, []byte, bool) {
 	it, ok := c.m[baseKey{pe, off}]
 	if !ok {
 		return 0, nil, false
@@ -406,7 +426,7 @@ func (c *baseCache) get(pe *packEntry, off int64) (objType, []byte, bool) {
 	return it.t, it.data, true
 }
 
-func (c *baseCache) put(pe *packEntry, off int64, t objType, data []byte) {
+func (c *baseCache) put(pe *Entry, off int64, t object.Type, data []byte) {
 	if len(data) > c.max/4 {
 		return
 	}

@@ -1,4 +1,15 @@
-package gitstore
+// Package refs reads and writes Git refs on disk, loose and packed, the
+// way git does: a ref moves by creating <ref>.lock exclusively, writing and
+// syncing it, and renaming it over the ref; the directories it changed are
+// returned for the caller to sync. Refs are read here rather than through
+// go-git, because go-git rewrites a ref file in place (a crash leaves it
+// empty) and ignores the .lock files git uses.
+//
+// Locks: a ref's .lock file is its lock, between processes and git itself.
+// packed-refs is rewritten under packed-refs.lock; the in-process cache of
+// its parsed content (packedCache.mu) is held only while it is read or
+// replaced, never across file I/O of another ref.
+package refs
 
 import (
 	"bufio"
@@ -12,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -20,20 +32,20 @@ import (
 // the <ref>.lock files that git uses. We write refs the way git does: create
 // <ref>.lock exclusively, write, fsync, rename over the ref.
 
-// readDiskRef returns a ref's value from a loose ref file or packed-refs;
-// zeroHash when the ref does not exist.
-func readDiskRef(gitDir, name string) (hash, error) {
+// Read returns a ref's value from a loose ref file or packed-refs;
+// object.ZeroHash when the ref does not exist.
+func Read(gitDir, name string) (object.Hash, error) {
 	data, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
-		return parseHash(strings.TrimSpace(string(data)))
+		return object.ParseHash(strings.TrimSpace(string(data)))
 	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
 	default:
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
-	packed, err := readPackedRefs(gitDir)
+	packed, err := ReadPacked(gitDir)
 	if err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	return packed[name], nil
 }
@@ -55,26 +67,26 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
-	refs      map[string]hash
+	refs      map[string]object.Hash
 	// names are refs' keys in order, so that the refs under a prefix (one
 	// session's) are found by a binary search, not a scan of every ref of
 	// a ledger that may hold a hundred thousand sessions.
 	names []string
 }
 
-// readPackedRefs parses the packed-refs file, if any. The map returned is
+// ReadPacked parses the packed-refs file, if any. The map returned is
 // shared: callers must not modify it.
-func readPackedRefs(gitDir string) (map[string]hash, error) {
+func ReadPacked(gitDir string) (map[string]object.Hash, error) {
 	e, err := readPackedEntry(gitDir)
 	return e.refs, err
 }
 
-// readPackedEntry is readPackedRefs with the sorted names.
+// readPackedEntry is ReadPacked with the sorted names.
 func readPackedEntry(gitDir string) (packedEntry, error) {
 	path := filepath.Join(gitDir, "packed-refs")
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return packedEntry{refs: map[string]hash{}}, nil
+		return packedEntry{refs: map[string]object.Hash{}}, nil
 	}
 	if err != nil {
 		return packedEntry{}, err
@@ -88,7 +100,7 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	packedCache.Unlock()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return packedEntry{refs: map[string]hash{}}, nil
+		return packedEntry{refs: map[string]object.Hash{}}, nil
 	}
 	if err != nil {
 		return packedEntry{}, err
@@ -109,8 +121,8 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	return key, nil
 }
 
-func parsePackedRefs(data []byte) (map[string]hash, error) {
-	refs := map[string]hash{}
+func parsePackedRefs(data []byte) (map[string]object.Hash, error) {
+	refs := map[string]object.Hash{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -122,7 +134,7 @@ func parsePackedRefs(data []byte) (map[string]hash, error) {
 		if !ok {
 			continue
 		}
-		h, err := parseHash(id)
+		h, err := object.ParseHash(id)
 		if err != nil {
 			return nil, fmt.Errorf("packed-refs: %w", err)
 		}
@@ -131,45 +143,45 @@ func parsePackedRefs(data []byte) (map[string]hash, error) {
 	return refs, sc.Err()
 }
 
-// listDiskRefs returns every ref under prefix (e.g. "refs/heads/sessions/"),
+// List returns every ref under prefix (e.g. "refs/heads/sessions/"),
 // loose refs overriding packed ones.
-func listDiskRefs(gitDir, prefix string) (map[string]hash, error) {
+func List(gitDir, prefix string) (map[string]object.Hash, error) {
 	packed, err := readPackedEntry(gitDir)
 	if err != nil {
 		return nil, err
 	}
-	refs := map[string]hash{}
+	refs := map[string]object.Hash{}
 	for _, name := range packed.names[sort.SearchStrings(packed.names, prefix):] {
 		if !strings.HasPrefix(name, prefix) {
 			break
 		}
 		refs[name] = packed.refs[name]
 	}
-	loose, err := listLooseRefs(gitDir, prefix)
+	loose, err := ListLoose(gitDir, prefix)
 	for name, h := range loose {
 		refs[name] = h
 	}
 	return refs, err
 }
 
-// listLooseRefs returns the loose ref files under prefix. An empty or
-// damaged ref file is left out here; verify reports it (badLooseRefs).
-func listLooseRefs(gitDir, prefix string) (map[string]hash, error) {
-	refs := map[string]hash{}
+// ListLoose returns the loose ref files under prefix. An empty or
+// damaged ref file is left out here; verify reports it (BadLoose).
+func ListLoose(gitDir, prefix string) (map[string]object.Hash, error) {
+	refs := map[string]object.Hash{}
 	err := walkLooseRefs(gitDir, prefix, func(name, content string) {
-		if h, err := parseHash(content); err == nil {
+		if h, err := object.ParseHash(content); err == nil {
 			refs[name] = h
 		}
 	})
 	return refs, err
 }
 
-// badLooseRefs returns the loose ref files under prefix that do not hold
+// BadLoose returns the loose ref files under prefix that do not hold
 // an object id, with what they hold.
-func badLooseRefs(gitDir, prefix string) (map[string]string, error) {
+func BadLoose(gitDir, prefix string) (map[string]string, error) {
 	bad := map[string]string{}
 	err := walkLooseRefs(gitDir, prefix, func(name, content string) {
-		if _, err := parseHash(content); err != nil {
+		if _, err := object.ParseHash(content); err != nil {
 			bad[name] = content
 		}
 	})
@@ -203,24 +215,24 @@ func walkLooseRefs(gitDir, prefix string, fn func(name, content string)) error {
 	})
 }
 
-// writeDiskRef points a loose ref at id, git's way. It returns the
+// Write points a loose ref at id, git's way. It returns the
 // directories whose entries changed, which the caller must fsync.
-func writeDiskRef(gitDir, name string, id hash) ([]string, error) {
-	return writeDiskRefWith(gitDir, name, id, refLockPolicy{})
+func Write(gitDir, name string, id object.Hash) ([]string, error) {
+	return WriteWith(gitDir, name, id, LockPolicy{})
 }
 
-// refLockPolicy lets a caller decide what an existing <ref>.lock means and
+// LockPolicy lets a caller decide what an existing <ref>.lock means and
 // check the ref's value once the lock is held (compare-and-swap).
-type refLockPolicy struct {
+type LockPolicy struct {
 	// busy runs when the lock file exists; returning nil tries again.
 	// Without it, an existing lock is an error.
-	busy func(lock string) error
+	Busy func(lock string) error
 	// check runs with the lock held, before the ref moves.
-	check func() error
+	Check func() error
 }
 
-// writeDiskRefWith is writeDiskRef with a lock policy.
-func writeDiskRefWith(gitDir, name string, id hash, pol refLockPolicy) ([]string, error) {
+// WriteWith is Write with a lock policy.
+func WriteWith(gitDir, name string, id object.Hash, pol LockPolicy) ([]string, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	dir := filepath.Dir(path)
 	var created []string
@@ -239,8 +251,8 @@ func writeDiskRefWith(gitDir, name string, id hash, pol refLockPolicy) ([]string
 	}
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	for err != nil && errors.Is(err, fs.ErrExist) && pol.busy != nil {
-		if err = pol.busy(lock); err != nil {
+	for err != nil && errors.Is(err, fs.ErrExist) && pol.Busy != nil {
+		if err = pol.Busy(lock); err != nil {
 			return nil, err
 		}
 		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -248,8 +260,8 @@ func writeDiskRefWith(gitDir, name string, id hash, pol refLockPolicy) ([]string
 	if err != nil {
 		return nil, fmt.Errorf("lock ref %s: %w", name, err)
 	}
-	if pol.check != nil {
-		if err := pol.check(); err != nil {
+	if pol.Check != nil {
+		if err := pol.Check(); err != nil {
 			f.Close()
 			os.Remove(lock)
 			return nil, err
@@ -272,19 +284,19 @@ func writeDiskRefWith(gitDir, name string, id hash, pol refLockPolicy) ([]string
 	return append(created, dir), nil
 }
 
-// packRefs moves every loose ref under refs/ into packed-refs and removes
+// Pack moves every loose ref under refs/ into packed-refs and removes
 // the loose files, as `git pack-refs --all --prune` does: a repository with
 // thousands of sessions then lists its refs from one file. The caller holds
 // the flush lock and the log lock, so no writer of ours races it; a ref
 // whose .lock is held (by the git CLI) is left loose.
-// deleteDiskRef removes a ref the way git does: under <ref>.lock, first
+// Delete removes a ref the way git does: under <ref>.lock, first
 // from packed-refs (rewritten under packed-refs.lock), then its loose file,
 // so that no reader meets an older packed value once the loose file is
 // gone. Deleting a ref that is not there is not an error (a flush that
 // died half way is redone from the log). It returns the directory to sync.
 // The caller holds flush.lock: a <ref>.lock or packed-refs.lock found is a
 // dead flusher's.
-func deleteDiskRef(gitDir, name string) (string, error) {
+func Delete(gitDir, name string) (string, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -312,7 +324,7 @@ func deleteDiskRef(gitDir, name string) (string, error) {
 
 // removePackedRef rewrites packed-refs without name, if it is there.
 func removePackedRef(gitDir string, name string) error {
-	packed, err := readPackedRefs(gitDir)
+	packed, err := ReadPacked(gitDir)
 	if err != nil {
 		return err
 	}
@@ -336,7 +348,7 @@ func removePackedRef(gitDir string, name string) error {
 		}
 	}()
 	// Read again under the lock: the file may have changed meanwhile.
-	if packed, err = readPackedRefs(gitDir); err != nil {
+	if packed, err = ReadPacked(gitDir); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(packed))
@@ -367,10 +379,10 @@ func removePackedRef(gitDir string, name string) error {
 		return err
 	}
 	done = true
-	return syncDir(gitDir)
+	return durable.SyncDir(gitDir)
 }
 
-func packRefs(gitDir string) error {
+func Pack(gitDir string) error {
 	lockPath := filepath.Join(gitDir, "packed-refs.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrExist) {
@@ -389,18 +401,18 @@ func packRefs(gitDir string) error {
 			os.Remove(lockPath)
 		}
 	}()
-	packed, err := readPackedRefs(gitDir)
+	packed, err := ReadPacked(gitDir)
 	if err != nil {
 		return err
 	}
-	loose, err := listLooseRefs(gitDir, "refs/")
+	loose, err := ListLoose(gitDir, "refs/")
 	if err != nil {
 		return err
 	}
 	if len(loose) == 0 {
 		return nil
 	}
-	all := make(map[string]hash, len(packed)+len(loose))
+	all := make(map[string]object.Hash, len(packed)+len(loose))
 	for n, h := range packed {
 		all[n] = h
 	}
@@ -433,7 +445,7 @@ func packRefs(gitDir string) error {
 		return err
 	}
 	done = true
-	if err := syncDir(gitDir); err != nil {
+	if err := durable.SyncDir(gitDir); err != nil {
 		return err
 	}
 	// Prune: a loose ref still holding the packed value can go; its

@@ -1,83 +1,90 @@
-package gitstore
+// Package delta computes and applies the edits that turn one version of an
+// object into the next, and renders them as Git pack deltas.
+//
+// The store's large objects (a session folder's tree, its manifest) change
+// in one or two places per thought, so an Edit is usually a copy, a short
+// insertion and a copy. Edits travel in the write-ahead log; Git deltas go
+// into packs, and Patch reads them back.
+package delta
 
 import (
 	"bytes"
 	"fmt"
 )
 
-// edit describes a new version of an object as copies from an older one
+// Edit describes a new version of an object as copies from an older one
 // (its base) and inserted bytes. Thoughtbox's large objects — a session
 // folder's tree and its manifest — change in one or two places per thought
 // (a new entry; the manifest's id or timestamp), so a diff that matches the
 // common prefix and suffix and then realigns around an insertion or deletion
 // finds nearly the smallest delta in a few linear passes.
-type edit struct {
-	ops []op
+type Edit struct {
+	Ops []Op
 }
 
-// op copies n bytes of the base from off, or, when data is set, inserts data.
-type op struct {
-	off, n int
-	data   []byte
+// Op copies N bytes of the base from Off, or, when Data is set, inserts Data.
+type Op struct {
+	Off, N int
+	Data   []byte
 }
 
 // minAlign is the shortest run worth realigning on.
 const minAlign = 24
 
-// diffEdit computes an edit that turns base into target.
-func diffEdit(base, target []byte) edit {
-	var e edit
+// Diff computes an edit that turns base into target.
+func Diff(base, target []byte) Edit {
+	var e Edit
 	e.diff(base, 0, target, 4)
 	return e
 }
 
-func (e *edit) copyOp(off, n int) {
+func (e *Edit) Copy(off, n int) {
 	if n == 0 {
 		return
 	}
-	if k := len(e.ops); k > 0 && e.ops[k-1].data == nil && e.ops[k-1].off+e.ops[k-1].n == off {
-		e.ops[k-1].n += n
+	if k := len(e.Ops); k > 0 && e.Ops[k-1].Data == nil && e.Ops[k-1].Off+e.Ops[k-1].N == off {
+		e.Ops[k-1].N += n
 		return
 	}
-	e.ops = append(e.ops, op{off: off, n: n})
+	e.Ops = append(e.Ops, Op{Off: off, N: n})
 }
 
-func (e *edit) insertOp(p []byte) {
+func (e *Edit) Insert(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	if k := len(e.ops); k > 0 && e.ops[k-1].data != nil {
-		e.ops[k-1].data = append(e.ops[k-1].data[:len(e.ops[k-1].data):len(e.ops[k-1].data)], p...)
+	if k := len(e.Ops); k > 0 && e.Ops[k-1].Data != nil {
+		e.Ops[k-1].Data = append(e.Ops[k-1].Data[:len(e.Ops[k-1].Data):len(e.Ops[k-1].Data)], p...)
 		return
 	}
-	e.ops = append(e.ops, op{data: p})
+	e.Ops = append(e.Ops, Op{Data: p})
 }
 
 // diff appends ops producing target from base (which starts at baseOff in
 // the whole base); depth bounds the realignments.
-func (e *edit) diff(base []byte, baseOff int, target []byte, depth int) {
+func (e *Edit) diff(base []byte, baseOff int, target []byte, depth int) {
 	p := commonPrefix(base, target)
 	s := commonSuffix(base[p:], target[p:])
-	e.copyOp(baseOff, p)
+	e.Copy(baseOff, p)
 	bm, tm := base[p:len(base)-s], target[p:len(target)-s]
 	switch {
 	case len(bm) == 0:
-		e.insertOp(tm)
+		e.Insert(tm)
 	case len(tm) == 0 || depth == 0 || len(bm) < minAlign || len(tm) < minAlign:
-		e.insertOp(tm)
+		e.Insert(tm)
 	default:
 		if k := bytes.Index(tm, bm[:minAlign]); k > 0 {
 			// bytes were inserted before the rest of the base's middle
-			e.insertOp(tm[:k])
+			e.Insert(tm[:k])
 			e.diff(bm, baseOff+p, tm[k:], depth-1)
 		} else if k := bytes.Index(bm, tm[:minAlign]); k > 0 {
 			// bytes of the base were dropped
 			e.diff(bm[k:], baseOff+p+k, tm, depth-1)
 		} else {
-			e.insertOp(tm)
+			e.Insert(tm)
 		}
 	}
-	e.copyOp(baseOff+len(base)-s, s)
+	e.Copy(baseOff+len(base)-s, s)
 }
 
 // commonPrefix compares in blocks first: bytes.Equal is vectorised, and
@@ -106,21 +113,21 @@ func commonSuffix(a, b []byte) int {
 	return i
 }
 
-// apply rebuilds the target from base.
-func (e edit) apply(base []byte) ([]byte, error) { return e.applyInto(nil, base) }
+// Apply rebuilds the target from base.
+func (e Edit) Apply(base []byte) ([]byte, error) { return e.ApplyInto(nil, base) }
 
-// applyInto is apply writing into dst's storage when it is large enough;
+// ApplyInto is apply writing into dst's storage when it is large enough;
 // dst must not overlap base.
-func (e edit) applyInto(dst, base []byte) ([]byte, error) {
+func (e Edit) ApplyInto(dst, base []byte) ([]byte, error) {
 	size := 0
-	for _, o := range e.ops {
-		if o.data != nil {
-			size += len(o.data)
+	for _, o := range e.Ops {
+		if o.Data != nil {
+			size += len(o.Data)
 		} else {
-			if o.off < 0 || o.n < 0 || o.off+o.n > len(base) {
-				return nil, fmt.Errorf("edit copies %d bytes at %d from a %d-byte base", o.n, o.off, len(base))
+			if o.Off < 0 || o.N < 0 || o.Off+o.N > len(base) {
+				return nil, fmt.Errorf("edit copies %d bytes at %d from a %d-byte base", o.N, o.Off, len(base))
 			}
-			size += o.n
+			size += o.N
 		}
 	}
 	out := dst[:0]
@@ -129,62 +136,62 @@ func (e edit) applyInto(dst, base []byte) ([]byte, error) {
 		// which grow by an entry each.
 		out = make([]byte, 0, size+size/8+1024)
 	}
-	for _, o := range e.ops {
-		if o.data != nil {
-			out = append(out, o.data...)
+	for _, o := range e.Ops {
+		if o.Data != nil {
+			out = append(out, o.Data...)
 		} else {
-			out = append(out, base[o.off:o.off+o.n]...)
+			out = append(out, base[o.Off:o.Off+o.N]...)
 		}
 	}
 	return out, nil
 }
 
-// detached returns the edit with its inserted bytes copied, so that it no
+// Detached returns the edit with its inserted bytes copied, so that it no
 // longer refers to the target it was computed from.
-func (e edit) detached() edit {
-	out := edit{ops: make([]op, len(e.ops))}
-	for i, o := range e.ops {
-		if o.data != nil {
-			o.data = append([]byte(nil), o.data...)
+func (e Edit) Detached() Edit {
+	out := Edit{Ops: make([]Op, len(e.Ops))}
+	for i, o := range e.Ops {
+		if o.Data != nil {
+			o.Data = append([]byte(nil), o.Data...)
 		}
-		out.ops[i] = o
+		out.Ops[i] = o
 	}
 	return out
 }
 
-// inserted counts the bytes the edit carries itself.
-func (e edit) inserted() int {
+// Inserted counts the bytes the edit carries itself.
+func (e Edit) Inserted() int {
 	n := 0
-	for _, o := range e.ops {
-		n += len(o.data)
+	for _, o := range e.Ops {
+		n += len(o.Data)
 	}
 	return n
 }
 
-func (e edit) targetLen() int {
+func (e Edit) TargetLen() int {
 	n := 0
-	for _, o := range e.ops {
-		if o.data != nil {
-			n += len(o.data)
+	for _, o := range e.Ops {
+		if o.Data != nil {
+			n += len(o.Data)
 		} else {
-			n += o.n
+			n += o.N
 		}
 	}
 	return n
 }
 
-// gitDelta renders the edit as a Git pack delta against a base of baseLen
+// GitDelta renders the edit as a Git pack delta against a base of baseLen
 // bytes.
-func (e edit) gitDelta(baseLen int) []byte {
-	d := make([]byte, 0, 32+e.inserted()+e.inserted()/127+8*len(e.ops))
+func (e Edit) GitDelta(baseLen int) []byte {
+	d := make([]byte, 0, 32+e.Inserted()+e.Inserted()/127+8*len(e.Ops))
 	d = appendVarint(d, uint64(baseLen))
-	d = appendVarint(d, uint64(e.targetLen()))
-	for _, o := range e.ops {
-		if o.data == nil {
-			d = appendCopy(d, o.off, o.n)
+	d = appendVarint(d, uint64(e.TargetLen()))
+	for _, o := range e.Ops {
+		if o.Data == nil {
+			d = appendCopy(d, o.Off, o.N)
 			continue
 		}
-		for rest := o.data; len(rest) > 0; {
+		for rest := o.Data; len(rest) > 0; {
 			n := min(len(rest), 127)
 			d = append(d, byte(n))
 			d = append(d, rest[:n]...)
@@ -231,9 +238,9 @@ func appendCopy(d []byte, off, size int) []byte {
 	return d
 }
 
-// patchDelta applies a Git pack delta, allocating the result once at the
+// Patch applies a Git pack delta, allocating the result once at the
 // size the delta declares.
-func patchDelta(base, delta []byte) ([]byte, error) {
+func Patch(base, delta []byte) ([]byte, error) {
 	baseLen, n := readVarint(delta)
 	if n <= 0 || int(baseLen) != len(base) {
 		return nil, fmt.Errorf("delta expects a %d-byte base, got %d", baseLen, len(base))

@@ -1,4 +1,4 @@
-package gitstore
+package pack
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ func TestWriteStored(t *testing.T) {
 	for _, n := range []int{0, 1, 2047, 65535, 65536, 200000} {
 		p := bytes.Repeat([]byte("abcdefg"), n/7+1)[:n]
 		var buf bytes.Buffer
-		if err := writeStored(&buf, p, &scratch); err != nil {
+		if err := WriteStored(&buf, p, &scratch); err != nil {
 			t.Fatal(err)
 		}
 		zr, err := zlib.NewReader(bytes.NewReader(buf.Bytes()))
@@ -26,7 +26,7 @@ func TestWriteStored(t *testing.T) {
 			t.Fatalf("%d bytes: inflated to %d bytes, %v", n, len(got), err)
 		}
 		if n <= 0xffff {
-			data, ok := storedPayload(buf.Bytes(), n)
+			data, ok := StoredPayload(buf.Bytes(), n)
 			if !ok || !bytes.Equal(data, p) {
 				t.Fatalf("%d bytes: storedPayload did not slice it out", n)
 			}

@@ -1,0 +1,162 @@
+package refs
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+)
+
+func id(s string) object.Hash { return object.HashObject(object.TypeCommit, []byte(s)) }
+
+func bareRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := exec.LookPath("git"); err != nil {
+		for _, d := range []string{"refs/heads", "objects"} {
+			os.MkdirAll(filepath.Join(dir, d), 0o755)
+		}
+		return dir
+	}
+	if out, err := exec.Command("git", "init", "--bare", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// TestWritePackDelete: loose refs, then packed, then deleted from both,
+// read the same through Read and List at every step, and a missing ref
+// reads as the zero hash.
+func TestWritePackDelete(t *testing.T) {
+	dir := bareRepo(t)
+	a, b := "refs/heads/sessions/s1/main", "refs/heads/sessions/s1/branches/alt"
+	for name, v := range map[string]string{a: "a", b: "b", "refs/heads/knowledge": "k"} {
+		dirs, err := Write(dir, name, id(v))
+		if err != nil || len(dirs) == 0 {
+			t.Fatalf("Write %s: %v, %v", name, dirs, err)
+		}
+	}
+	want := map[string]object.Hash{a: id("a"), b: id("b")}
+	check := func(step string) {
+		t.Helper()
+		got, err := List(dir, "refs/heads/sessions/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: List (-want +got):\n%s", step, diff)
+		}
+		for name, h := range want {
+			if got, err := Read(dir, name); err != nil || got != h {
+				t.Fatalf("%s: Read(%s) = %s, %v", step, name, got, err)
+			}
+		}
+	}
+	check("loose")
+	if err := Pack(dir); err != nil {
+		t.Fatal(err)
+	}
+	if loose, _ := ListLoose(dir, "refs/"); len(loose) != 0 {
+		t.Fatalf("loose refs left after Pack: %v", loose)
+	}
+	packed, err := ReadPacked(dir)
+	if err != nil || len(packed) != 3 {
+		t.Fatalf("ReadPacked = %v, %v", packed, err)
+	}
+	check("packed")
+	// A loose ref written after packing wins over its packed value.
+	if _, err := Write(dir, a, id("a2")); err != nil {
+		t.Fatal(err)
+	}
+	want[a] = id("a2")
+	check("loose over packed")
+	if _, err := Delete(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, a)
+	check("deleted")
+	if got, err := Read(dir, a); err != nil || got != object.ZeroHash {
+		t.Fatalf("a deleted ref reads %s, %v", got, err)
+	}
+	if got, err := Read(dir, "refs/heads/nothing/here"); err != nil || got != object.ZeroHash {
+		t.Fatalf("a missing ref reads %s, %v", got, err)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		out, err := exec.Command("git", "-C", dir, "for-each-ref", "--format=%(objectname) %(refname)").CombinedOutput()
+		if err != nil {
+			t.Fatalf("git for-each-ref: %v\n%s", err, out)
+		}
+		if s := string(out); !strings.Contains(s, id("b").String()+" "+b) || strings.Contains(s, a) {
+			t.Fatalf("git sees:\n%s", s)
+		}
+	}
+}
+
+// TestLockPolicy: an existing <ref>.lock is an error unless Busy clears it,
+// and Check refuses the move with the lock held, leaving the ref alone.
+func TestLockPolicy(t *testing.T) {
+	dir := bareRepo(t)
+	name := "refs/heads/sessions/s/main"
+	if _, err := Write(dir, name, id("1")); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, filepath.FromSlash(name)) + ".lock"
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, name, id("2")); err == nil {
+		t.Fatal("Write went through an existing lock")
+	}
+	cleared := 0
+	_, err := WriteWith(dir, name, id("2"), LockPolicy{Busy: func(l string) error { cleared++; return os.Remove(l) }})
+	if err != nil || cleared != 1 {
+		t.Fatalf("Busy clearing the lock: %v (%d calls)", err, cleared)
+	}
+	refused := errors.New("moved")
+	if _, err := WriteWith(dir, name, id("3"), LockPolicy{Check: func() error { return refused }}); !errors.Is(err, refused) {
+		t.Fatalf("Check refusing: %v", err)
+	}
+	if got, _ := Read(dir, name); got != id("2") {
+		t.Fatalf("ref is %s after a refused move, want %s", got, id("2"))
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("lock left behind: %v", err)
+	}
+}
+
+// TestBadLooseRefs: a loose ref file that does not hold an object id is
+// reported (verify names it) and not listed.
+func TestBadLooseRefs(t *testing.T) {
+	dir := bareRepo(t)
+	if _, err := Write(dir, "refs/heads/ok", id("ok")); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "refs", "heads", "bad")
+	if err := os.WriteFile(bad, []byte("not a hash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := BadLoose(dir, "refs/")
+	if err != nil || len(got) != 1 || got["refs/heads/bad"] == "" {
+		t.Fatalf("BadLoose = %v, %v", got, err)
+	}
+	if _, err := Read(dir, "refs/heads/bad"); err == nil {
+		t.Error("Read accepted a ref holding garbage")
+	}
+}
+
+func TestParsePackedRefs(t *testing.T) {
+	data := "# pack-refs with: peeled fully-peeled sorted \n" + id("a").String() + " refs/heads/a\n^" + id("peeled").String() + "\n" + id("b").String() + " refs/tags/b\n"
+	got, err := parsePackedRefs([]byte(data))
+	if err != nil || len(got) != 2 || got["refs/heads/a"] != id("a") {
+		t.Fatalf("parsePackedRefs = %v, %v", got, err)
+	}
+	if _, err := parsePackedRefs([]byte("zzzz refs/heads/a\n")); err == nil {
+		t.Error("a bad packed-refs line parsed")
+	}
+}

@@ -1,0 +1,89 @@
+package gitstore
+
+// The layout: every ref name, folder and file name, commit trailer and the
+// thought file's encoding the store writes are spelled here, once.
+// doc/architecture.md ("The Git layout") draws the same picture.
+
+import (
+	"encoding/json"
+	"fmt"
+
+	// A drop-in decoder several times faster than encoding/json (already
+	// in the build through the MCP SDK): decoding 10,000 thought files was
+	// most of a session load.
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Refs.
+const (
+	refPrefix      = "refs/heads/sessions/"
+	knowledgeRef   = "refs/heads/knowledge"
+	notebookPrefix = "refs/heads/notebooks/"
+)
+
+// deletedPrefix is where a deleted session's refs go:
+// refs/thoughtbox/deleted/<id>/sessions/<id>/main (and branches), beside
+// refs/thoughtbox/deleted/<id>/record, a commit whose parent is the main
+// chain's tip and whose message records who deleted the session, when, and
+// every ref it had at which commit. Outside refs/heads, the session leaves
+// listings, search, loads and pushes; `git log thoughtbox/deleted/<id>/record`
+// still reads the record and the whole session, and restore puts it back.
+const deletedPrefix = "refs/thoughtbox/deleted/"
+
+func mainRef(id string) string           { return refPrefix + id + "/main" }
+func branchRef(id, branch string) string { return refPrefix + id + "/branches/" + branch }
+func chainRef(id, branch string) string {
+	if branch == "" {
+		return mainRef(id)
+	}
+	return branchRef(id, branch)
+}
+func notebookRef(id string) string { return notebookPrefix + id }
+
+// The committer of every commit the store writes (addCommit).
+const (
+	committerName  = "Thoughtbox"
+	committerEmail = "thoughtbox@localhost"
+)
+
+// Trailers of thought, critique and deletion commits.
+const (
+	trailerSession   = "Thoughtbox-Session"
+	trailerThought   = "Thoughtbox-Thought"
+	trailerBranch    = "Thoughtbox-Branch"
+	trailerRevises   = "Thoughtbox-Revises"
+	trailerCritique  = "Thoughtbox-Critique"
+	trailerDeleted   = "Thoughtbox-Deleted"
+	trailerDeletedBy = "Thoughtbox-Deleted-By"
+)
+
+// thoughtFile is thought n's file name in its chain's folder: %03d, so
+// that the first 999 sort by name (the manifest, not the name, orders a
+// chain).
+func thoughtFile(n int) string { return fmt.Sprintf("%03d.json", n) }
+
+// encodeThoughtFile is the one encoding of a thought file: indented JSON
+// and a newline, as git diff shows it best.
+func encodeThoughtFile(td ledger.ThoughtData) ([]byte, error) {
+	file, err := json.MarshalIndent(td, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(file, '\n'), nil
+}
+
+// decodeThoughtFile is the one decoding of a thought file, for load,
+// catch-up, critique and verify alike. It decodes as encoding/json does,
+// but faster. The fast decoder refuses some things encoding/json takes (a
+// timestamp "0000-01-01T0:00:00,0Z"), so on a refusal encoding/json
+// decides: a file must not load in one place and be damaged in another
+// (FuzzThoughtFile).
+func decodeThoughtFile(data []byte, td *ledger.ThoughtData) error {
+	if fastjson.Unmarshal(data, td) == nil {
+		return nil
+	}
+	*td = ledger.ThoughtData{}
+	return json.Unmarshal(data, td)
+}
