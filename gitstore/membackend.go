@@ -189,12 +189,14 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 				m.edits[o.ID] = &memEdit{typ: o.Type, base: o.Base, ed: o.Edit, depth: depth}
 				continue
 			}
-			_, base, err := m.readLocked(o.Base)
-			if err != nil {
-				return err
-			}
-			if data, err = o.Edit.Apply(base); err != nil {
-				return err
+			if data = o.Whole; data == nil {
+				_, base, err := m.readLocked(o.Base)
+				if err != nil {
+					return err
+				}
+				if data, err = o.Edit.Apply(base); err != nil {
+					return err
+				}
 			}
 		}
 		if err := m.storeWhole(o.Type, data); err != nil {

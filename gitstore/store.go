@@ -90,7 +90,8 @@ type Store struct {
 	summaries *summaryCache
 	access    *accessTimes
 	// locksDir holds the sessions' inter-process locks ("" in memory).
-	locksDir string
+	locksDir     string
+	sessionLocks sessionLocks
 }
 
 var (
@@ -154,6 +155,7 @@ func (s *Store) Flush() error { return s.be.flush() }
 
 // Close flushes and releases the repository.
 func (s *Store) Close() error {
+	s.closeSessionLocks()
 	s.access.save()
 	return s.be.close()
 }
@@ -346,6 +348,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		private := lo.Base != zeroHash
 		if private {
 			lo.Edit = lo.Edit.Detached() // the log must not keep mb alive
+			lo.Whole = mb
 		}
 		b.Objects = append(b.Objects, lo)
 		st.manSpare = nil
@@ -374,7 +377,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			pt.spare = tb[:0]
 			continue
 		}
-		b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Base: pt.id, Edit: ed})
+		b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Base: pt.id, Edit: ed, Whole: tb})
 		pt.spare = nil
 		if pt.private {
 			pt.spare = pt.bytes[:0]
@@ -504,7 +507,11 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		old = zeroHash
 	}
 	b.Updates = []refUpdate{{Name: ref, Old: old, New: cid}}
-	if err := s.be.apply(ctx, b); err != nil {
+	err = s.be.apply(ctx, b)
+	for i := range b.Objects {
+		b.Objects[i].Whole = nil // the next build reuses those buffers
+	}
+	if err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
 		}
@@ -533,6 +540,12 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	from, err := object.ParseHash(string(since))
 	if err != nil {
 		return nil, "", false, nil
+	}
+	if s.sessionQuiet(sessionID) && s.chainAt(chainRef(sessionID, branch), from) {
+		// Held by this store, and nobody took the session's lock since
+		// this store last wrote it: no writer that takes turns moved the
+		// chain. One that does not is still caught by compare-and-swap.
+		return nil, since, true, nil
 	}
 	head, err := s.be.readRef(chainRef(sessionID, branch))
 	if err != nil || head == zeroHash {
@@ -630,7 +643,11 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	msg.WriteString(trailerCritique + ": " + firstLine(c.Model, 100) + "\n")
 	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
 	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
-	if err := s.be.apply(ctx, b); err != nil {
+	err = s.be.apply(ctx, b)
+	for i := range b.Objects {
+		b.Objects[i].Whole = nil // the next build reuses those buffers
+	}
+	if err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
 		}
@@ -822,16 +839,7 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if fb, ok := s.be.(*fsBackend); ok && fb.readOnly {
 		return nil, fmt.Errorf("%s: %w", fb.gitDir, ErrReadOnly)
 	}
-	// Made here, not at open, so that opening a read-only data directory
-	// creates nothing.
-	if err := os.MkdirAll(s.locksDir, 0o755); err != nil {
-		return nil, err
-	}
-	h, err := durable.NewMutex(filepath.Join(s.locksDir, sessionID+".lock"), s.opts.LockTimeout).Lock(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", sessionID, err)
-	}
-	return func() { h.Unlock() }, nil
+	return s.lockSessionFiles(ctx, sessionID)
 }
 
 // ChangeStamp is a cheap fingerprint of what other processes may have

@@ -88,10 +88,18 @@ const recordSize = 512
 var (
 	selfOnce sync.Once
 	selfCmd  string
+	pid      int
 )
+
+// selfPid is os.Getpid, which is a system call each time.
+func selfPid() int {
+	command()
+	return pid
+}
 
 func command() string {
 	selfOnce.Do(func() {
+		pid = os.Getpid()
 		var b strings.Builder
 		for i, a := range os.Args {
 			if i > 0 {
@@ -127,13 +135,30 @@ func (r *Record) mark() {
 		}
 		r.f = f
 	}
-	buf := make([]byte, 0, recordSize)
-	buf = fmt.Appendf(buf, "pid %d\nsince %s\ncommand %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano), command())
+	markFile(r.f, nil)
+}
+
+// markFile writes this process's record into f, in buf (reused when
+// large enough), and returns it.
+func markFile(f *os.File, buf []byte) []byte {
+	if cap(buf) < recordSize {
+		buf = make([]byte, 0, recordSize)
+	}
+	buf = append(buf[:0], "pid "...)
+	buf = strconv.AppendInt(buf, int64(selfPid()), 10)
+	buf = append(buf, "\nsince "...)
+	buf = time.Now().UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, "\ncommand "...)
+	buf = append(buf, command()...)
+	buf = append(buf, '\n')
 	if len(buf) > recordSize {
 		buf = buf[:recordSize]
 	}
-	buf = append(buf, bytes.Repeat([]byte{' '}, recordSize-len(buf))...)
-	r.f.WriteAt(buf, 0)
+	for len(buf) < recordSize {
+		buf = append(buf, ' ')
+	}
+	f.WriteAt(buf, 0)
+	return buf
 }
 
 // ReadHolder reads the record at path. ok is false when there is none,
@@ -237,56 +262,170 @@ func Unlock(f *os.File) error { return unlock(f) }
 // the waiting process notices — so a second file, the gate, is taken
 // before the lock and let go once the lock is held: the holder, coming
 // back, must pass the gate, which the waiter is then holding.
+//
+// Its two files stay open between turns (a writer takes a session's
+// mutex for every thought, and opening and closing them was most of what
+// a turn cost); Close closes them. A flock belongs to an open file, not
+// to a process, so goroutines of this process take turns on a channel
+// first. After the lock is taken the path is checked to still name the
+// open file: one deleted or replaced meanwhile is opened afresh, so that
+// two processes never hold locks on two different files of one name.
 type Mutex struct {
 	path    string
 	timeout time.Duration
+	turn    chan struct{} // full while a goroutine of this process holds or takes it
+
+	// Guarded by turn.
+	gate, f *os.File
+	ino     uint64
+	last    []byte // the record this mutex wrote at its last turn
 }
 
 // NewMutex returns the mutex kept in the file path (and path+".gate"),
 // whose Lock waits at most timeout.
 func NewMutex(path string, timeout time.Duration) *Mutex {
-	return &Mutex{path: path, timeout: timeout}
+	return &Mutex{path: path, timeout: timeout, turn: make(chan struct{}, 1)}
 }
 
 // Held is a Mutex taken by this process; Unlock lets it go.
-type Held struct{ f *os.File }
+type Held struct {
+	m *Mutex
+	// Others is false when nobody else — no other process, no other
+	// Mutex of this path — held the mutex since this Mutex last let it
+	// go; true when another did, or it cannot tell (its first turn). The
+	// record its holders leave in the lock file tells.
+	Others bool
+}
 
 // Lock takes the mutex, waiting at most the mutex's timeout, and records
 // this process as its holder in the lock file.
 func (m *Mutex) Lock(ctx context.Context) (*Held, error) {
 	start := time.Now()
+	if err := m.takeTurn(ctx); err != nil {
+		return nil, err
+	}
+	h, err := m.lockFiles(ctx, start)
+	if err != nil {
+		<-m.turn
+		return nil, err
+	}
+	return h, nil
+}
+
+// takeTurn waits for the goroutines of this process that hold or take
+// the mutex.
+func (m *Mutex) takeTurn(ctx context.Context) error {
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(max(m.timeout, 0))
+	defer t.Stop()
+	start := time.Now()
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return heldError(m.path, NewRecord(m.path), time.Since(start))
+	}
+}
+
+func (m *Mutex) open() error {
 	gate, err := openFile(m.path+".gate", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer gate.Close() // closing it releases it
 	f, err := openFile(m.path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		gate.Close()
+		return err
 	}
-	if err := Lock(ctx, gate, nil, m.timeout); err != nil {
+	ino, err := fileID(f)
+	if err != nil {
+		gate.Close()
 		f.Close()
-		if he, ok := err.(*HeldError); ok {
-			// The gate's holder is only another waiter: name the lock's.
-			err = heldError(m.path, RecordIn(f), he.Waited)
-		}
-		return nil, err
+		return err
 	}
-	if err := Lock(ctx, f, RecordIn(f), m.timeout-time.Since(start)); err != nil {
-		f.Close()
-		if he, ok := err.(*HeldError); ok {
-			he.Waited = time.Since(start)
-		}
-		return nil, err
+	m.gate, m.f, m.ino, m.last = gate, f, ino, nil
+	return nil
+}
+
+func (m *Mutex) closeFiles() {
+	if m.f != nil {
+		m.gate.Close()
+		m.f.Close()
+		m.gate, m.f, m.last = nil, nil, nil
 	}
-	return &Held{f: f}, nil
+}
+
+// lockFiles takes the gate, then the lock, then lets the gate go; the
+// caller holds the turn.
+func (m *Mutex) lockFiles(ctx context.Context, start time.Time) (*Held, error) {
+	for {
+		if m.f == nil {
+			if err := m.open(); err != nil {
+				return nil, err
+			}
+		}
+		if err := Lock(ctx, m.gate, nil, m.timeout-time.Since(start)); err != nil {
+			if _, ok := err.(*HeldError); ok {
+				// The gate's holder is only another waiter: name the lock's.
+				err = heldError(m.path, RecordIn(m.f), time.Since(start))
+			}
+			return nil, err
+		}
+		if err := Lock(ctx, m.f, nil, m.timeout-time.Since(start)); err != nil {
+			unlock(m.gate)
+			if he, ok := err.(*HeldError); ok {
+				he.Waited = time.Since(start)
+				if h, ok := ReadHolder(m.path); ok {
+					he.Holder = &h
+				}
+			}
+			return nil, err
+		}
+		if id, err := pathID(m.path); err != nil || id != m.ino {
+			// Deleted or replaced while we held it open: a process that
+			// opened the path now locks another file. Start again on
+			// what the path names.
+			unlock(m.f)
+			unlock(m.gate)
+			m.closeFiles()
+			continue
+		}
+		buf := make([]byte, recordSize)
+		n, _ := m.f.ReadAt(buf, 0)
+		others := m.last == nil || n != recordSize || !bytes.Equal(buf, m.last)
+		if others {
+			// Our own record still there means nobody held it since:
+			// it already names this process, since its run of turns
+			// began, and a write a turn is spared.
+			m.last = markFile(m.f, buf[:0])
+		}
+		unlock(m.gate)
+		return &Held{m: m, Others: others}, nil
+	}
 }
 
 // Unlock releases the mutex.
 func (h *Held) Unlock() error {
-	err := unlock(h.f)
-	if cerr := h.f.Close(); err == nil {
-		err = cerr
-	}
+	err := unlock(h.m.f)
+	<-h.m.turn
 	return err
+}
+
+// Close closes the mutex's files, unless a goroutine holds or is taking
+// it; it reports whether it did. A closed Mutex may be taken again.
+func (m *Mutex) Close() bool {
+	select {
+	case m.turn <- struct{}{}:
+	default:
+		return false
+	}
+	m.closeFiles()
+	<-m.turn
+	return true
 }

@@ -23,6 +23,12 @@ type Object struct {
 	Base object.Hash // ZeroHash: Data holds the whole object
 	Data []byte
 	Edit delta.Edit
+	// Whole is the content of an object logged as an edit, when its
+	// builder has it at hand; it lets the in-memory backend store a
+	// version whole without rebuilding it from its edit chain. It is
+	// never encoded, and only read during apply: the builder reuses the
+	// buffer afterwards.
+	Whole []byte
 }
 
 // RefUpdate moves a ref by compare-and-swap: from Old (ZeroHash: the ref

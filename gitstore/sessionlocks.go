@@ -1,0 +1,118 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
+)
+
+// sessionLocks keeps the sessions' inter-process mutexes, with their files
+// open, for the sessions written lately: a writer takes its session's
+// mutex for every thought, and opening the two lock files each time cost
+// more than the locking.
+type sessionLocks struct {
+	mu   sync.Mutex
+	made bool // the locks folder exists
+	m    map[string]*sessionLock
+}
+
+type sessionLock struct {
+	m     *durable.Mutex
+	users int // goroutines taking or holding it: it is not closed under them
+	// quiet is set while this store holds the mutex and nobody else held
+	// it since this store last let it go: no other writer that takes
+	// turns can have moved the session meanwhile (see ThoughtsSince).
+	quiet bool
+}
+
+// maxKeptSessionLocks bounds the sessions whose lock files stay open
+// (two descriptors each).
+const maxKeptSessionLocks = 64
+
+func (s *Store) lockSessionFiles(ctx context.Context, sessionID string) (func(), error) {
+	ls := &s.sessionLocks
+	ls.mu.Lock()
+	if !ls.made {
+		// Made here, not at open, so that opening a read-only data
+		// directory creates nothing.
+		if err := os.MkdirAll(s.locksDir, 0o755); err != nil {
+			ls.mu.Unlock()
+			return nil, err
+		}
+		ls.made = true
+	}
+	if ls.m == nil {
+		ls.m = map[string]*sessionLock{}
+	}
+	sl := ls.m[sessionID]
+	if sl == nil {
+		if len(ls.m) >= maxKeptSessionLocks {
+			for id, o := range ls.m {
+				if o.users == 0 && o.m.Close() {
+					delete(ls.m, id)
+				}
+			}
+		}
+		sl = &sessionLock{m: durable.NewMutex(filepath.Join(s.locksDir, sessionID+".lock"), s.opts.LockTimeout)}
+		ls.m[sessionID] = sl
+	}
+	sl.users++
+	ls.mu.Unlock()
+	h, err := sl.m.Lock(ctx)
+	ls.mu.Lock()
+	if err != nil {
+		sl.users--
+		ls.mu.Unlock()
+		return nil, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	sl.quiet = !h.Others
+	ls.mu.Unlock()
+	return func() {
+		ls.mu.Lock()
+		sl.quiet = false
+		ls.mu.Unlock()
+		h.Unlock()
+		ls.mu.Lock()
+		sl.users--
+		ls.mu.Unlock()
+	}, nil
+}
+
+// sessionQuiet reports whether this store holds the session's mutex and
+// nobody else held it since this store last did.
+func (s *Store) sessionQuiet(sessionID string) bool {
+	ls := &s.sessionLocks
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	sl := ls.m[sessionID]
+	return sl != nil && sl.quiet
+}
+
+func (s *Store) closeSessionLocks() {
+	ls := &s.sessionLocks
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for id, sl := range ls.m {
+		if sl.m.Close() {
+			delete(ls.m, id)
+		}
+	}
+}
+
+// chainAt reports whether this store's state of the chain ref is valid
+// and at tip.
+func (s *Store) chainAt(ref string, tip hash) bool {
+	s.mu.Lock()
+	c := s.chains[ref]
+	s.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.valid && c.tip == tip
+}
