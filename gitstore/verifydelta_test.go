@@ -2,10 +2,16 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // testGitDelta encodes target as a Git delta of base: the common prefix and
@@ -167,5 +173,92 @@ func TestDeltaTreeRepAgreesWithWholeCheck(t *testing.T) {
 			}
 			ents, prev, rep = next, data, got
 		}
+	}
+}
+
+// TestVerifyDamagedDelta writes a session long enough that the pack holds
+// its folder tree and manifest mostly as deltas, checks that verify passes
+// it, then flips one byte inside the delta of a tree version that is
+// neither the tip's nor the first: verify, which no longer rebuilds that
+// version, must still name it as corrupt (the entry's CRC-32).
+func TestVerifyDamagedDelta(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "a1b2c3d4-0000-4000-8000-000000000009"
+	w := newSession(t, s, id)
+	for n := 1; n <= 60; n++ {
+		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+	}
+	if res, err := s.Verify(context.Background(), id); err != nil || !res.Valid {
+		t.Fatalf("Verify before the damage: %+v, %v", res, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Verify(context.Background(), id); err != nil || !res.Valid {
+		t.Fatalf("Verify of the packed session: %+v, %v", res, err)
+	}
+	// A delta entry holding a tree.
+	be := s.be.(*fsBackend)
+	var victim hash
+	var at int64
+	var victimPack string
+	var deltas int
+	for _, pe := range be.packs.Packs() {
+		entries, err := pe.Index().Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			e, err := entries.Next()
+			if err != nil {
+				break
+			}
+			raw, err := be.packs.ReadRaw(e.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw.Type != 0 {
+				continue
+			}
+			deltas++
+			if t, _, err := be.readObject(e.Hash); err == nil && t == typeTree && victim == zeroHash {
+				victim, at, victimPack = e.Hash, raw.Off, raw.Pack.Name()
+			}
+		}
+		entries.Close()
+	}
+	if victim == zeroHash {
+		t.Fatalf("no tree stored as a delta among %d deltas: the test no longer covers the delta path", deltas)
+	}
+	s.Close()
+	p := filepath.Join(dir, "objects", "pack", victimPack+".pack")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[at+3] ^= 0x10
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Verify(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
+		t.Errorf("Verify after damaging the delta of tree %s = %+v; want it named corrupt", victim, res)
 	}
 }

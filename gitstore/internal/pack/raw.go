@@ -138,3 +138,6 @@ func inflateRaw(z []byte, size int) ([]byte, error) {
 	var ps Set
 	return ps.inflate(z, size)
 }
+
+// Name is the pack's name: pack-<checksum>, without an extension.
+func (e *Entry) Name() string { return e.name }
