@@ -61,7 +61,7 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}, full: fullVerify(ctx)}
 	res := &v.res
 	res.SessionExists = true
 

@@ -254,11 +254,13 @@ func TestVerifyDamagedDelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := s.Verify(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
-		t.Errorf("Verify after damaging the delta of tree %s = %+v; want it named corrupt", victim, res)
+	for _, ctx := range []context.Context{context.Background(), WithFullVerify(context.Background())} {
+		res, err := s.Verify(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
+			t.Errorf("Verify (full %v) after damaging the delta of tree %s = %+v; want it named corrupt", fullVerify(ctx), victim, res)
+		}
 	}
 }
