@@ -61,7 +61,7 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}}
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}, full: fullVerify(ctx)}
 	res := &v.res
 	res.SessionExists = true
 
@@ -133,6 +133,15 @@ type verifier struct {
 	checkedFiles map[string]bool
 	// trees holds, by path, the last tree checked there (see checkedTree).
 	trees map[string]*checkedTree
+	// full makes every object be rebuilt and hashed (verify --full),
+	// instead of taking packed deltas through their base (verifydelta.go).
+	full bool
+	// packed, reps and repOrder are what viaPack keeps of the pack
+	// entries checked: the type and size of each, and the layouts of the
+	// trees checked last.
+	packed   map[packKey]packedInfo
+	reps     map[packKey]*treeRep
+	repOrder []packKey
 	// maxText, when above 0, bounds the text of each thought and critique
 	// checked, in bytes: a pull's check of what a remote brings in. Verify
 	// leaves it 0, since a ledger's own thoughts were measured when it
@@ -266,6 +275,20 @@ func (it walkItem) what() string {
 // walk reads every object reachable from the chains' tips.
 func (v *verifier) walk(chains []verifyChain) error {
 	var stack []walkItem
+	push := func(parent walkItem, name []byte, dir bool, id hash) {
+		if v.queued[id] {
+			return
+		}
+		v.queued[id] = true
+		child := walkItem{id: id, typ: typeBlob, path: string(name), commit: parent.commit}
+		if parent.path != "" {
+			child.path = parent.path + "/" + child.path
+		}
+		if dir {
+			child.typ = typeTree
+		}
+		stack = append(stack, child)
+	}
 	for i := len(chains) - 1; i >= 0; i-- { // the main chain on top
 		c := chains[i]
 		if c.tipOK && !v.queued[c.tip] {
@@ -281,9 +304,19 @@ func (v *verifier) walk(chains []verifyChain) error {
 		}
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		data, ok := v.read(it.id, it.typ, it.what)
+		data, key, how := v.viaPack(it, push)
+		if how == packDone {
+			continue
+		}
+		ok := how == packWhole
+		if !ok {
+			data, ok = v.read(it.id, it.typ, it.what)
+		}
 		if !ok {
 			continue
+		}
+		if how == packBase && it.typ != typeTree {
+			v.notePacked(key, it.typ, len(data), nil)
 		}
 		switch it.typ {
 		case typeCommit:
@@ -347,22 +380,16 @@ func (v *verifier) walk(chains []verifyChain) error {
 			if fsckErr != nil {
 				v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
 			}
-			err := scanTree(region, func(name []byte, dir bool, id hash) {
-				if v.queued[id] {
-					return
-				}
-				v.queued[id] = true
-				child := walkItem{id: id, typ: typeBlob, path: string(name), commit: it.commit}
-				if it.path != "" {
-					child.path = it.path + "/" + child.path
-				}
-				if dir {
-					child.typ = typeTree
-				}
-				stack = append(stack, child)
-			})
+			err := scanTree(region, func(name []byte, dir bool, id hash) { push(it, name, dir, id) })
 			if err != nil {
 				v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
+			}
+			if how != packNot {
+				var rep *treeRep
+				if fsckErr == nil && err == nil {
+					rep = wholeTreeRep(data)
+				}
+				v.notePacked(key, typeTree, len(data), rep)
 			}
 			// Only a tree found whole serves as the next reference.
 			if fsckErr == nil && err == nil {

@@ -15,6 +15,7 @@ import (
 type verifyCmd struct {
 	ID     string `arg:"" optional:"" name:"id" help:"Session id or unique prefix; all sessions if omitted."`
 	Repair bool   `help:"First salvage a damaged write-ahead log: keep every record that checks out (the damaged log is copied aside), then verify."`
+	Full   bool   `help:"Rebuild and hash every version of every object, as git fsck does, instead of checking packed deltas against their checked base (slower: grows with the square of a session's length)."`
 }
 
 // repairLog runs before the ledger is opened (a damaged log stops the
@@ -87,8 +88,12 @@ func (c *verifyCmd) Run(a *app) error {
 
 	out := make([]verifyOutput, 0, len(list))
 	var invalid []string
+	ctx := a.ctx
+	if c.Full {
+		ctx = project.WithFullVerify(ctx)
+	}
 	for _, s := range list {
-		res, err := a.ledger.Verify(a.ctx, s.ID)
+		res, err := a.ledger.Verify(ctx, s.ID)
 		if err != nil {
 			if a.ctx.Err() != nil {
 				return err
