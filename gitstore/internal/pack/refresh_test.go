@@ -32,9 +32,10 @@ func writeFlushes(t *testing.T, dir, links string) {
 // TestRefreshDuringMerge: another process merges packs between Refresh's
 // listing of the directory and its opening of the packs it listed. Every
 // object must still be found: the listed packs are gone, and the merged
-// pack holding their objects was not in the listing. (Seen as survivors of
-// TestMultiProcessWriterKilled failing to read an edit's base while the
-// killed writer was merging packs every few milliseconds.)
+// pack holding their objects was not in the listing. (A candidate cause of
+// a one-off TestMultiProcessWriterKilled failure: survivors could not read
+// an edit's base while the writer later killed merged packs every few
+// milliseconds.)
 func TestRefreshDuringMerge(t *testing.T) {
 	dir := t.TempDir()
 	links := filepath.Join(t.TempDir(), "links")
