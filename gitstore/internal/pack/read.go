@@ -76,35 +76,67 @@ func NewSet(dir string) *Set {
 	return &Set{dir: dir, packs: map[string]*Entry{}, bases: newBaseCache(8 << 20)}
 }
 
-// refresh picks up packs added (by us or another process) and drops removed
+// refreshListed, when set (by tests), runs after Refresh lists the pack
+// directory and before it opens the packs it found.
+var refreshListed func()
+
+// maxRelists bounds how often Refresh lists the directory again because a
+// merge removed a listed pack before it was opened.
+const maxRelists = 100
+
+// Refresh picks up packs added (by us or another process) and drops removed
 // ones.
+//
+// A merge in another process writes its merged pack and then removes the
+// packs it merged. A listing taken just before the merged pack appeared
+// names packs that may be gone by the time they are opened: skipping them
+// would leave their objects in neither the set nor the listing, and a
+// reader would call present objects missing. So when a listed pack has
+// vanished the directory is listed again; the merged pack is in that
+// listing, since it was written before anything was removed.
 func (ps *Set) Refresh() error {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	entries, err := os.ReadDir(ps.dir)
-	if err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".idx")
-		if !ok || !strings.HasPrefix(name, "pack-") {
-			continue
-		}
-		seen[name] = true
-		if ps.packs[name] != nil {
-			continue
-		}
-		pe, err := openPackEntry(ps.dir, name)
-		if errors.Is(err, os.ErrNotExist) {
-			delete(seen, name) // removed by a merge meanwhile
-			continue
-		}
+	var seen map[string]bool
+	var listed, before []string
+	for attempt := 0; ; attempt++ {
+		entries, err := os.ReadDir(ps.dir)
 		if err != nil {
 			return err
 		}
-		ps.packs[name] = pe
-		ps.order = append([]*Entry{pe}, ps.order...)
+		if refreshListed != nil {
+			refreshListed()
+		}
+		seen = map[string]bool{}
+		before, listed = listed, nil
+		vanished := false
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), ".idx")
+			if !ok || !strings.HasPrefix(name, "pack-") {
+				continue
+			}
+			seen[name] = true
+			listed = append(listed, name)
+			if ps.packs[name] != nil {
+				continue
+			}
+			pe, err := openPackEntry(ps.dir, name)
+			if errors.Is(err, os.ErrNotExist) {
+				delete(seen, name) // removed by a merge meanwhile
+				vanished = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			ps.packs[name] = pe
+			ps.order = append([]*Entry{pe}, ps.order...)
+		}
+		// An unchanged listing means no merge is under way: the pack is
+		// missing for good (an .idx left without its pack).
+		if !vanished || slices.Equal(listed, before) || attempt == maxRelists {
+			break
+		}
 	}
 	kept := make([]*Entry, 0, len(ps.order))
 	for _, pe := range ps.order {
