@@ -465,14 +465,14 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 // later pull keeps it again if it is still apart from ours.
 func (s *Store) DropDiverged(ctx context.Context, keptAs string) error {
 	if !strings.HasPrefix(keptAs, divergedPrefix) || strings.Contains(keptAs, "..") {
-		return fmt.Errorf("%q is not a kept chain: expected a ref under %s", keptAs, divergedPrefix)
+		return withKind(ErrNoKeptChain, fmt.Errorf("%q is not a kept chain: expected a ref under %s", keptAs, divergedPrefix))
 	}
 	cur, err := s.be.readRef(keptAs)
 	if err != nil {
 		return err
 	}
 	if cur == zeroHash {
-		return fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs)
+		return withKind(ErrNoKeptChain, fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs))
 	}
 	err = s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: keptAs, Old: cur, New: zeroHash}}})
 	if errors.Is(err, errConflict) {
@@ -497,7 +497,7 @@ func (s *Store) DivergedThoughts(sessionID, keptAs string) (since int, thoughts 
 		}
 	}
 	if dc == nil {
-		return 0, nil, fmt.Errorf("no kept chain %s apart from session %s: 'thoughtbox diverged list' shows what is kept", keptAs, sessionID)
+		return 0, nil, withKind(ErrNoKeptChain, fmt.Errorf("no kept chain %s apart from session %s: 'thoughtbox diverged list' shows what is kept", keptAs, sessionID))
 	}
 	if dc.Since != "" {
 		h, err := object.ParseHash(dc.Since)
