@@ -227,23 +227,34 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	if !errors.Is(err, errConflict) {
 		return nil, err
 	}
+	// Someone moved a ref meanwhile: each group is planned again on what
+	// is there now, a few times, without pausing (a pull is not a race of
+	// many writers on one ref, as a thought's commit can be).
 	for _, g := range names {
-		for attempt := 0; ; attempt++ {
+		err := ledger.Retry(ctx, pullGroupAttempts, nil, func(int) error {
 			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
 			if err == nil && len(gp.b.Updates) > 0 {
 				err = s.be.apply(ctx, gp.b)
 			}
-			if err == nil {
+			switch {
+			case err == nil:
 				gp.record(res)
-				break
+				return nil
+			case errors.Is(err, errConflict):
+				return ledger.Again(fmt.Errorf("integrate %s: %w", g, err))
 			}
-			if !errors.Is(err, errConflict) || attempt == 7 {
-				return nil, fmt.Errorf("integrate %s: %w", g, err)
-			}
+			return fmt.Errorf("integrate %s: %w", g, err)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
 }
+
+// pullGroupAttempts bounds how often a pull plans and applies one group
+// again after losing its compare-and-swap.
+const pullGroupAttempts = 8
 
 // pullPlanned, when set (by tests), runs between planning a pull's ref
 // moves and applying them.
@@ -587,14 +598,9 @@ func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, 
 	if err != nil || len(conflicts) > 0 {
 		return nil, zeroHash, conflicts, err
 	}
-	when := time.Now().UTC().Truncate(time.Second)
-	c := &object.Commit{Tree: root, Parents: []hash{ours, theirs},
-		Author:    object.Signature{Name: committerName, Email: committerEmail, When: when},
-		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when},
-		Message:   "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n"}
-	cb := c.Encode()
-	cid := object.HashObject(typeCommit, cb)
-	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
+	cid := addCommit(b, commitSpec{tree: root, parents: []hash{ours, theirs},
+		message: "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n",
+		when:    time.Now().UTC().Truncate(time.Second)})
 	return b, cid, nil, nil
 }
 
