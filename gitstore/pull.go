@@ -227,23 +227,34 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	if !errors.Is(err, errConflict) {
 		return nil, err
 	}
+	// Someone moved a ref meanwhile: each group is planned again on what
+	// is there now, a few times, without pausing (a pull is not a race of
+	// many writers on one ref, as a thought's commit can be).
 	for _, g := range names {
-		for attempt := 0; ; attempt++ {
+		err := ledger.Retry(ctx, pullGroupAttempts, nil, func(int) error {
 			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
 			if err == nil && len(gp.b.Updates) > 0 {
 				err = s.be.apply(ctx, gp.b)
 			}
-			if err == nil {
+			switch {
+			case err == nil:
 				gp.record(res)
-				break
+				return nil
+			case errors.Is(err, errConflict):
+				return ledger.Again(fmt.Errorf("integrate %s: %w", g, err))
 			}
-			if !errors.Is(err, errConflict) || attempt == 7 {
-				return nil, fmt.Errorf("integrate %s: %w", g, err)
-			}
+			return fmt.Errorf("integrate %s: %w", g, err)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
 }
+
+// pullGroupAttempts bounds how often a pull plans and applies one group
+// again after losing its compare-and-swap.
+const pullGroupAttempts = 8
 
 // pullPlanned, when set (by tests), runs between planning a pull's ref
 // moves and applying them.
@@ -465,14 +476,14 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 // later pull keeps it again if it is still apart from ours.
 func (s *Store) DropDiverged(ctx context.Context, keptAs string) error {
 	if !strings.HasPrefix(keptAs, divergedPrefix) || strings.Contains(keptAs, "..") {
-		return fmt.Errorf("%q is not a kept chain: expected a ref under %s", keptAs, divergedPrefix)
+		return withKind(ErrNoKeptChain, fmt.Errorf("%q is not a kept chain: expected a ref under %s", keptAs, divergedPrefix))
 	}
 	cur, err := s.be.readRef(keptAs)
 	if err != nil {
 		return err
 	}
 	if cur == zeroHash {
-		return fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs)
+		return withKind(ErrNoKeptChain, fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs))
 	}
 	err = s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: keptAs, Old: cur, New: zeroHash}}})
 	if errors.Is(err, errConflict) {
@@ -497,7 +508,7 @@ func (s *Store) DivergedThoughts(sessionID, keptAs string) (since int, thoughts 
 		}
 	}
 	if dc == nil {
-		return 0, nil, fmt.Errorf("no kept chain %s apart from session %s: 'thoughtbox diverged list' shows what is kept", keptAs, sessionID)
+		return 0, nil, withKind(ErrNoKeptChain, fmt.Errorf("no kept chain %s apart from session %s: 'thoughtbox diverged list' shows what is kept", keptAs, sessionID))
 	}
 	if dc.Since != "" {
 		h, err := object.ParseHash(dc.Since)
@@ -587,14 +598,9 @@ func (s *Store) mergeKnowledge(ours, theirs hash, remote string) (*batch, hash, 
 	if err != nil || len(conflicts) > 0 {
 		return nil, zeroHash, conflicts, err
 	}
-	when := time.Now().UTC().Truncate(time.Second)
-	c := &object.Commit{Tree: root, Parents: []hash{ours, theirs},
-		Author:    object.Signature{Name: committerName, Email: committerEmail, When: when},
-		Committer: object.Signature{Name: committerName, Email: committerEmail, When: when},
-		Message:   "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n"}
-	cb := c.Encode()
-	cid := object.HashObject(typeCommit, cb)
-	b.Objects = append(b.Objects, logObject{ID: cid, Type: typeCommit, Data: cb})
+	cid := addCommit(b, commitSpec{tree: root, parents: []hash{ours, theirs},
+		message: "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n",
+		when:    time.Now().UTC().Truncate(time.Second)})
 	return b, cid, nil, nil
 }
 

@@ -28,18 +28,31 @@ type RefChange struct {
 	Merged bool `json:"merged,omitempty"`
 }
 
+// RejectReason says why a push left a ref alone. Its values are spelled as
+// the JSON output has always spelled them.
+type RejectReason string
+
+const (
+	// RejectBehind: the remote has thoughts we lack; pull.
+	RejectBehind RejectReason = "behind"
+	// RejectDiverged: both sides added different thoughts.
+	RejectDiverged RejectReason = "diverged"
+	// RejectAhead: the remote's tip is not here, so it is ahead or
+	// diverged; a pull tells which.
+	RejectAhead RejectReason = "ahead"
+	// RejectRefused: the remote said no; the Message says why.
+	RejectRefused RejectReason = "refused"
+	// RejectHeld: another ref of the same session was rejected, and a
+	// session moves whole.
+	RejectHeld RejectReason = "held"
+)
+
 // Rejection is a ref a push left alone, and why.
 type Rejection struct {
-	Ref     string `json:"ref"`
-	Session string `json:"session,omitempty"`
-	// Reason is one of "behind" (the remote has thoughts we lack: pull),
-	// "diverged" (both sides added different thoughts), "ahead" (the
-	// remote's tip is not here: it is ahead, or diverged, and a pull
-	// tells which), "refused" (the remote said
-	// no; Message says why) or "held" (another ref of the same session
-	// was rejected, and a session moves whole).
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
+	Ref     string       `json:"ref"`
+	Session string       `json:"session,omitempty"`
+	Reason  RejectReason `json:"reason"`
+	Message string       `json:"message"`
 }
 
 // PushResult says what a push did.
@@ -165,7 +178,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		if len(rejected) > 0 {
 			res.Rejected = append(res.Rejected, rejected...)
 			for _, c := range gcmds {
-				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: sessionOfRef(c.Name.String()), Reason: "held",
+				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: sessionOfRef(c.Name.String()), Reason: RejectHeld,
 					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
 			}
 			continue
@@ -259,7 +272,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 					continue
 				}
 			}
-			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: sessionOfRef(ref), Reason: "refused", Message: msg})
+			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: sessionOfRef(ref), Reason: RejectRefused, Message: msg})
 			continue
 		}
 		ch := RefChange{Ref: ref, Session: sessionOfRef(ref), New: c.New.String()}
@@ -283,10 +296,10 @@ func refOrder(ref string) string {
 }
 
 // pushCheck says whether our tip l may replace the remote's r.
-func (s *Store) pushCheck(ref string, l, r hash) (reason, msg string, err error) {
+func (s *Store) pushCheck(ref string, l, r hash) (reason RejectReason, msg string, err error) {
 	if _, _, err := s.be.readObject(r); err != nil {
 		if errors.Is(err, errNotFound) {
-			return "ahead", "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
+			return RejectAhead, "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
 		}
 		return "", "", err
 	}
@@ -299,9 +312,9 @@ func (s *Store) pushCheck(ref string, l, r hash) (reason, msg string, err error)
 		return "", "", err
 	}
 	if behind {
-		return "behind", "the remote is ahead of this ledger: pull to catch up", nil
+		return RejectBehind, "the remote is ahead of this ledger: pull to catch up", nil
 	}
-	return "diverged", "this session was extended differently here and on the remote: pull keeps both chains", nil
+	return RejectDiverged, "this session was extended differently here and on the remote: pull keeps both chains", nil
 }
 
 // isAncestor reports whether anc is tip or one of its ancestors.

@@ -74,13 +74,10 @@ var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func validRemoteName(name string) error {
 	if !remoteNameRE.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
-		return fmt.Errorf("remote name %q: expected letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+		return withKind(ErrInvalidRemoteName, fmt.Errorf("remote name %q: expected letters, digits, '.', '_' or '-', starting with a letter or digit", name))
 	}
 	return nil
 }
-
-// ErrNoRemote is returned for a remote name the project does not have.
-var ErrNoRemote = errors.New("no such remote")
 
 // Remotes lists the project's remotes by name.
 func (s *Store) Remotes() ([]Remote, error) {
@@ -112,7 +109,7 @@ func (s *Store) AddRemote(name, rawURL string) (Remote, error) {
 	}
 	err = s.editConfig(func(cfg *gitconfig.Config) error {
 		if _, ok := cfg.Remotes[name]; ok {
-			return fmt.Errorf("remote %q already exists (url %s); remove it first to change it", name, cfg.Remotes[name].URLs[0])
+			return withKind(ErrRemoteExists, fmt.Errorf("remote %q already exists (url %s); remove it first to change it", name, cfg.Remotes[name].URLs[0]))
 		}
 		cfg.Remotes[name] = &gitconfig.RemoteConfig{Name: name, URLs: []string{u},
 			Fetch: []gitconfig.RefSpec{gitconfig.RefSpec("+refs/heads/*:refs/remotes/" + name + "/*")}}
@@ -174,11 +171,11 @@ func (s *Store) resolveRemote(nameOrURL string) (name, u string, err error) {
 func normalizeURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return "", errors.New("remote url: expected a path or a URL (file://, git://, http(s)://, ssh://, or user@host:path)")
+		return "", withKind(ErrInvalidRemoteURL, errors.New("remote url: expected a path or a URL (file://, git://, http(s)://, ssh://, or user@host:path)"))
 	}
 	ep, err := transport.NewEndpoint(raw)
 	if err != nil {
-		return "", fmt.Errorf("remote url %q: %v", raw, err)
+		return "", withKind(ErrInvalidRemoteURL, fmt.Errorf("remote url %q: %v", raw, err))
 	}
 	switch ep.Protocol {
 	case "file":
@@ -193,7 +190,7 @@ func normalizeURL(raw string) (string, error) {
 	case "git", "http", "https", "ssh":
 		return raw, nil
 	}
-	return "", fmt.Errorf("remote url %q: protocol %q is not supported: expected a path, file://, git://, http(s):// or ssh://", raw, ep.Protocol)
+	return "", withKind(ErrInvalidRemoteURL, fmt.Errorf("remote url %q: protocol %q is not supported: expected a path, file://, git://, http(s):// or ssh://", raw, ep.Protocol))
 }
 
 // remoteLink is an open connection to a remote and what it advertised.
@@ -237,7 +234,7 @@ func (s *Store) connect(ctx context.Context, remote string, o TransferOptions,
 func dial(rawURL string, o TransferOptions) (tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod, builtin bool, err error) {
 	ep, err = transport.NewEndpoint(rawURL)
 	if err != nil {
-		return nil, nil, nil, false, fmt.Errorf("remote url %q: %v", rawURL, err)
+		return nil, nil, nil, false, withKind(ErrInvalidRemoteURL, fmt.Errorf("remote url %q: %v", rawURL, err))
 	}
 	switch ep.Protocol {
 	case "file":
@@ -293,9 +290,9 @@ func describeDialError(u string, err error) error {
 		if ep, perr := transport.NewEndpoint(u); perr == nil && ep.Protocol == "file" {
 			hint = fmt.Sprintf(" (create it with 'git init --bare %s')", ep.Path)
 		}
-		return fmt.Errorf("no Git repository at %s%s: %w", redactURL(u), hint, err)
+		return withKind(ErrNoRepository, fmt.Errorf("no Git repository at %s%s: %w", redactURL(u), hint, err))
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
-		return fmt.Errorf("%s refused our credentials (set THOUGHTBOX_GIT_TOKEN for http(s), THOUGHTBOX_SSH_KEY or an ssh agent for ssh): %w", redactURL(u), err)
+		return withKind(ErrCredentials, fmt.Errorf("%s refused our credentials (set THOUGHTBOX_GIT_TOKEN for http(s), THOUGHTBOX_SSH_KEY or an ssh agent for ssh): %w", redactURL(u), err))
 	}
 	return fmt.Errorf("%s: %w", redactURL(u), err)
 }
@@ -330,7 +327,7 @@ func (s *Store) readConfig() (*gitconfig.Config, error) {
 		defer be.mu.Unlock()
 		return be.st.Config()
 	}
-	return nil, errors.New("this store keeps no config")
+	return nil, ErrNoConfig
 }
 
 // editConfig changes the config under git's config.lock, atomically.
@@ -387,7 +384,7 @@ func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
 		}
 		return be.st.SetConfig(cfg)
 	}
-	return errors.New("this store keeps no config")
+	return ErrNoConfig
 }
 
 // ValidRemoteName says why name cannot name a remote, or nil if it can; the

@@ -2,6 +2,7 @@ package gitstore_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os/exec"
@@ -243,16 +244,16 @@ func sorted(s ...string) []string { sort.Strings(s); return s }
 
 func TestRemotesConfig(t *testing.T) {
 	c := newClone(t, "c")
-	if _, err := c.store.AddRemote("bad name", "/x"); err == nil || !strings.Contains(err.Error(), "remote name") {
+	if _, err := c.store.AddRemote("bad name", "/x"); !errors.Is(err, gitstore.ErrInvalidRemoteName) {
 		t.Fatalf("bad name: %v", err)
 	}
-	if _, err := c.store.AddRemote("origin", "ftp://example.com/x"); err == nil || !strings.Contains(err.Error(), "not supported") {
+	if _, err := c.store.AddRemote("origin", "ftp://example.com/x"); !errors.Is(err, gitstore.ErrInvalidRemoteURL) {
 		t.Fatalf("ftp: %v", err)
 	}
 	if _, err := c.store.AddRemote("origin", "relative/path.git"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.store.AddRemote("origin", "/other"); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := c.store.AddRemote("origin", "/other"); !errors.Is(err, gitstore.ErrRemoteExists) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	if _, err := c.store.AddRemote("backup", "https://git.example.com/team/ledger.git"); err != nil {
@@ -268,18 +269,19 @@ func TestRemotesConfig(t *testing.T) {
 	if err := c.store.RemoveRemote("backup"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.store.RemoveRemote("backup"); err == nil {
+	if err := c.store.RemoveRemote("backup"); !errors.Is(err, gitstore.ErrNoRemote) {
 		t.Fatal("removing twice succeeded")
 	}
 	if list, _ := c.store.Remotes(); len(list) != 1 {
 		t.Fatalf("after remove: %+v", list)
 	}
-	if _, err := c.store.Push(context.Background(), "nope", gitstore.TransferOptions{}); err == nil || !strings.Contains(err.Error(), "no such remote") {
+	if _, err := c.store.Push(context.Background(), "nope", gitstore.TransferOptions{}); !errors.Is(err, gitstore.ErrNoRemote) {
 		t.Fatalf("push to unknown remote: %v", err)
 	}
 	// A path that is no repository says how to make one.
 	_, err = c.store.Push(context.Background(), t.TempDir(), gitstore.TransferOptions{BuiltinFile: true})
-	if err == nil || !strings.Contains(err.Error(), "git init --bare") {
+	// The hint is part of what the user reads, so its text is checked.
+	if !errors.Is(err, gitstore.ErrNoRepository) || !strings.Contains(err.Error(), "git init --bare") {
 		t.Fatalf("push to an empty directory: %v", err)
 	}
 }

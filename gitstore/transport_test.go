@@ -3,6 +3,7 @@ package gitstore_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -50,7 +51,7 @@ func TestThreeClonesShareOneRemote(t *testing.T) {
 				// The wrong token is refused, and said so.
 				c := newClone(t, "intruder")
 				_, err := c.store.Pull(context.Background(), url, gitstore.TransferOptions{Token: "wrong"})
-				if err == nil || !strings.Contains(err.Error(), "THOUGHTBOX_GIT_TOKEN") {
+				if !errors.Is(err, gitstore.ErrCredentials) || !strings.Contains(err.Error(), "THOUGHTBOX_GIT_TOKEN") {
 					t.Fatalf("pull with a wrong token: %v", err)
 				}
 			}

@@ -30,8 +30,29 @@ type (
 	LogRepair = gitstore.LogRepair
 )
 
-// ErrNoRemote is returned for a remote name the project does not have.
-var ErrNoRemote = gitstore.ErrNoRemote
+// RejectReason says why a push left a ref alone; Rejection.Reason.
+type RejectReason = gitstore.RejectReason
+
+// The reasons a push rejects a ref, as gitstore defines them.
+const (
+	RejectBehind   = gitstore.RejectBehind
+	RejectDiverged = gitstore.RejectDiverged
+	RejectAhead    = gitstore.RejectAhead
+	RejectRefused  = gitstore.RejectRefused
+	RejectHeld     = gitstore.RejectHeld
+)
+
+// The sharing failures a caller may tell apart with errors.Is, as gitstore
+// defines them.
+var (
+	ErrNoRemote          = gitstore.ErrNoRemote
+	ErrRemoteExists      = gitstore.ErrRemoteExists
+	ErrInvalidRemoteName = gitstore.ErrInvalidRemoteName
+	ErrInvalidRemoteURL  = gitstore.ErrInvalidRemoteURL
+	ErrNoRepository      = gitstore.ErrNoRepository
+	ErrCredentials       = gitstore.ErrCredentials
+	ErrNoKeptChain       = gitstore.ErrNoKeptChain
+)
 
 // ValidRemoteName checks a remote's name (letters, digits, '.', '_', '-').
 func ValidRemoteName(name string) error { return gitstore.ValidRemoteName(name) }

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
@@ -50,9 +51,10 @@ func Read(gitDir, name string) (object.Hash, error) {
 	return packed[name], nil
 }
 
+// isNotDir reports a path through a file where a directory was expected:
+// a ref a/b looked up while a ref a exists.
 func isNotDir(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not a directory")
+	return errors.Is(err, syscall.ENOTDIR)
 }
 
 // packedCache holds the last parse of each repository's packed-refs,

@@ -123,10 +123,10 @@ func (c *pushCmd) Run(a *app) error {
 		return nil
 	}
 	f := &failure{msg: fmt.Sprintf("%s rejected by %s", plural(len(res.Rejected), "ref was", "refs were"), remoteLabel(res.Remote, res.URL))}
-	reasons := map[string]bool{}
+	reasons := map[project.RejectReason]bool{}
 	for _, r := range res.Rejected {
-		why := r.Reason
-		if why == "ahead" || why == "behind" {
+		why := string(r.Reason)
+		if r.Reason == project.RejectAhead || r.Reason == project.RejectBehind {
 			why = "remote is ahead"
 		}
 		f.lines = append(f.lines, fmt.Sprintf("%s (%s): %s", strings.TrimPrefix(r.Ref, "refs/heads/"), why, r.Message))
@@ -136,13 +136,13 @@ func (c *pushCmd) Run(a *app) error {
 	if remote == "" {
 		remote = c.Remote
 	}
-	if reasons["behind"] || reasons["ahead"] {
+	if reasons[project.RejectBehind] || reasons[project.RejectAhead] {
 		f.hints = append(f.hints, fmt.Sprintf("run 'thoughtbox pull %s', then push again", remote))
 	}
-	if reasons["refused"] {
+	if reasons[project.RejectRefused] {
 		f.hints = append(f.hints, fmt.Sprintf("the remote turned the update down (it may have moved since we looked, or forbid rewriting refs): run 'thoughtbox pull %s' and push again", remote))
 	}
-	if reasons["diverged"] {
+	if reasons[project.RejectDiverged] {
 		f.hints = append(f.hints,
 			"a diverged session has thoughts here and on the remote that the other lacks; 'thoughtbox show <id>' lists both chains",
 			fmt.Sprintf("to make the remote's chain yours: 'thoughtbox push %s --force <id>' (pull first so the remote's chain is kept here)", remote))
