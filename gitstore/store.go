@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -81,6 +82,9 @@ type Store struct {
 	chains map[string]*chainState
 
 	summaries *summaryCache
+	// sessIndex keeps sessions' summaries and words on disk (nil in
+	// memory): see index.go.
+	sessIndex *sessionindex.Index
 	access    *accessTimes
 	// locksDir holds the sessions' inter-process locks ("" in memory).
 	locksDir string
@@ -102,7 +106,10 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	}
 	st, err := newStore(be, opts)
 	if err == nil {
-		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
+		st.sessIndex = sessionindex.Open(filepath.Join(gitDir, "thoughtbox", "index"))
+		// The whole-file summary cache of earlier versions; the index
+		// replaces it.
+		os.Remove(filepath.Join(gitDir, "thoughtbox", "summaries"))
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
 		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
 		// Temporary packs of push and pull runs that were killed.

@@ -1,0 +1,340 @@
+package gitstore
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha1"
+	"errors"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// The session index on disk (thoughtbox/index/, see package sessionindex)
+// lets listing and search cost the page or the query instead of the
+// ledger. Every call reads the refs of every session — one packed-refs
+// file and the few loose refs — and uses a record only while its session's
+// refs still have the tips it was read at.
+
+var (
+	_ ledger.SessionIndexer = (*Store)(nil)
+	_ ledger.SessionIndex   = (*storeIndex)(nil)
+)
+
+// SessionIndex implements ledger.SessionIndexer: the on-disk index, or nil
+// for memory storage (the ledger's own index serves that).
+func (s *Store) SessionIndex() ledger.SessionIndex {
+	if s.sessIndex == nil {
+		return nil
+	}
+	return (*storeIndex)(s)
+}
+
+type storeIndex Store
+
+// indexChunk is how many sessions read are recorded per segment while an
+// index is built, so that a build that is stopped keeps what it did.
+const indexChunk = 2000
+
+// sessionNow is one session's refs as they are now.
+type sessionNow struct {
+	id   string
+	refs *sessionRefs
+}
+
+// sessionsNow lists every session with its refs, by id, and the keys the
+// index knows them by.
+func (s *Store) sessionsNow() ([]sessionNow, []sessionindex.Current, error) {
+	refs, err := s.be.listRefs(refPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := make(map[string]*sessionRefs, len(refs))
+	for ref, h := range refs {
+		id, chain, ok := strings.Cut(ref[len(refPrefix):], "/")
+		if !ok {
+			continue
+		}
+		c := byID[id]
+		if c == nil {
+			c = &sessionRefs{}
+			byID[id] = c
+		}
+		if chain == "main" {
+			c.main = h
+		} else if b, ok := strings.CutPrefix(chain, "branches/"); ok {
+			c.branches = append(c.branches, branchTip{b, h})
+		}
+	}
+	now := make([]sessionNow, 0, len(byID))
+	for id, c := range byID {
+		if c.main != zeroHash {
+			now = append(now, sessionNow{id, c})
+		}
+	}
+	slices.SortFunc(now, func(a, b sessionNow) int { return strings.Compare(a.id, b.id) })
+	cur := make([]sessionindex.Current, len(now))
+	for i, n := range now {
+		cur[i] = sessionindex.Current{ID: n.id, Key: indexKey(n.refs)}
+	}
+	return now, cur, nil
+}
+
+// indexKey is the main tip of a session without branches, else a digest
+// of all its tips.
+func indexKey(c *sessionRefs) sessionindex.Key {
+	if len(c.branches) == 0 {
+		return sessionindex.Key(c.main)
+	}
+	slices.SortFunc(c.branches, func(a, b branchTip) int { return strings.Compare(a.name, b.name) })
+	return sha1.Sum([]byte(c.key()))
+}
+
+// indexed is a view of the index brought up to date for one call.
+type indexed struct {
+	v   *sessionindex.View
+	now []sessionNow
+	// bad holds the sessions that could not be read, as listing shows
+	// them (by session index); they are never recorded.
+	bad map[int]ledger.SessionSummary
+	// read counts the sessions read from the repository.
+	read int
+}
+
+// refresh reads the index and records the sessions it is missing: their
+// summaries, and with words also their words. With pause it reads one
+// session at a time, calling pause before each; otherwise several at once.
+func (s *Store) refresh(ctx context.Context, words bool, pause func() bool) (*indexed, error) {
+	now, cur, err := s.sessionsNow()
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.sessIndex.View(cur)
+	if err != nil {
+		return nil, err
+	}
+	ix := &indexed{v: v, now: now, bad: map[int]ledger.SessionSummary{}}
+	return ix, s.fill(ctx, ix, words, pause)
+}
+
+func (s *Store) fill(ctx context.Context, ix *indexed, words bool, pause func() bool) error {
+	missing := ix.v.Missing(words)
+	if len(missing) == 0 {
+		return nil
+	}
+	type result struct {
+		i   int
+		doc sessionindex.Doc
+		bad *ledger.SessionSummary
+	}
+	workers := min(len(missing), 4*runtime.GOMAXPROCS(0))
+	if pause != nil {
+		workers = 1
+	}
+	jobs := make(chan int)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				n := ix.now[i]
+				doc, err := s.indexDoc(n, ix.v.Current(i).Key, words)
+				r := result{i: i, doc: doc}
+				if err != nil {
+					// A damaged session still lists, so that verify can
+					// name it.
+					r.bad = &ledger.SessionSummary{Meta: ledger.SessionMeta{ID: n.id, Title: "(unreadable: " + err.Error() + ")"}}
+				}
+				results <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, i := range missing {
+			if pause != nil && !pause() {
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	var chunk []sessionindex.Doc
+	var addErr error
+	add := func() {
+		if err := ix.v.Add(chunk); err != nil && !errors.Is(err, sessionindex.ErrLost) && addErr == nil {
+			addErr = err
+		}
+		chunk = chunk[:0]
+	}
+	for r := range results {
+		ix.read++
+		if r.bad != nil {
+			ix.bad[r.i] = *r.bad
+			continue
+		}
+		chunk = append(chunk, r.doc)
+		if len(chunk) == indexChunk {
+			add()
+		}
+	}
+	add()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Failing to write the index (a read-only repository) costs only
+	// speed: the view answers for what was read all the same.
+	_ = addErr
+	return nil
+}
+
+// indexDoc reads one session's record at the refs it has in n.
+func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessionindex.Doc, error) {
+	sum, err := s.summary(n.id, n.refs)
+	if err != nil {
+		return sessionindex.Doc{}, err
+	}
+	doc := sessionindex.Doc{ID: n.id, Key: key, Summary: sum}
+	if !words {
+		return doc, nil
+	}
+	refs := map[string]hash{mainRef(n.id): n.refs.main}
+	for _, b := range n.refs.branches {
+		refs[branchRef(n.id, b.name)] = b.tip
+	}
+	ss, err := s.loadSessionAt(n.id, refs)
+	if err != nil {
+		return sessionindex.Doc{}, err
+	}
+	ws := ledger.SessionWords(ss)
+	doc.Terms = make(map[string]sessionindex.Term, len(ws))
+	for w, c := range ws {
+		var t sessionindex.Term
+		if c.Title {
+			t.Fields |= sessionindex.InTitle
+		}
+		if c.Description {
+			t.Fields |= sessionindex.InDescription
+		}
+		if c.Tag {
+			t.Fields |= sessionindex.InTag
+		}
+		t.Count = uint32(c.Thoughts)
+		doc.Terms[w] = t
+	}
+	return doc, nil
+}
+
+func (ix *indexed) summary(i int) (ledger.SessionSummary, bool) {
+	if b, ok := ix.bad[i]; ok {
+		return b, true
+	}
+	return ix.v.Summary(i)
+}
+
+// indexedSummaries is ListSessions over the index.
+func (s *Store) indexedSummaries(ctx context.Context) ([]ledger.SessionSummary, error) {
+	ix, err := s.refresh(ctx, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ledger.SessionSummary, 0, ix.v.Len())
+	for i := range ix.v.Len() {
+		if sum, ok := ix.summary(i); ok {
+			out = append(out, sum)
+		}
+	}
+	return out, nil
+}
+
+// PageSessions implements ledger.SessionIndex.
+func (x *storeIndex) PageSessions(ctx context.Context, offset, limit int) ([]ledger.SessionSummary, int, error) {
+	s := (*Store)(x)
+	ix, err := s.refresh(ctx, false, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	type entry struct {
+		i       int
+		updated int64
+	}
+	all := make([]entry, 0, ix.v.Len())
+	for i := range ix.v.Len() {
+		if b, ok := ix.bad[i]; ok {
+			all = append(all, entry{i, b.Meta.UpdatedAt.UnixNano()})
+		} else if u, ok := ix.v.UpdatedAt(i); ok {
+			all = append(all, entry{i, u})
+		}
+	}
+	// Sessions are by id already: a stable sort by time keeps ties in
+	// id order.
+	slices.SortStableFunc(all, func(a, b entry) int { return cmp.Compare(b.updated, a.updated) })
+	page := all[min(offset, len(all)):]
+	page = page[:min(limit, len(page))]
+	out := make([]ledger.SessionSummary, 0, len(page))
+	for _, e := range page {
+		if sum, ok := ix.summary(e.i); ok {
+			out = append(out, sum)
+		}
+	}
+	return out, len(all), nil
+}
+
+// FindSessions implements ledger.SessionIndex.
+func (x *storeIndex) FindSessions(ctx context.Context, words []string) ([]ledger.IndexedMatch, int, error) {
+	s := (*Store)(x)
+	ix, err := s.refresh(ctx, true, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	for attempt := 0; ; attempt++ {
+		hits, err := ix.v.Find(words)
+		if errors.Is(err, sessionindex.ErrLost) && attempt < 3 {
+			// A damaged segment was dropped: read its sessions again.
+			if err := s.fill(ctx, ix, true, nil); err != nil {
+				return nil, ix.read, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, ix.read, err
+		}
+		out := make([]ledger.IndexedMatch, 0, len(hits))
+		for _, h := range hits {
+			sum, ok := ix.v.Summary(h.Session)
+			if !ok {
+				continue
+			}
+			m := ledger.IndexedMatch{Summary: sum, Words: make([]ledger.WordCount, len(h.Terms))}
+			for i, t := range h.Terms {
+				m.Words[i] = ledger.WordCount{
+					Title:       t.Fields&sessionindex.InTitle != 0,
+					Description: t.Fields&sessionindex.InDescription != 0,
+					Tag:         t.Fields&sessionindex.InTag != 0,
+					Thoughts:    int(t.Count),
+				}
+			}
+			out = append(out, m)
+		}
+		return out, ix.read, nil
+	}
+}
+
+// WarmIndex implements ledger.SessionIndex.
+func (x *storeIndex) WarmIndex(ctx context.Context, pause func() bool) (int, error) {
+	ix, err := (*Store)(x).refresh(ctx, true, pause)
+	if ix == nil {
+		return 0, err
+	}
+	return ix.read, err
+}

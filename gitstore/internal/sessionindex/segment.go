@@ -1,0 +1,387 @@
+// Package sessionindex keeps on disk what listing and searching a ledger's
+// sessions need — each session's summary, and which words its title,
+// description, tags and thoughts hold — so that a new process answers a
+// page or a query without reading every session from Git.
+//
+// The index is derived data and never trusted over the repository: every
+// record carries the key of the refs it was read from (Key), and a caller
+// hands View the sessions as the repository holds them now. A record whose
+// key no longer matches is ignored (its session is read again), a record
+// of a session the repository no longer has is never answered, and a
+// segment file that is damaged is deleted and its sessions read again.
+//
+// Records are kept in immutable segment files, each written whole under a
+// temporary name and renamed. New records go into a new small segment;
+// when there are too many, the small ones are merged (and, once they add
+// up to half the largest, everything is), which also drops the records
+// that no longer match. Which segment holds a session does not matter —
+// only whether its key matches — so processes sharing a repository may
+// write and merge segments at the same time without any lock.
+package sessionindex
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"sort"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Key identifies the exact state of a session's refs.
+type Key [20]byte
+
+// Where a word occurs in a session's metadata (Term.Fields).
+const (
+	InTitle uint8 = 1 << iota
+	InDescription
+	InTag
+)
+
+// Term is what one session holds of one word.
+type Term struct {
+	Fields uint8  // InTitle, InDescription, InTag
+	Count  uint32 // thoughts that contain the word
+}
+
+// Doc is one session's record.
+type Doc struct {
+	ID      string
+	Key     Key
+	Summary ledger.SessionSummary
+	// Terms is nil for a record made for listing (from the session's
+	// manifest only); search needs a record with its words.
+	Terms map[string]Term
+}
+
+// A segment file:
+//
+//	magic        "TBIDX01\n"
+//	docs         per session, by id: id, key, flags, updatedAt, summary
+//	dictionary   per word, sorted: word, postings (doc delta, fields, count)
+//	word index   uint32 offset of each word's entry, for binary search
+//	footer       offsets and counts (5 × uint64), CRC-32C of all before, "TBX1"
+//
+// Integers are uvarints unless the footer says otherwise; strings are a
+// uvarint length and the bytes.
+var magic = []byte("TBIDX01\n")
+
+const footerLen = 5*8 + 4 + 4
+
+var footerMagic = []byte("TBX1")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errDamaged is a segment that is cut short or does not check out.
+var errDamaged = errors.New("damaged index segment")
+
+const flagTerms = 1
+
+// docEntry is a record as the doc table holds it; its slices point into
+// the segment's bytes.
+type docEntry struct {
+	id      []byte
+	key     Key
+	flags   byte
+	updated int64
+	sum     []byte
+}
+
+type segment struct {
+	name  string // file name; "" until written
+	data  []byte
+	docs  []docEntry
+	dict  []byte // the dictionary section
+	words []byte // the word index section
+	nterm int
+}
+
+type posting struct {
+	doc    uint32
+	fields uint8
+	count  uint32
+}
+
+// encDoc is a record on its way into a segment.
+type encDoc struct {
+	id      string
+	key     Key
+	flags   byte
+	updated int64
+	sum     []byte
+}
+
+// encode makes a segment of docs (sorted by id, unique) and their words'
+// postings (doc indexes into docs, in increasing order).
+func encode(docs []encDoc, terms map[string][]posting) []byte {
+	b := append([]byte{}, magic...)
+	docsOff := len(b)
+	for _, d := range docs {
+		b = binary.AppendUvarint(b, uint64(len(d.id)))
+		b = append(b, d.id...)
+		b = append(b, d.key[:]...)
+		b = append(b, d.flags)
+		b = binary.AppendVarint(b, d.updated)
+		b = binary.AppendUvarint(b, uint64(len(d.sum)))
+		b = append(b, d.sum...)
+	}
+	dictOff := len(b)
+	words := make([]string, 0, len(terms))
+	for w := range terms {
+		words = append(words, w)
+	}
+	sort.Strings(words)
+	offs := make([]uint32, len(words))
+	for i, w := range words {
+		offs[i] = uint32(len(b) - dictOff)
+		b = binary.AppendUvarint(b, uint64(len(w)))
+		b = append(b, w...)
+		ps := terms[w]
+		b = binary.AppendUvarint(b, uint64(len(ps)))
+		prev := uint32(0)
+		for _, p := range ps {
+			b = binary.AppendUvarint(b, uint64(p.doc-prev))
+			prev = p.doc
+			b = append(b, p.fields)
+			b = binary.AppendUvarint(b, uint64(p.count))
+		}
+	}
+	idxOff := len(b)
+	for _, o := range offs {
+		b = binary.LittleEndian.AppendUint32(b, o)
+	}
+	for _, v := range []int{docsOff, len(docs), dictOff, idxOff, len(words)} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return append(b, footerMagic...)
+}
+
+// parse checks a segment's bytes and reads its doc table.
+func parse(data []byte) (*segment, error) {
+	if len(data) < len(magic)+footerLen || !bytes.Equal(data[:len(magic)], magic) ||
+		!bytes.Equal(data[len(data)-4:], footerMagic) {
+		return nil, errDamaged
+	}
+	f := data[len(data)-footerLen:]
+	body := data[:len(data)-8]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(f[40:44]) {
+		return nil, errDamaged
+	}
+	var v [5]uint64
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(f[8*i:])
+	}
+	end := uint64(len(data) - footerLen)
+	docsOff, ndocs, dictOff, idxOff, nterm := v[0], v[1], v[2], v[3], v[4]
+	if docsOff > dictOff || dictOff > idxOff || idxOff+4*nterm != end || ndocs > end {
+		return nil, errDamaged
+	}
+	s := &segment{data: data, dict: data[dictOff:idxOff], words: data[idxOff:end], nterm: int(nterm)}
+	r := reader{b: data[docsOff:dictOff]}
+	s.docs = make([]docEntry, 0, ndocs)
+	for range ndocs {
+		var d docEntry
+		d.id = r.bytes()
+		copy(d.key[:], r.next(len(d.key)))
+		if fl := r.next(1); len(fl) == 1 {
+			d.flags = fl[0]
+		}
+		d.updated = r.varint()
+		d.sum = r.bytes()
+		if r.bad {
+			return nil, errDamaged
+		}
+		s.docs = append(s.docs, d)
+	}
+	if len(r.b) != 0 {
+		return nil, errDamaged
+	}
+	return s, nil
+}
+
+// lookup returns the postings of word, or nil.
+func (s *segment) lookup(word string) ([]posting, error) {
+	entry := func(i int) []byte {
+		off := binary.LittleEndian.Uint32(s.words[4*i:])
+		if int(off) >= len(s.dict) {
+			return nil
+		}
+		return s.dict[off:]
+	}
+	bad := false
+	i := sort.Search(s.nterm, func(i int) bool {
+		r := reader{b: entry(i)}
+		w := r.bytes()
+		bad = bad || r.bad
+		return string(w) >= word
+	})
+	if bad {
+		return nil, errDamaged
+	}
+	if i == s.nterm {
+		return nil, nil
+	}
+	r := reader{b: entry(i)}
+	if string(r.bytes()) != word {
+		return nil, nil
+	}
+	n := r.uvarint()
+	if n > uint64(len(s.docs)) {
+		return nil, errDamaged
+	}
+	out := make([]posting, 0, n)
+	doc := uint64(0)
+	for range n {
+		doc += r.uvarint()
+		var p posting
+		if fl := r.next(1); len(fl) == 1 {
+			p.fields = fl[0]
+		}
+		p.count = uint32(r.uvarint())
+		p.doc = uint32(doc)
+		if r.bad || doc >= uint64(len(s.docs)) {
+			return nil, errDamaged
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// eachWord calls fn with every word and its postings (for merging).
+func (s *segment) eachWord(fn func(word string, ps []posting)) error {
+	for i := range s.nterm {
+		off := binary.LittleEndian.Uint32(s.words[4*i:])
+		if int(off) >= len(s.dict) {
+			return errDamaged
+		}
+		r := reader{b: s.dict[off:]}
+		w := string(r.bytes())
+		if r.bad {
+			return errDamaged
+		}
+		ps, err := s.lookup(w)
+		if err != nil {
+			return err
+		}
+		fn(w, ps)
+	}
+	return nil
+}
+
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) next(n int) []byte {
+	if n < 0 || n > len(r.b) {
+		r.bad = true
+		r.b = nil
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.bad = true
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.bad = true
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.bad = true
+		r.b = nil
+		return nil
+	}
+	return r.next(int(n))
+}
+
+func (r *reader) string() string { return string(r.bytes()) }
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = binary.AppendVarint(b, t.Unix())
+	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+}
+
+func (r *reader) time() time.Time {
+	sec := r.varint()
+	nsec := r.uvarint()
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+func encodeSummary(s ledger.SessionSummary) []byte {
+	m := s.Meta
+	var b []byte
+	b = appendString(b, m.Title)
+	b = appendString(b, m.Description)
+	b = appendString(b, m.PartitionPath)
+	b = binary.AppendUvarint(b, uint64(len(m.Tags)))
+	for _, t := range m.Tags {
+		b = appendString(b, t)
+	}
+	b = appendTime(b, m.CreatedAt)
+	b = appendTime(b, m.UpdatedAt)
+	b = binary.AppendUvarint(b, uint64(s.ThoughtCount))
+	return binary.AppendUvarint(b, uint64(s.BranchCount))
+}
+
+func decodeSummary(id string, data []byte) (ledger.SessionSummary, error) {
+	r := reader{b: data}
+	var s ledger.SessionSummary
+	s.Meta.ID = id
+	s.Meta.Title = r.string()
+	s.Meta.Description = r.string()
+	s.Meta.PartitionPath = r.string()
+	n := r.uvarint()
+	if n > uint64(len(data)) {
+		return s, errDamaged
+	}
+	s.Meta.Tags = make([]string, 0, n)
+	for range n {
+		s.Meta.Tags = append(s.Meta.Tags, r.string())
+	}
+	s.Meta.CreatedAt = r.time()
+	s.Meta.UpdatedAt = r.time()
+	s.ThoughtCount = int(r.uvarint())
+	s.BranchCount = int(r.uvarint())
+	if r.bad || len(r.b) != 0 {
+		return s, errDamaged
+	}
+	return s, nil
+}
+
+// updatedKey orders sessions by updatedAt; zero times sort first.
+func updatedKey(t time.Time) int64 {
+	if t.IsZero() {
+		return -1 << 63
+	}
+	return t.UnixNano()
+}
