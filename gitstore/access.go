@@ -25,6 +25,10 @@ type accessTimes struct {
 	mu    sync.Mutex
 	m     map[string]time.Time
 	dirty bool
+	// pending holds accesses recorded before m was read: a writer need
+	// not read every session's time (a large file on a large ledger) to
+	// record one.
+	pending map[string]time.Time
 }
 
 func (a *accessTimes) loadLocked() {
@@ -32,19 +36,24 @@ func (a *accessTimes) loadLocked() {
 		return
 	}
 	a.m = map[string]time.Time{}
-	if a.path == "" {
-		return
-	}
-	if data, err := os.ReadFile(a.path); err == nil {
-		var m map[string]time.Time
-		if json.Unmarshal(data, &m) == nil {
-			for id, t := range m {
-				if validSessionID(id) == nil {
-					a.m[id] = t
+	if a.path != "" {
+		if data, err := os.ReadFile(a.path); err == nil {
+			var m map[string]time.Time
+			if json.Unmarshal(data, &m) == nil {
+				for id, t := range m {
+					if validSessionID(id) == nil {
+						a.m[id] = t
+					}
 				}
 			}
 		}
 	}
+	for id, t := range a.pending {
+		if t.After(a.m[id]) {
+			a.m[id] = t
+		}
+	}
+	a.pending = nil
 }
 
 // Accessed implements ledger.AccessKeeper.
@@ -61,7 +70,16 @@ func (s *Store) RecordAccess(id string, t time.Time) {
 	a := s.access
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.loadLocked()
+	if a.m == nil {
+		if a.pending == nil {
+			a.pending = map[string]time.Time{}
+		}
+		if t.After(a.pending[id]) {
+			a.pending[id] = t.UTC()
+			a.dirty = true
+		}
+		return
+	}
 	if t.After(a.m[id]) {
 		a.m[id] = t.UTC()
 		a.dirty = true
@@ -75,6 +93,7 @@ func (a *accessTimes) save() {
 	if !a.dirty || a.path == "" {
 		return
 	}
+	a.loadLocked()
 	data, err := json.Marshal(a.m)
 	if err != nil {
 		return

@@ -258,6 +258,7 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	} else {
 		hits = nil
 	}
+	l.loadAccess()
 	l.mu.Lock()
 	for _, h := range hits {
 		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, l.accessed[h.sum.Meta.ID])

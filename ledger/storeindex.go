@@ -117,6 +117,7 @@ func (l *Ledger) ListPage(ctx context.Context, offset, limit int) ([]Session, in
 		return nil, 0, storageError("list sessions", err)
 	}
 	out := make([]Session, len(sums))
+	l.loadAccess()
 	l.mu.Lock()
 	for i, s := range sums {
 		out[i] = session(s.Meta, s.ThoughtCount, s.BranchCount, l.accessed[s.Meta.ID])
@@ -150,6 +151,7 @@ func (l *Ledger) searchStore(ctx context.Context, ix SessionIndex, q SearchQuery
 	} else {
 		hits = nil
 	}
+	l.loadAccess()
 	for _, h := range hits {
 		l.mu.Lock()
 		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, l.accessed[h.sum.Meta.ID])
