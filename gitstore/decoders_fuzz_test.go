@@ -301,6 +301,9 @@ func FuzzPackStream(f *testing.F) {
 		if len(be.packs.order) != 1 {
 			t.Fatalf("%d packs after storing one", len(be.packs.order))
 		}
+		if err := be.packs.order[0].loadIdx(); err != nil {
+			t.Fatal(err)
+		}
 		iter, err := be.packs.order[0].idx.Entries()
 		if err != nil {
 			t.Fatal(err)
