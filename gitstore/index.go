@@ -7,6 +7,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -49,39 +50,120 @@ type sessionNow struct {
 // sessionsNow lists every session with its refs, by id, and the keys the
 // index knows them by.
 func (s *Store) sessionsNow() ([]sessionNow, []sessionindex.Current, error) {
-	refs, err := s.be.listRefs(refPrefix)
+	names, hashes, err := s.sessionRefsSorted()
 	if err != nil {
 		return nil, nil, err
 	}
-	byID := make(map[string]*sessionRefs, len(refs))
-	for ref, h := range refs {
+	now := make([]sessionNow, 0, len(names))
+	all := make([]sessionRefs, 0, len(names))
+	for i, ref := range names {
 		id, chain, ok := strings.Cut(ref[len(refPrefix):], "/")
 		if !ok {
 			continue
 		}
-		c := byID[id]
-		if c == nil {
-			c = &sessionRefs{}
-			byID[id] = c
+		// Refs are in order, so a session's refs are next to each other.
+		if len(now) == 0 || now[len(now)-1].id != id {
+			all = append(all, sessionRefs{})
+			now = append(now, sessionNow{id: id})
 		}
+		c := &all[len(all)-1]
 		if chain == "main" {
-			c.main = h
+			c.main = hashes[i]
 		} else if b, ok := strings.CutPrefix(chain, "branches/"); ok {
-			c.branches = append(c.branches, branchTip{b, h})
+			c.branches = append(c.branches, branchTip{b, hashes[i]})
 		}
 	}
-	now := make([]sessionNow, 0, len(byID))
-	for id, c := range byID {
-		if c.main != zeroHash {
-			now = append(now, sessionNow{id, c})
+	for i := range now {
+		now[i].refs = &all[i]
+	}
+	// Ids one of which prefixes another ("abc", "abc-d") are out of
+	// order in ref order ('-' sorts before '/').
+	if !slices.IsSortedFunc(now, func(a, b sessionNow) int { return strings.Compare(a.id, b.id) }) {
+		slices.SortFunc(now, func(a, b sessionNow) int { return strings.Compare(a.id, b.id) })
+	}
+	out := now[:0]
+	cur := make([]sessionindex.Current, 0, len(now))
+	for i := range now {
+		if now[i].refs.main == zeroHash {
+			continue
+		}
+		out = append(out, now[i])
+		cur = append(cur, sessionindex.Current{ID: now[i].id, Key: indexKey(now[i].refs)})
+	}
+	return out, cur, nil
+}
+
+// sessionRefsSorted returns every ref under refPrefix, in order. On disk
+// it walks the packed refs, already in order, and lays the few loose and
+// logged ones over them, instead of building maps of every ref.
+func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
+	fb, ok := s.be.(*fsBackend)
+	if !ok {
+		refs, err := s.be.listRefs(refPrefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		names := make([]string, 0, len(refs))
+		for n := range refs {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		hashes := make([]hash, len(names))
+		for i, n := range names {
+			hashes[i] = refs[n]
+		}
+		return names, hashes, nil
+	}
+	locked, err := fb.rlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fb.runlock(locked)
+	packed, err := readPackedEntry(fb.gitDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	over, err := listLooseRefs(fb.gitDir, refPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, h := range fb.refs {
+		if strings.HasPrefix(name, refPrefix) {
+			over[name] = h // zeroHash: deleted in the log
 		}
 	}
-	slices.SortFunc(now, func(a, b sessionNow) int { return strings.Compare(a.id, b.id) })
-	cur := make([]sessionindex.Current, len(now))
-	for i, n := range now {
-		cur[i] = sessionindex.Current{ID: n.id, Key: indexKey(n.refs)}
+	extra := make([]string, 0, len(over))
+	for n := range over {
+		extra = append(extra, n)
 	}
-	return now, cur, nil
+	slices.Sort(extra)
+	start := sort.SearchStrings(packed.names, refPrefix)
+	end := start + sort.Search(len(packed.names)-start, func(i int) bool {
+		return !strings.HasPrefix(packed.names[start+i], refPrefix)
+	})
+	names := make([]string, 0, end-start+len(extra))
+	hashes := make([]hash, 0, end-start+len(extra))
+	i, j := start, 0
+	for i < end || j < len(extra) {
+		var n string
+		var h hash
+		switch {
+		case j == len(extra) || i < end && packed.names[i] < extra[j]:
+			n, h = packed.names[i], packed.hashes[i]
+			i++
+		case i == end || extra[j] < packed.names[i]:
+			n, h = extra[j], over[extra[j]]
+			j++
+		default: // both: the loose or logged value wins
+			n, h = extra[j], over[extra[j]]
+			i++
+			j++
+		}
+		if h != zeroHash {
+			names, hashes = append(names, n), append(hashes, h)
+		}
+	}
+	return names, hashes, nil
 }
 
 // indexKey is the main tip of a session without branches, else a digest

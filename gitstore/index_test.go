@@ -334,3 +334,31 @@ func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexIDsThatPrefixOthers: "abc" and "abc-d" are in one order as ids
+// and in the other as refs ('-' sorts before '/').
+func TestIndexIDsThatPrefixOthers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, _ := openAt(t, dir)
+	ids := []string{"abc-d", "abc", "abc-d-e", "ab"}
+	k := 0
+	l := ledger.New(s, ledger.Options{NewID: func() string { k++; return ids[k-1] }})
+	ctx := context.Background()
+	for range ids {
+		ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "prefix"}, ledger.Author{Name: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AddThought(ctx, ss.ID, ledger.ThoughtInput{Thought: "tapir " + ss.ID, NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Flush()
+	if got, _ := searchIDs(t, l, "tapir"); !slices.Equal(got, sorted(ids...)) {
+		t.Fatalf("tapir: %v", got)
+	}
+	list, err := l.List(ctx)
+	if err != nil || len(list) != len(ids) {
+		t.Fatalf("List: %d sessions, %v", len(list), err)
+	}
+}

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -31,11 +30,12 @@ func readDiskRef(gitDir, name string) (hash, error) {
 	default:
 		return zeroHash, err
 	}
-	packed, err := readPackedRefs(gitDir)
+	packed, err := readPackedEntry(gitDir)
 	if err != nil {
 		return zeroHash, err
 	}
-	return packed[name], nil
+	h, _ := packed.lookup(name)
+	return h, nil
 }
 
 func isNotDir(err error) bool {
@@ -55,18 +55,44 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
-	refs      map[string]hash
-	// names are refs' keys in order, so that the refs under a prefix (one
-	// session's) are found by a binary search, not a scan of every ref of
-	// a ledger that may hold a hundred thousand sessions.
-	names []string
+	// names are the refs in order, hashes their values, so that one ref,
+	// or the refs under a prefix (one session's), are found by a binary
+	// search, not a scan of every ref of a ledger that may hold a hundred
+	// thousand sessions.
+	names  []string
+	hashes []hash
+	// m is the refs as a map, made for the callers that want one.
+	m *packedMap
+}
+
+type packedMap struct {
+	once sync.Once
+	refs map[string]hash
+}
+
+// lookup returns a packed ref's value.
+func (e packedEntry) lookup(name string) (hash, bool) {
+	i := sort.SearchStrings(e.names, name)
+	if i < len(e.names) && e.names[i] == name {
+		return e.hashes[i], true
+	}
+	return zeroHash, false
 }
 
 // readPackedRefs parses the packed-refs file, if any. The map returned is
 // shared: callers must not modify it.
 func readPackedRefs(gitDir string) (map[string]hash, error) {
 	e, err := readPackedEntry(gitDir)
-	return e.refs, err
+	if err != nil || e.m == nil {
+		return map[string]hash{}, err
+	}
+	e.m.once.Do(func() {
+		e.m.refs = make(map[string]hash, len(e.names))
+		for i, n := range e.names {
+			e.m.refs[n] = e.hashes[i]
+		}
+	})
+	return e.m.refs, nil
 }
 
 // readPackedEntry is readPackedRefs with the sorted names.
@@ -74,7 +100,7 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	path := filepath.Join(gitDir, "packed-refs")
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return packedEntry{refs: map[string]hash{}}, nil
+		return packedEntry{}, nil
 	}
 	if err != nil {
 		return packedEntry{}, err
@@ -88,33 +114,32 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	packedCache.Unlock()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return packedEntry{refs: map[string]hash{}}, nil
+		return packedEntry{}, nil
 	}
 	if err != nil {
 		return packedEntry{}, err
 	}
-	refs, err := parsePackedRefs(data)
-	if err != nil {
+	if key.names, key.hashes, err = parsePackedRefs(data); err != nil {
 		return packedEntry{}, err
 	}
-	key.refs = refs
-	key.names = make([]string, 0, len(refs))
-	for name := range refs {
-		key.names = append(key.names, name)
-	}
-	sort.Strings(key.names)
+	key.m = &packedMap{}
 	packedCache.Lock()
 	packedCache.m[gitDir] = key
 	packedCache.Unlock()
 	return key, nil
 }
 
-func parsePackedRefs(data []byte) (map[string]hash, error) {
-	refs := map[string]hash{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+// parsePackedRefs reads packed-refs into names, in order, and their
+// values. Git writes the file sorted; the names are parts of one string,
+// so a hundred thousand refs cost one allocation, not one each.
+func parsePackedRefs(data []byte) ([]string, []hash, error) {
+	text := string(data)
+	n := strings.Count(text, "\n") + 1
+	names, hashes := make([]string, 0, n), make([]hash, 0, n)
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
 		if line == "" || line[0] == '#' || line[0] == '^' {
 			continue
 		}
@@ -124,11 +149,34 @@ func parsePackedRefs(data []byte) (map[string]hash, error) {
 		}
 		h, err := parseHash(id)
 		if err != nil {
-			return nil, fmt.Errorf("packed-refs: %w", err)
+			return nil, nil, fmt.Errorf("packed-refs: %w", err)
 		}
-		refs[name] = h
+		names, hashes = append(names, name), append(hashes, h)
 	}
-	return refs, sc.Err()
+	if !sort.StringsAreSorted(names) {
+		idx := make([]int, len(names))
+		for i := range idx {
+			idx[i] = i
+		}
+		// Stable: of two lines for one ref, the later wins, as it did
+		// in a map.
+		sort.SliceStable(idx, func(a, b int) bool { return names[idx[a]] < names[idx[b]] })
+		sn, sh := make([]string, len(names)), make([]hash, len(names))
+		for i, k := range idx {
+			sn[i], sh[i] = names[k], hashes[k]
+		}
+		names, hashes = sn, sh
+	}
+	// One line per ref: the last of repeated ones.
+	out := 0
+	for i := range names {
+		if i+1 < len(names) && names[i+1] == names[i] {
+			continue
+		}
+		names[out], hashes[out] = names[i], hashes[i]
+		out++
+	}
+	return names[:out], hashes[:out], nil
 }
 
 // listDiskRefs returns every ref under prefix (e.g. "refs/heads/sessions/"),
@@ -139,11 +187,11 @@ func listDiskRefs(gitDir, prefix string) (map[string]hash, error) {
 		return nil, err
 	}
 	refs := map[string]hash{}
-	for _, name := range packed.names[sort.SearchStrings(packed.names, prefix):] {
-		if !strings.HasPrefix(name, prefix) {
+	for i := sort.SearchStrings(packed.names, prefix); i < len(packed.names); i++ {
+		if !strings.HasPrefix(packed.names[i], prefix) {
 			break
 		}
-		refs[name] = packed.refs[name]
+		refs[packed.names[i]] = packed.hashes[i]
 	}
 	loose, err := listLooseRefs(gitDir, prefix)
 	for name, h := range loose {
