@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	fastjson "github.com/segmentio/encoding/json"
+
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -39,7 +41,9 @@ func (a *accessTimes) loadLocked() {
 	if a.path != "" {
 		if data, err := os.ReadFile(a.path); err == nil {
 			var m map[string]time.Time
-			if json.Unmarshal(data, &m) == nil {
+			// The fast decoder: on a large ledger this file holds every
+			// session's time, and a listing's first page waits for it.
+			if fastjson.Unmarshal(data, &m) == nil || json.Unmarshal(data, &m) == nil {
 				for id, t := range m {
 					if validSessionID(id) == nil {
 						a.m[id] = t

@@ -200,7 +200,11 @@ func (s *Store) refresh(ctx context.Context, words bool, pause func() bool) (*in
 		return nil, err
 	}
 	ix := &indexed{v: v, now: now, bad: map[int]ledger.SessionSummary{}}
-	return ix, s.fill(ctx, ix, words, pause)
+	if err := s.fill(ctx, ix, words, pause); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return ix, nil
 }
 
 func (s *Store) fill(ctx context.Context, ix *indexed, words bool, pause func() bool) error {
@@ -330,6 +334,7 @@ func (s *Store) indexedSummaries(ctx context.Context) ([]ledger.SessionSummary, 
 	if err != nil {
 		return nil, err
 	}
+	defer ix.v.Close()
 	out := make([]ledger.SessionSummary, 0, ix.v.Len())
 	for i := range ix.v.Len() {
 		if sum, ok := ix.summary(i); ok {
@@ -346,6 +351,7 @@ func (x *storeIndex) PageSessions(ctx context.Context, offset, limit int) ([]led
 	if err != nil {
 		return nil, 0, err
 	}
+	defer ix.v.Close()
 	type entry struct {
 		i       int
 		updated int64
@@ -379,6 +385,7 @@ func (x *storeIndex) FindSessions(ctx context.Context, words []string) ([]ledger
 	if err != nil {
 		return nil, 0, err
 	}
+	defer ix.v.Close()
 	for attempt := 0; ; attempt++ {
 		hits, err := ix.v.Find(words)
 		if errors.Is(err, sessionindex.ErrLost) && attempt < 3 {
@@ -415,8 +422,9 @@ func (x *storeIndex) FindSessions(ctx context.Context, words []string) ([]ledger
 // WarmIndex implements ledger.SessionIndex.
 func (x *storeIndex) WarmIndex(ctx context.Context, pause func() bool) (int, error) {
 	ix, err := (*Store)(x).refresh(ctx, true, pause)
-	if ix == nil {
+	if err != nil {
 		return 0, err
 	}
-	return ix.read, err
+	ix.v.Close()
+	return ix.read, nil
 }

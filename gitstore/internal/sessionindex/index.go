@@ -98,15 +98,17 @@ func (x *Index) load() ([]*segment, error) {
 			if !strings.HasSuffix(name, segSuffix) {
 				continue
 			}
-			data, err := os.ReadFile(path)
+			s, err := openSegment(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				vanished = true
 				continue
 			}
-			if err != nil {
+			if err != nil && !errors.Is(err, errDamaged) {
+				for _, s := range segs {
+					s.close()
+				}
 				return nil, err
 			}
-			s, err := parse(data)
 			if err != nil {
 				// Cut short by a crash, or damaged: derived data, so it
 				// goes, and its sessions are read again.
@@ -118,6 +120,9 @@ func (x *Index) load() ([]*segment, error) {
 		}
 		if !vanished || attempt == 2 {
 			return segs, nil
+		}
+		for _, s := range segs {
+			s.close()
 		}
 	}
 }
@@ -265,11 +270,20 @@ func (v *View) Find(words []string) ([]Hit, error) {
 	return out, nil
 }
 
+// Close releases the segment files the view holds open.
+func (v *View) Close() {
+	for _, s := range v.segs {
+		s.close()
+	}
+	v.segs = nil
+}
+
 // drop deletes a damaged segment and forgets its records.
 func (v *View) drop(si int) {
 	if n := v.segs[si].name; n != "" {
 		os.Remove(filepath.Join(v.x.dir, n))
 	}
+	v.segs[si].close()
 	v.segs = slices.Delete(v.segs, si, si+1)
 	v.rematch()
 }
@@ -443,6 +457,7 @@ func (v *View) merge(idx []int) error {
 		if n := v.segs[si].name; n != "" {
 			os.Remove(filepath.Join(v.x.dir, n))
 		}
+		v.segs[si].close()
 	}
 	keep := []*segment{}
 	for si, seg := range v.segs {

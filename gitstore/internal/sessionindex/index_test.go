@@ -138,8 +138,16 @@ func TestDamagedSegmentsAreDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The doc table is checked when a segment is opened, the dictionary
+	// (where the flipped byte is) when a search first reads it.
+	if m := v.Missing(true); len(m) != 1 {
+		t.Fatalf("missing %v after damage, want the cut segment's session", m)
+	}
+	if _, err := v.Find([]string{"cache"}); err != ErrLost {
+		t.Fatalf("search over a damaged dictionary: %v, want ErrLost", err)
+	}
 	if m := v.Missing(true); len(m) != 2 {
-		t.Fatalf("missing %v after damage, want both", m)
+		t.Fatalf("missing %v after the damaged dictionary was found, want both", m)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.seg")); len(left) != 0 {
 		t.Fatalf("damaged segments left: %v", left)
@@ -188,16 +196,38 @@ func TestSegmentParseRefusesGarbage(t *testing.T) {
 	if _, err := parse(data); err != nil {
 		t.Fatal(err)
 	}
+	// Read from a file as a new process reads it: the doc table at
+	// once, the dictionary at the first search.
+	readFile := func(b []byte) error {
+		path := filepath.Join(t.TempDir(), "s.seg")
+		os.WriteFile(path, b, 0o644)
+		s, err := openSegment(path)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		_, err = s.lookup("x")
+		return err
+	}
+	if err := readFile(data); err != nil {
+		t.Fatal(err)
+	}
 	for i := range data {
 		bad := slices.Clone(data)
 		bad[i] ^= 0x40
 		if _, err := parse(bad); err == nil {
 			t.Fatalf("a flipped byte at %d passed", i)
 		}
+		if err := readFile(bad); err == nil {
+			t.Fatalf("a flipped byte at %d passed, read from a file", i)
+		}
 	}
 	for n := range len(data) {
 		if _, err := parse(data[:n]); err == nil {
 			t.Fatalf("a segment cut at %d passed", n)
+		}
+		if err := readFile(data[:n]); err == nil {
+			t.Fatalf("a segment cut at %d passed, read from a file", n)
 		}
 	}
 }

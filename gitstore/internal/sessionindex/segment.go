@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"os"
 	"sort"
 	"time"
 
@@ -62,13 +63,15 @@ type Doc struct {
 //	docs         per session, by id: id, key, flags, updatedAt, summary
 //	dictionary   per word, sorted: word, postings (doc delta, fields, count)
 //	word index   uint32 offset of each word's entry, for binary search
-//	footer       offsets and counts (5 × uint64), CRC-32C of all before, "TBX1"
+//	footer       offsets and counts (5 × uint64), CRC-32C of the magic and
+//	             docs, CRC-32C of the dictionary and word index, "TBX1"
 //
 // Integers are uvarints unless the footer says otherwise; strings are a
-// uvarint length and the bytes.
+// uvarint length and the bytes. Listing reads only the magic and docs; a
+// search reads the dictionary too; each part is checked when read.
 var magic = []byte("TBIDX01\n")
 
-const footerLen = 5*8 + 4 + 4
+const footerLen = 5*8 + 4 + 4 + 4
 
 var footerMagic = []byte("TBX1")
 
@@ -90,12 +93,21 @@ type docEntry struct {
 }
 
 type segment struct {
-	name  string // file name; "" until written
-	data  []byte
-	docs  []docEntry
-	dict  []byte // the dictionary section
-	words []byte // the word index section
-	nterm int
+	name string // file name; "" until written
+	// data is the whole segment when it was made in this process; f the
+	// open file otherwise, from which the dictionary is read when first
+	// needed.
+	data []byte
+	f    *os.File
+	docs []docEntry
+	// The dictionary and word index: their place in the file, their
+	// checksum, and once read, their bytes.
+	dictOff, idxOff, end int64
+	dictSum              uint32
+	dictRead             bool
+	dict                 []byte
+	words                []byte
+	nterm                int
 }
 
 type posting struct {
@@ -152,35 +164,100 @@ func encode(docs []encDoc, terms map[string][]posting) []byte {
 	for _, o := range offs {
 		b = binary.LittleEndian.AppendUint32(b, o)
 	}
+	end := len(b)
 	for _, v := range []int{docsOff, len(docs), dictOff, idxOff, len(words)} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[:dictOff], castagnoli))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[dictOff:end], castagnoli))
 	return append(b, footerMagic...)
 }
 
-// parse checks a segment's bytes and reads its doc table.
-func parse(data []byte) (*segment, error) {
-	if len(data) < len(magic)+footerLen || !bytes.Equal(data[:len(magic)], magic) ||
-		!bytes.Equal(data[len(data)-4:], footerMagic) {
-		return nil, errDamaged
-	}
-	f := data[len(data)-footerLen:]
-	body := data[:len(data)-8]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(f[40:44]) {
-		return nil, errDamaged
+// footer reads and checks a segment's footer against its size.
+func (s *segment) footer(f []byte, size int64) (docsOff, ndocs uint64, docSum uint32, err error) {
+	if len(f) != footerLen || !bytes.Equal(f[footerLen-4:], footerMagic) {
+		return 0, 0, 0, errDamaged
 	}
 	var v [5]uint64
 	for i := range v {
 		v[i] = binary.LittleEndian.Uint64(f[8*i:])
 	}
-	end := uint64(len(data) - footerLen)
+	end := uint64(size - footerLen)
 	docsOff, ndocs, dictOff, idxOff, nterm := v[0], v[1], v[2], v[3], v[4]
-	if docsOff > dictOff || dictOff > idxOff || idxOff+4*nterm != end || ndocs > end {
+	if docsOff != uint64(len(magic)) || docsOff > dictOff || dictOff > idxOff || nterm > end || idxOff+4*nterm != end || ndocs > end {
+		return 0, 0, 0, errDamaged
+	}
+	s.dictOff, s.idxOff, s.end, s.nterm = int64(dictOff), int64(idxOff), int64(end), int(nterm)
+	s.dictSum = binary.LittleEndian.Uint32(f[44:48])
+	return docsOff, ndocs, binary.LittleEndian.Uint32(f[40:44]), nil
+}
+
+// parse checks a segment made in this process and reads its doc table.
+func parse(data []byte) (*segment, error) {
+	s := &segment{data: data}
+	if len(data) < len(magic)+footerLen {
 		return nil, errDamaged
 	}
-	s := &segment{data: data, dict: data[dictOff:idxOff], words: data[idxOff:end], nterm: int(nterm)}
-	r := reader{b: data[docsOff:dictOff]}
+	_, ndocs, docSum, err := s.footer(data[len(data)-footerLen:], int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.readDocs(data[:s.dictOff], ndocs, docSum); err != nil {
+		return nil, err
+	}
+	return s, s.loadDict()
+}
+
+// openSegment reads a segment file's doc table; the dictionary is read
+// when a search first needs it. The file stays open until close, so that
+// a merge in another process that removes it does not take it away.
+func openSegment(path string) (*segment, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := readSegment(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func readSegment(f *os.File) (*segment, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if size < int64(len(magic)+footerLen) {
+		return nil, errDamaged
+	}
+	s := &segment{f: f}
+	foot := make([]byte, footerLen)
+	if _, err := f.ReadAt(foot, size-footerLen); err != nil {
+		return nil, errDamaged
+	}
+	_, ndocs, docSum, err := s.footer(foot, size)
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, s.dictOff)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, errDamaged
+	}
+	if err := s.readDocs(head, ndocs, docSum); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readDocs checks the magic and the doc table and decodes the table.
+func (s *segment) readDocs(head []byte, ndocs uint64, sum uint32) error {
+	if !bytes.Equal(head[:len(magic)], magic) || crc32.Checksum(head, castagnoli) != sum {
+		return errDamaged
+	}
+	r := reader{b: head[len(magic):]}
 	s.docs = make([]docEntry, 0, ndocs)
 	for range ndocs {
 		var d docEntry
@@ -192,18 +269,49 @@ func parse(data []byte) (*segment, error) {
 		d.updated = r.varint()
 		d.sum = r.bytes()
 		if r.bad {
-			return nil, errDamaged
+			return errDamaged
 		}
 		s.docs = append(s.docs, d)
 	}
 	if len(r.b) != 0 {
-		return nil, errDamaged
+		return errDamaged
 	}
-	return s, nil
+	return nil
+}
+
+// loadDict reads and checks the dictionary and word index.
+func (s *segment) loadDict() error {
+	if s.dictRead {
+		return nil
+	}
+	var b []byte
+	if s.data != nil {
+		b = s.data[s.dictOff:s.end]
+	} else {
+		b = make([]byte, s.end-s.dictOff)
+		if _, err := s.f.ReadAt(b, s.dictOff); err != nil {
+			return errDamaged
+		}
+	}
+	if crc32.Checksum(b, castagnoli) != s.dictSum {
+		return errDamaged
+	}
+	s.dict, s.words = b[:s.idxOff-s.dictOff], b[s.idxOff-s.dictOff:]
+	s.dictRead = true
+	return nil
+}
+
+func (s *segment) close() {
+	if s.f != nil {
+		s.f.Close()
+	}
 }
 
 // lookup returns the postings of word, or nil.
 func (s *segment) lookup(word string) ([]posting, error) {
+	if err := s.loadDict(); err != nil {
+		return nil, err
+	}
 	entry := func(i int) []byte {
 		off := binary.LittleEndian.Uint32(s.words[4*i:])
 		if int(off) >= len(s.dict) {
@@ -252,6 +360,9 @@ func (s *segment) lookup(word string) ([]posting, error) {
 
 // eachWord calls fn with every word and its postings (for merging).
 func (s *segment) eachWord(fn func(word string, ps []posting)) error {
+	if err := s.loadDict(); err != nil {
+		return err
+	}
 	for i := range s.nterm {
 		off := binary.LittleEndian.Uint32(s.words[4*i:])
 		if int(off) >= len(s.dict) {
