@@ -14,7 +14,10 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-var _ ledger.AccessKeeper = (*Store)(nil)
+var (
+	_ ledger.AccessKeeper = (*Store)(nil)
+	_ ledger.AccessLookup = (*Store)(nil)
+)
 
 // accessTimes keeps sessions' lastAccessedAt beside the repository, in
 // thoughtbox/accessed.json: reading a session is not a change to it, so it
@@ -67,6 +70,15 @@ func (s *Store) Accessed() map[string]time.Time {
 	defer a.mu.Unlock()
 	a.loadLocked()
 	return maps.Clone(a.m)
+}
+
+// AccessedAt implements ledger.AccessLookup.
+func (s *Store) AccessedAt(id string) time.Time {
+	a := s.access
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked()
+	return a.m[id]
 }
 
 // RecordAccess implements ledger.AccessKeeper.

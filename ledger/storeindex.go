@@ -117,10 +117,19 @@ func (l *Ledger) ListPage(ctx context.Context, offset, limit int) ([]Session, in
 		return nil, 0, storageError("list sessions", err)
 	}
 	out := make([]Session, len(sums))
-	l.loadAccess()
+	lookup, ok := l.store.(AccessLookup)
+	if !ok {
+		l.loadAccess()
+	}
 	l.mu.Lock()
 	for i, s := range sums {
-		out[i] = session(s.Meta, s.ThoughtCount, s.BranchCount, l.accessed[s.Meta.ID])
+		at := l.accessed[s.Meta.ID]
+		if ok {
+			if t := lookup.AccessedAt(s.Meta.ID); t.After(at) {
+				at = t
+			}
+		}
+		out[i] = session(s.Meta, s.ThoughtCount, s.BranchCount, at)
 	}
 	l.mu.Unlock()
 	return out, total, nil
