@@ -2,12 +2,14 @@ package gitstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -360,5 +362,44 @@ func TestIndexIDsThatPrefixOthers(t *testing.T) {
 	list, err := l.List(ctx)
 	if err != nil || len(list) != len(ids) {
 		t.Fatalf("List: %d sessions, %v", len(list), err)
+	}
+}
+
+// TestIndexedSessionsPageAsFilterSessions: the page the index gives equals
+// FilterSessions over the whole list, order and ties included.
+func TestIndexedSessionsPageAsFilterSessions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, _ := openAt(t, dir)
+	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	k := 0
+	// Several sessions share a time, so that ties are broken by id.
+	l := ledger.New(s, ledger.Options{Now: func() time.Time { k++; return at.Add(time.Duration(k/3) * time.Second) }})
+	ctx := context.Background()
+	for i := range 7 {
+		if _, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: fmt.Sprintf("s%d", i)}, ledger.Author{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := l.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []ledger.SessionFilter{{Limit: 3}, {Limit: 3, Offset: 3}, {Limit: 5, Offset: 5}, {Offset: 9}} {
+		want, err := ledger.FilterSessions(all, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Sessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != want.Total || got.More != want.More || len(got.Sessions) != len(want.Sessions) {
+			t.Fatalf("%+v: got %d of %d (more %v), want %d of %d (more %v)", f, len(got.Sessions), got.Total, got.More, len(want.Sessions), want.Total, want.More)
+		}
+		for i := range want.Sessions {
+			if got.Sessions[i].ID != want.Sessions[i].ID {
+				t.Fatalf("%+v row %d: %s, want %s", f, i, got.Sessions[i].ID, want.Sessions[i].ID)
+			}
+		}
 	}
 }

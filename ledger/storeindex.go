@@ -235,3 +235,25 @@ func (l *Ledger) warmStore(ctx context.Context, ix SessionIndex) (int, error) {
 		return true
 	})
 }
+
+// Sessions is FilterSessions over this ledger's sessions. Without a
+// filter, in the default order, it asks for the page alone (ListPage).
+func (l *Ledger) Sessions(ctx context.Context, f SessionFilter) (SessionPage, error) {
+	n, err := f.normalize()
+	if err != nil {
+		return SessionPage{}, err
+	}
+	if len(n.Tags) == 0 && strings.TrimSpace(n.Search) == "" && strings.TrimSpace(n.Task) == "" &&
+		n.SortBy == SortByUpdatedAt && n.SortOrder == SortDesc {
+		page, total, err := l.ListPage(ctx, n.Offset, n.Limit)
+		if err != nil {
+			return SessionPage{}, err
+		}
+		return SessionPage{Sessions: page, Total: total, Offset: n.Offset, Limit: n.Limit, More: n.Offset+len(page) < total}, nil
+	}
+	all, err := l.List(ctx)
+	if err != nil {
+		return SessionPage{}, err
+	}
+	return FilterSessions(all, f)
+}
