@@ -34,6 +34,10 @@ type accessTimes struct {
 	// not read every session's time (a large file on a large ledger) to
 	// record one.
 	pending map[string]time.Time
+	// file indexes the file for AccessedAt until m is read; fileBad says
+	// it could not be (then m is read).
+	file    *accessFile
+	fileBad bool
 }
 
 func (a *accessTimes) loadLocked() {
@@ -72,11 +76,27 @@ func (s *Store) Accessed() map[string]time.Time {
 	return maps.Clone(a.m)
 }
 
-// AccessedAt implements ledger.AccessLookup.
+// AccessedAt implements ledger.AccessLookup: before the times are read
+// whole, from the file by binary search (see accessFile).
 func (s *Store) AccessedAt(id string) time.Time {
 	a := s.access
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.m == nil && a.path != "" {
+		if a.file == nil && !a.fileBad {
+			a.file, a.fileBad = nil, true
+			if f, ok := readAccessFile(a.path); ok {
+				a.file, a.fileBad = f, false
+			}
+		}
+		if a.file != nil {
+			t, _ := a.file.lookup(id)
+			if p := a.pending[id]; p.After(t) {
+				t = p
+			}
+			return t
+		}
+	}
 	a.loadLocked()
 	return a.m[id]
 }
