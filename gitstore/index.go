@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"errors"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -358,8 +359,9 @@ func (x *storeIndex) PageSessions(ctx context.Context, offset, limit int) ([]led
 	}
 	all := make([]entry, 0, ix.v.Len())
 	for i := range ix.v.Len() {
-		if b, ok := ix.bad[i]; ok {
-			all = append(all, entry{i, b.Meta.UpdatedAt.UnixNano()})
+		if _, ok := ix.bad[i]; ok {
+			// Unreadable: no time, so last, as FilterSessions puts it.
+			all = append(all, entry{i, math.MinInt64})
 		} else if u, ok := ix.v.UpdatedAt(i); ok {
 			all = append(all, entry{i, u})
 		}
