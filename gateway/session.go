@@ -104,11 +104,7 @@ func sessionList(ctx context.Context, c *call, p *sessionListParams) (any, error
 		}
 		project = p.Project
 	}
-	all, err := l.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	page, err := ledger.FilterSessions(all, ledger.SessionFilter{
+	page, err := l.Sessions(ctx, ledger.SessionFilter{
 		Tags: p.Tags, Search: p.Search, Task: p.Task,
 		Limit: deref(p.Limit), Offset: p.Offset, SortBy: p.SortBy, SortOrder: p.SortOrder,
 	})

@@ -197,7 +197,11 @@ func FuzzPackStream(f *testing.F) {
 		if n := len(be.packs.Packs()); n != 1 {
 			t.Fatalf("%d packs after storing one", n)
 		}
-		iter, err := be.packs.Packs()[0].Index().Entries()
+		idx, err := be.packs.Packs()[0].Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		iter, err := idx.Entries()
 		if err != nil {
 			t.Fatal(err)
 		}

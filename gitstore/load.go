@@ -24,6 +24,12 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 	if err != nil {
 		return nil, err
 	}
+	return s.loadSessionAt(id, refs)
+}
+
+// loadSessionAt is LoadSession at the given refs of the session (the
+// index reads a session at exactly the refs it keys the record by).
+func (s *Store) loadSessionAt(id string, refs map[string]hash) (*ledger.StoredSession, error) {
 	tip, ok := refs[mainRef(id)]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
@@ -384,6 +390,9 @@ func scanCommit(data []byte) (commitTrailers, error) {
 // cache keyed by the exact tips of its refs (see summaryCache), so only
 // sessions written since the last listing are read.
 func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, error) {
+	if s.sessIndex != nil {
+		return s.indexedSummaries(ctx)
+	}
 	refs, err := s.be.listRefs(refPrefix)
 	if err != nil {
 		return nil, err

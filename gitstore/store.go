@@ -17,6 +17,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -88,6 +89,9 @@ type Store struct {
 	chains map[string]*chainState
 
 	summaries *summaryCache
+	// sessIndex keeps sessions' summaries and words on disk (nil in
+	// memory): see index.go.
+	sessIndex *sessionindex.Index
 	access    *accessTimes
 	// locksDir holds the sessions' inter-process locks ("" in memory).
 	locksDir     string
@@ -110,7 +114,10 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	}
 	st, err := newStore(be, opts)
 	if err == nil {
-		st.summaries.path = filepath.Join(gitDir, "thoughtbox", "summaries")
+		st.sessIndex = sessionindex.Open(filepath.Join(gitDir, "thoughtbox", "index"))
+		// The whole-file summary cache of earlier versions; the index
+		// replaces it.
+		os.Remove(filepath.Join(gitDir, "thoughtbox", "summaries"))
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
 		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
 		// Temporary packs of push and pull runs that were killed.

@@ -212,7 +212,11 @@ func TestVerifyDamagedDelta(t *testing.T) {
 	var victimPack string
 	var deltas int
 	for _, pe := range be.packs.Packs() {
-		entries, err := pe.Index().Entries()
+		idx, err := pe.Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := idx.Entries()
 		if err != nil {
 			t.Fatal(err)
 		}

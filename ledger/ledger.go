@@ -87,6 +87,10 @@ type Ledger struct {
 	mu       sync.Mutex
 	sessions map[string]*sessionState
 	accessed map[string]time.Time // lastAccessedAt (kept by the store if it is an AccessKeeper)
+	// accessOnce reads the store's access times the first time a listing
+	// needs them, not when the ledger is made: on a large ledger they are
+	// a large file, and a server's start or a write needs none of them.
+	accessOnce sync.Once
 
 	// index is the content index of Search.
 	index searchIndex
@@ -154,11 +158,6 @@ func New(store Store, opts Options) *Ledger {
 	}
 	if l.maxThought <= 0 {
 		l.maxThought = DefaultMaxThoughtBytes
-	}
-	if k, ok := store.(AccessKeeper); ok {
-		for id, t := range k.Accessed() {
-			l.accessed[id] = t
-		}
 	}
 	if l.now == nil {
 		l.now = func() time.Time { return time.Now().UTC() }
@@ -457,12 +456,32 @@ func (l *Ledger) viewLocked(st *sessionState) *SessionView {
 	return &SessionView{Session: l.sessionLocked(st), Integrity: st.integrity, Graph: st.graph}
 }
 
+// loadAccess merges the store's access times into l.accessed, once,
+// keeping the later of two times.
+func (l *Ledger) loadAccess() {
+	l.accessOnce.Do(func() {
+		k, ok := l.store.(AccessKeeper)
+		if !ok {
+			return
+		}
+		stored := k.Accessed()
+		l.mu.Lock()
+		for id, t := range stored {
+			if t.After(l.accessed[id]) {
+				l.accessed[id] = t
+			}
+		}
+		l.mu.Unlock()
+	})
+}
+
 // List summarises every session, most recently updated first.
 func (l *Ledger) List(ctx context.Context) ([]Session, error) {
 	sums, err := l.store.ListSessions(ctx)
 	if err != nil {
 		return nil, storageError("list sessions", err)
 	}
+	l.loadAccess()
 	out := make([]Session, len(sums))
 	l.mu.Lock()
 	for i, s := range sums {

@@ -223,6 +223,9 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	if len(words) == 0 {
 		return SearchResult{}, InvalidField("query", "must contain at least one letter or digit")
 	}
+	if ix := l.storeIndex(); ix != nil {
+		return l.searchStore(ctx, ix, q, page, words)
+	}
 	// The summaries, not List: a search needs Session values only for
 	// the hits it returns.
 	sums, err := l.store.ListSessions(ctx)
@@ -255,6 +258,7 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	} else {
 		hits = nil
 	}
+	l.loadAccess()
 	l.mu.Lock()
 	for _, h := range hits {
 		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, l.accessed[h.sum.Meta.ID])
@@ -276,6 +280,13 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 // session (about a third of a millisecond per session on a Git repository
 // on disk).
 func (l *Ledger) IndexSessions(ctx context.Context) (int, error) {
+	if ix := l.storeIndex(); ix != nil {
+		n, err := ix.WarmIndex(ctx, func() bool { return ctx.Err() == nil })
+		if err != nil {
+			return n, storageError("index sessions", err)
+		}
+		return n, nil
+	}
 	sums, err := l.store.ListSessions(ctx)
 	if err != nil {
 		return 0, storageError("list sessions", err)
@@ -296,6 +307,9 @@ func (l *Ledger) WarmSearchIndex(ctx context.Context) (int, error) {
 		t.Stop()
 		return 0, ctx.Err()
 	case <-t.C:
+	}
+	if ix := l.storeIndex(); ix != nil {
+		return l.warmStore(ctx, ix)
 	}
 	sums, err := l.store.ListSessions(ctx)
 	if err != nil {
@@ -614,6 +628,11 @@ func (x *searchIndex) excerpts(id string, words []string) []ThoughtQuote {
 	if d == nil {
 		return nil
 	}
+	return d.excerpts(words)
+}
+
+// excerpts quotes the first thoughts of the doc that contain a query word.
+func (d *searchDoc) excerpts(words []string) []ThoughtQuote {
 	var out []ThoughtQuote
 	for _, t := range d.lines {
 		if len(out) == maxExcerpts {

@@ -135,6 +135,13 @@ type AccessKeeper interface {
 	RecordAccess(id string, t time.Time)
 }
 
+// AccessLookup is what an AccessKeeper may offer so that a page of
+// sessions reads the access times of that page's sessions only, instead
+// of a copy of every session's.
+type AccessLookup interface {
+	AccessedAt(id string) time.Time
+}
+
 // SessionEditor is what a Store may offer so that a session's title,
 // description and tags can be changed after it started.
 type SessionEditor interface {

@@ -67,6 +67,9 @@ func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error)
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
 		return nil, fmt.Errorf("%s is not a pack", f.Name())
 	}
+	if err := pe.loadIdx(); err != nil {
+		return nil, err
+	}
 	iter, err := pe.idx.Entries()
 	if err != nil {
 		return nil, err

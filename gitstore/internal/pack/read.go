@@ -59,8 +59,13 @@ func (ps *Set) Packs() []*Entry {
 	return append([]*Entry(nil), ps.order...)
 }
 
-// Index is the pack's index, as loaded.
-func (e *Entry) Index() *idxfile.MemoryIndex { return e.idx }
+// Index is the pack's index, read now if no lookup has read it yet.
+func (e *Entry) Index() (*idxfile.MemoryIndex, error) {
+	if err := e.loadIdx(); err != nil {
+		return nil, err
+	}
+	return e.idx, nil
+}
 
 var zlibReaders sync.Pool
 
@@ -70,6 +75,47 @@ type Entry struct {
 	f    *os.File
 	size int64
 	offs []int64 // every entry's offset, sorted: an entry ends where the next begins
+	// idxFile is the pack's index, open but not yet read: it is read at
+	// the first lookup (loadIdx), so that opening a large repository —
+	// a server's start, a listing answered from the session index —
+	// does not decode every pack's index. Held open, it stays readable
+	// if a merge removes the pack meanwhile.
+	idxFile *os.File
+	idxOnce sync.Once
+	idxErr  error
+}
+
+// loadIdx reads the pack's index the first time it is needed.
+func (pe *Entry) loadIdx() error {
+	pe.idxOnce.Do(func() {
+		if pe.idxFile == nil {
+			return // built whole (a received pack)
+		}
+		defer pe.idxFile.Close()
+		idx := idxfile.NewMemoryIndex()
+		if err := idxfile.NewDecoder(bufio.NewReaderSize(pe.idxFile, 64*1024)).Decode(idx); err != nil {
+			pe.idxErr = fmt.Errorf("%s: %w", pe.idxFile.Name(), err)
+			return
+		}
+		offs, err := idxOffsets(idx)
+		if err != nil {
+			pe.idxErr = fmt.Errorf("%s.idx: %w", pe.name, err)
+			return
+		}
+		pe.idx, pe.offs = idx, offs
+	})
+	return pe.idxErr
+}
+
+// closeFiles closes the pack and, if it was never read, its index.
+func (pe *Entry) closeFiles() {
+	pe.f.Close()
+	pe.idxOnce.Do(func() {
+		if pe.idxFile != nil {
+			pe.idxFile.Close()
+		}
+		pe.idxErr = fmt.Errorf("pack %s is closed", pe.name)
+	})
 }
 
 func NewSet(dir string) *Set {
@@ -143,7 +189,7 @@ func (ps *Set) Refresh() error {
 		if seen[pe.name] {
 			kept = append(kept, pe)
 		} else {
-			pe.f.Close()
+			pe.closeFiles()
 			delete(ps.packs, pe.name)
 		}
 	}
@@ -155,25 +201,22 @@ func (ps *Set) Refresh() error {
 }
 
 func openPackEntry(dir, name string) (*Entry, error) {
-	idx, err := readIdx(filepath.Join(dir, name+".idx"))
+	xf, err := os.Open(filepath.Join(dir, name+".idx"))
 	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(filepath.Join(dir, name+".pack"))
 	if err != nil {
+		xf.Close()
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
+		xf.Close()
 		return nil, err
 	}
-	pe := &Entry{name: name, idx: idx, f: f, size: fi.Size()}
-	if pe.offs, err = idxOffsets(idx); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s.idx: %w", name, err)
-	}
-	return pe, nil
+	return &Entry{name: name, idxFile: xf, f: f, size: fi.Size()}, nil
 }
 
 // idxOffsets returns every entry's offset, sorted, read straight from the
@@ -204,20 +247,7 @@ func idxOffsets(idx *idxfile.MemoryIndex) ([]int64, error) {
 	return offs, nil
 }
 
-func readIdx(path string) (*idxfile.MemoryIndex, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bufio.NewReaderSize(f, 64*1024)).Decode(idx); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return idx, nil
-}
-
-// read returns an object from the packs, or object.ErrNotFound.
+// Read returns an object from the packs, or object.ErrNotFound.
 func (ps *Set) Read(id object.Hash) (object.Type, []byte, error) {
 	ps.mu.RLock()
 	defer ps.mu.RUnlock()
@@ -238,6 +268,9 @@ func (ps *Set) readShared(id object.Hash) (object.Type, []byte, error) {
 			}
 		} else if pe = ps.order[i]; pe == last {
 			continue
+		}
+		if err := pe.loadIdx(); err != nil {
+			return 0, nil, err
 		}
 		off, err := pe.idx.FindOffset(id)
 		if err != nil {
@@ -406,6 +439,9 @@ func (ps *Set) Has(id object.Hash) bool {
 	ps.mu.RLock()
 	defer ps.mu.RUnlock()
 	for _, pe := range ps.order {
+		if pe.loadIdx() != nil {
+			continue
+		}
 		if ok, _ := pe.idx.Contains(id); ok {
 			return true
 		}
@@ -417,7 +453,7 @@ func (ps *Set) Close() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for _, pe := range ps.order {
-		pe.f.Close()
+		pe.closeFiles()
 	}
 	ps.order, ps.packs = nil, map[string]*Entry{}
 	ps.cacheMu.Lock()

@@ -12,7 +12,6 @@
 package refs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -44,11 +43,12 @@ func Read(gitDir, name string) (object.Hash, error) {
 	default:
 		return object.ZeroHash, err
 	}
-	packed, err := ReadPacked(gitDir)
+	packed, err := readPackedEntry(gitDir)
 	if err != nil {
 		return object.ZeroHash, err
 	}
-	return packed[name], nil
+	h, _ := packed.lookup(name)
+	return h, nil
 }
 
 // isNotDir reports a path through a file where a directory was expected:
@@ -69,18 +69,44 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
-	refs      map[string]object.Hash
-	// names are refs' keys in order, so that the refs under a prefix (one
-	// session's) are found by a binary search, not a scan of every ref of
-	// a ledger that may hold a hundred thousand sessions.
-	names []string
+	// names are the refs in order, hashes their values, so that one ref,
+	// or the refs under a prefix (one session's), are found by a binary
+	// search, not a scan of every ref of a ledger that may hold a hundred
+	// thousand sessions.
+	names  []string
+	hashes []object.Hash
+	// m is the refs as a map, made for the callers that want one.
+	m *packedMap
+}
+
+type packedMap struct {
+	once sync.Once
+	refs map[string]object.Hash
+}
+
+// lookup returns a packed ref's value.
+func (e packedEntry) lookup(name string) (object.Hash, bool) {
+	i := sort.SearchStrings(e.names, name)
+	if i < len(e.names) && e.names[i] == name {
+		return e.hashes[i], true
+	}
+	return object.ZeroHash, false
 }
 
 // ReadPacked parses the packed-refs file, if any. The map returned is
 // shared: callers must not modify it.
 func ReadPacked(gitDir string) (map[string]object.Hash, error) {
 	e, err := readPackedEntry(gitDir)
-	return e.refs, err
+	if err != nil || e.m == nil {
+		return map[string]object.Hash{}, err
+	}
+	e.m.once.Do(func() {
+		e.m.refs = make(map[string]object.Hash, len(e.names))
+		for i, n := range e.names {
+			e.m.refs[n] = e.hashes[i]
+		}
+	})
+	return e.m.refs, nil
 }
 
 // readPackedEntry is ReadPacked with the sorted names.
@@ -88,7 +114,7 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	path := filepath.Join(gitDir, "packed-refs")
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return packedEntry{refs: map[string]object.Hash{}}, nil
+		return packedEntry{}, nil
 	}
 	if err != nil {
 		return packedEntry{}, err
@@ -102,33 +128,32 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	packedCache.Unlock()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return packedEntry{refs: map[string]object.Hash{}}, nil
+		return packedEntry{}, nil
 	}
 	if err != nil {
 		return packedEntry{}, err
 	}
-	refs, err := parsePackedRefs(data)
-	if err != nil {
+	if key.names, key.hashes, err = parsePackedRefs(data); err != nil {
 		return packedEntry{}, err
 	}
-	key.refs = refs
-	key.names = make([]string, 0, len(refs))
-	for name := range refs {
-		key.names = append(key.names, name)
-	}
-	sort.Strings(key.names)
+	key.m = &packedMap{}
 	packedCache.Lock()
 	packedCache.m[gitDir] = key
 	packedCache.Unlock()
 	return key, nil
 }
 
-func parsePackedRefs(data []byte) (map[string]object.Hash, error) {
-	refs := map[string]object.Hash{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+// parsePackedRefs reads packed-refs into names, in order, and their
+// values. Git writes the file sorted; the names are parts of one string,
+// so a hundred thousand refs cost one allocation, not one each.
+func parsePackedRefs(data []byte) ([]string, []object.Hash, error) {
+	text := string(data)
+	n := strings.Count(text, "\n") + 1
+	names, hashes := make([]string, 0, n), make([]object.Hash, 0, n)
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
 		if line == "" || line[0] == '#' || line[0] == '^' {
 			continue
 		}
@@ -138,11 +163,34 @@ func parsePackedRefs(data []byte) (map[string]object.Hash, error) {
 		}
 		h, err := object.ParseHash(id)
 		if err != nil {
-			return nil, fmt.Errorf("packed-refs: %w", err)
+			return nil, nil, fmt.Errorf("packed-refs: %w", err)
 		}
-		refs[name] = h
+		names, hashes = append(names, name), append(hashes, h)
 	}
-	return refs, sc.Err()
+	if !sort.StringsAreSorted(names) {
+		idx := make([]int, len(names))
+		for i := range idx {
+			idx[i] = i
+		}
+		// Stable: of two lines for one ref, the later wins, as it did
+		// in a map.
+		sort.SliceStable(idx, func(a, b int) bool { return names[idx[a]] < names[idx[b]] })
+		sn, sh := make([]string, len(names)), make([]object.Hash, len(names))
+		for i, k := range idx {
+			sn[i], sh[i] = names[k], hashes[k]
+		}
+		names, hashes = sn, sh
+	}
+	// One line per ref: the last of repeated ones.
+	out := 0
+	for i := range names {
+		if i+1 < len(names) && names[i+1] == names[i] {
+			continue
+		}
+		names[out], hashes[out] = names[i], hashes[i]
+		out++
+	}
+	return names[:out], hashes[:out], nil
 }
 
 // List returns every ref under prefix (e.g. "refs/heads/sessions/"),
@@ -153,17 +201,33 @@ func List(gitDir, prefix string) (map[string]object.Hash, error) {
 		return nil, err
 	}
 	refs := map[string]object.Hash{}
-	for _, name := range packed.names[sort.SearchStrings(packed.names, prefix):] {
-		if !strings.HasPrefix(name, prefix) {
+	for i := sort.SearchStrings(packed.names, prefix); i < len(packed.names); i++ {
+		if !strings.HasPrefix(packed.names[i], prefix) {
 			break
 		}
-		refs[name] = packed.refs[name]
+		refs[packed.names[i]] = packed.hashes[i]
 	}
 	loose, err := ListLoose(gitDir, prefix)
 	for name, h := range loose {
 		refs[name] = h
 	}
 	return refs, err
+}
+
+// PackedUnder returns the packed refs under prefix, in order, and their
+// values: a caller walking many refs in order (the session index) merges
+// the few loose ones into them instead of building a map of every ref.
+// The slices are shared: callers must not modify them.
+func PackedUnder(gitDir, prefix string) ([]string, []object.Hash, error) {
+	packed, err := readPackedEntry(gitDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := sort.SearchStrings(packed.names, prefix)
+	end := start + sort.Search(len(packed.names)-start, func(i int) bool {
+		return !strings.HasPrefix(packed.names[start+i], prefix)
+	})
+	return packed.names[start:end:end], packed.hashes[start:end:end], nil
 }
 
 // ListLoose returns the loose ref files under prefix. An empty or

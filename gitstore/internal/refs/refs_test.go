@@ -70,6 +70,13 @@ func TestWritePackDelete(t *testing.T) {
 		t.Fatalf("ReadPacked = %v, %v", packed, err)
 	}
 	check("packed")
+	names, hashes, err := PackedUnder(dir, "refs/heads/sessions/")
+	if err != nil || len(names) != 2 || names[0] != b || hashes[0] != id("b") || names[1] != a || hashes[1] != id("a") {
+		t.Fatalf("PackedUnder = %v, %v, %v", names, hashes, err)
+	}
+	if names, _, err := PackedUnder(dir, "refs/heads/none/"); err != nil || len(names) != 0 {
+		t.Fatalf("PackedUnder of no ref = %v, %v", names, err)
+	}
 	// A loose ref written after packing wins over its packed value.
 	if _, err := Write(dir, a, id("a2")); err != nil {
 		t.Fatal(err)
@@ -152,11 +159,18 @@ func TestBadLooseRefs(t *testing.T) {
 
 func TestParsePackedRefs(t *testing.T) {
 	data := "# pack-refs with: peeled fully-peeled sorted \n" + id("a").String() + " refs/heads/a\n^" + id("peeled").String() + "\n" + id("b").String() + " refs/tags/b\n"
-	got, err := parsePackedRefs([]byte(data))
-	if err != nil || len(got) != 2 || got["refs/heads/a"] != id("a") {
-		t.Fatalf("parsePackedRefs = %v, %v", got, err)
+	names, hashes, err := parsePackedRefs([]byte(data))
+	if err != nil || len(names) != 2 || names[0] != "refs/heads/a" || hashes[0] != id("a") || names[1] != "refs/tags/b" || hashes[1] != id("b") {
+		t.Fatalf("parsePackedRefs = %v, %v, %v", names, hashes, err)
 	}
-	if _, err := parsePackedRefs([]byte("zzzz refs/heads/a\n")); err == nil {
+	// A file out of order, with a ref twice: sorted, and the later line
+	// wins.
+	data = id("c").String() + " refs/heads/c\r\n" + id("a").String() + " refs/heads/a\n" + id("a2").String() + " refs/heads/a\n"
+	names, hashes, err = parsePackedRefs([]byte(data))
+	if err != nil || len(names) != 2 || names[0] != "refs/heads/a" || hashes[0] != id("a2") || names[1] != "refs/heads/c" || hashes[1] != id("c") {
+		t.Fatalf("unsorted parsePackedRefs = %v, %v, %v", names, hashes, err)
+	}
+	if _, _, err := parsePackedRefs([]byte("zzzz refs/heads/a\n")); err == nil {
 		t.Error("a bad packed-refs line parsed")
 	}
 }

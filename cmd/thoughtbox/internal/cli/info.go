@@ -14,7 +14,7 @@ import (
 // opening a ledger, so they never create, lock or change anything, and
 // they answer even while another process holds the ledger.
 
-type projectsCmd struct{}
+type projectsCmd struct{ pageFlags }
 
 type projectInfo struct {
 	Name     string `json:"name"`
@@ -26,7 +26,10 @@ type projectInfo struct {
 
 func (c *projectsCmd) Run(a *app) error {
 	var out []projectInfo
-	for _, name := range config.Projects(a.cfg.DataDir) {
+	names := config.Projects(a.cfg.DataDir)
+	from, to := c.cut(len(names))
+	defer c.more(a.env.Stderr, to-from, len(names), "projects")
+	for _, name := range names[from:to] {
 		cfg, err := a.cfg.ForProject(name)
 		if err != nil {
 			continue // Projects lists valid names only
@@ -40,7 +43,7 @@ func (c *projectsCmd) Run(a *app) error {
 		}
 		return writeJSON(a.env.Stdout, out)
 	}
-	if len(out) == 0 {
+	if len(names) == 0 {
 		fmt.Fprintf(a.env.Stderr, "no projects in %s yet; 'thoughtbox start <title>' starts one\n", a.cfg.DataDir)
 		return nil
 	}

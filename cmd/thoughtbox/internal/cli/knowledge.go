@@ -258,17 +258,21 @@ func (c *knowledgeTagsCmd) Run(a *app) error {
 	return tw.Flush()
 }
 
-type noteListCmd struct{}
+type noteListCmd struct{ pageFlags }
 
 func (c *noteListCmd) Run(a *app) error {
 	notes, err := a.zone().ListNotes(a.ctx)
 	if err != nil {
 		return knowledgeError(err)
 	}
+	total := len(notes)
+	from, to := c.cut(total)
+	notes = notes[from:to]
+	defer c.more(a.env.Stderr, len(notes), total, "notes")
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, notes)
 	}
-	if len(notes) == 0 {
+	if total == 0 {
 		fmt.Fprintf(a.env.Stderr, "no notes in project %s; 'thoughtbox knowledge notes write' adds one\n", a.cfg.Project)
 		return nil
 	}

@@ -79,7 +79,7 @@ func (c *notebookCreateCmd) Run(a *app) error {
 	})
 }
 
-type notebookListCmd struct{}
+type notebookListCmd struct{ pageFlags }
 
 func (c *notebookListCmd) Run(a *app) error {
 	return a.notebooks(func(svc *notebook.Service) error {
@@ -87,13 +87,17 @@ func (c *notebookListCmd) Run(a *app) error {
 		if err != nil {
 			return err
 		}
+		total := len(list)
+		from, to := c.cut(total)
+		list = list[from:to]
+		defer c.more(a.env.Stderr, len(list), total, "notebooks")
 		if a.format == FormatJSON {
 			if list == nil {
 				list = []notebook.Summary{}
 			}
 			return writeJSON(a.env.Stdout, list)
 		}
-		if len(list) == 0 {
+		if total == 0 {
 			fmt.Fprintf(a.env.Stderr, "no notebooks in project %s; 'thoughtbox notebook create <name>' or 'thoughtbox notebook import <file.src.md>' adds one\n", a.cfg.Project)
 			return nil
 		}

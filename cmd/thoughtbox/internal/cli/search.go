@@ -9,7 +9,7 @@ import (
 
 type searchCmd struct {
 	Query  []string `arg:"" name:"query" help:"Words to find in session titles, descriptions, tags and thoughts; every word must match."`
-	Limit  int      `default:"20" placeholder:"N" help:"At most N sessions (1 to 100)."`
+	Limit  int      `default:"50" placeholder:"N" help:"At most N sessions (1 to 100)."`
 	Offset int      `placeholder:"N" help:"Skip the first N sessions."`
 }
 

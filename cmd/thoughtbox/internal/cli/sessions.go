@@ -17,8 +17,9 @@ import (
 type sessionsCmd struct {
 	Tags    []string `name:"tag" placeholder:"TAG" help:"Only sessions with this tag; repeat for several (all must match)."`
 	Since   string   `placeholder:"WHEN" help:"Only sessions updated since WHEN: a date (2026-11-01), a time (RFC 3339) or an age (36h, 7d)."`
-	Limit   *int     `placeholder:"N" help:"Show at most N sessions (default: all)."`
+	Limit   *int     `placeholder:"N" help:"Show at most N sessions (default 50; --all for every one)."`
 	Offset  int      `placeholder:"N" help:"Skip the first N sessions (after filtering)."`
+	All     bool     `help:"Show every session (no --limit)."`
 	Deleted bool     `help:"List the deleted sessions instead ('thoughtbox restore <id>' brings one back)."`
 	Status  string   `placeholder:"STATUS" help:"Only sessions that are active, completed (the last thought asked for no more) or abandoned (not completed, no thought for THOUGHTBOX_OBSERVATORY_ABANDON_AFTER, default 24h)."`
 }
@@ -36,7 +37,10 @@ func (c *sessionsCmd) Validate() error {
 			return err
 		}
 	}
-	if c.Deleted && (len(c.Tags) > 0 || c.Since != "" || c.Status != "" || c.Limit != nil || c.Offset != 0) {
+	if c.All && c.Limit != nil {
+		return fmt.Errorf("--all and --limit do not go together")
+	}
+	if c.Deleted && (len(c.Tags) > 0 || c.Since != "" || c.Status != "" || c.Limit != nil || c.Offset != 0 || c.All) {
 		return fmt.Errorf("--deleted lists every deleted session and takes no other filter")
 	}
 	switch c.Status {
@@ -50,6 +54,18 @@ func (c *sessionsCmd) Validate() error {
 func (c *sessionsCmd) Run(a *app) error {
 	if c.Deleted {
 		return c.listDeleted(a)
+	}
+	limit := defaultSessionsLimit
+	if c.Limit != nil {
+		limit = *c.Limit
+	}
+	if len(c.Tags) == 0 && c.Since == "" && c.Status == "" && !c.All {
+		// Unfiltered: one page, which costs the page, not the ledger.
+		page, total, err := a.ledger.ListPage(a.ctx, c.Offset, limit)
+		if err != nil {
+			return err
+		}
+		return c.print(a, page, total, total)
 	}
 	all, err := a.ledger.List(a.ctx)
 	if err != nil {
@@ -88,18 +104,28 @@ func (c *sessionsCmd) Run(a *app) error {
 	}
 	filtered := len(list)
 	list = list[min(c.Offset, len(list)):]
-	if c.Limit != nil {
-		list = list[:min(*c.Limit, len(list))]
+	if !c.All {
+		list = list[:min(limit, len(list))]
 	}
+	return c.print(a, list, len(all), filtered)
+}
+
+// defaultSessionsLimit is how many sessions 'thoughtbox sessions' shows
+// without --limit or --all.
+const defaultSessionsLimit = 50
+
+// print shows a page of sessions: total is how many the project holds,
+// filtered how many passed the filters.
+func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) error {
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, list)
 	}
 	if len(list) == 0 {
-		if len(all) == 0 {
+		if total == 0 {
 			fmt.Fprintf(a.env.Stderr, "no sessions in project %s (%s); 'thoughtbox start <title>' starts one\n",
 				a.cfg.Project, a.cfg.DataDir)
 		} else {
-			fmt.Fprintf(a.env.Stderr, "no session of the %d in project %s matches (%d after the filters)\n", len(all), a.cfg.Project, filtered)
+			fmt.Fprintf(a.env.Stderr, "no session of the %d in project %s matches (%d after the filters)\n", total, a.cfg.Project, filtered)
 		}
 		return nil
 	}

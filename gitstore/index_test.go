@@ -1,0 +1,405 @@
+package gitstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// The on-disk session index (thoughtbox/index) must be rebuilt from Git
+// whenever it is missing, damaged or out of date, and never answer for
+// what Git no longer holds. Each test reopens the repository as a new
+// process would.
+
+func openAt(t *testing.T, dir string) (*gitstore.Store, *ledger.Ledger) {
+	t.Helper()
+	s, err := gitstore.Open(dir, gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, ledger.New(s, ledger.Options{})
+}
+
+// searchIDs searches and returns the ids of the hits and how many
+// sessions the search read.
+func searchIDs(t *testing.T, l *ledger.Ledger, q string) ([]string, int) {
+	t.Helper()
+	r, err := l.Search(context.Background(), ledger.SearchQuery{Query: q, Limit: 100})
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	var ids []string
+	for _, h := range r.Hits {
+		ids = append(ids, h.Session.ID)
+	}
+	slices.Sort(ids)
+	return ids, r.Indexed
+}
+
+func indexDir(repo string) string { return filepath.Join(repo, "thoughtbox", "index") }
+
+func segments(t *testing.T, repo string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(indexDir(repo), "*.seg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func needGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+}
+
+func mustGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := git(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// twoSessions writes two sessions with words of their own and one in
+// common, and returns the repository and their ids.
+func twoSessions(t *testing.T) (string, *clone, string, string) {
+	t.Helper()
+	c := newRepoClone(t, "a")
+	a := c.start("Cache planning")
+	c.think(a, "The walrus eats the shared lunch")
+	b := c.start("Queue planning")
+	c.think(b, "The narwhal eats the shared lunch")
+	if ids, _ := searchIDs(t, c.l, "shared lunch"); !slices.Equal(ids, sorted(a, b)) {
+		t.Fatalf("shared lunch: %v", ids)
+	}
+	if err := c.store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(segments(t, repoOf(c))) == 0 {
+		t.Fatal("searching wrote no index segment")
+	}
+	return repoOf(c), c, a, b
+}
+
+// repos remembers where each clone made here keeps its repository.
+var repos = map[*clone]string{}
+
+func repoOf(c *clone) string { return repos[c] }
+
+// newRepoClone is newClone with the repository's path known.
+func newRepoClone(t *testing.T, name string) *clone {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name+".git")
+	s, l := openAt(t, dir)
+	c := &clone{t: t, name: name, store: s, l: l}
+	repos[c] = dir
+	return c
+}
+
+func TestIndexNewProcessAnswersFromWhatAnOldOneWrote(t *testing.T) {
+	repo, c, a, _ := twoSessions(t)
+	c.store.Close()
+	_, l := openAt(t, repo)
+	ids, read := searchIDs(t, l, "walrus")
+	if !slices.Equal(ids, []string{a}) || read != 0 {
+		t.Fatalf("walrus: %v, %d sessions read; want %s from the index, none read", ids, read, a)
+	}
+	page, total, err := l.ListPage(context.Background(), 0, 1)
+	if err != nil || total != 2 || len(page) != 1 {
+		t.Fatalf("first page: %v of %d, %v", page, total, err)
+	}
+}
+
+func TestIndexRebuiltAfterItsFilesAreDeleted(t *testing.T) {
+	repo, c, a, b := twoSessions(t)
+	c.store.Close()
+	if err := os.RemoveAll(indexDir(repo)); err != nil {
+		t.Fatal(err)
+	}
+	_, l := openAt(t, repo)
+	ids, read := searchIDs(t, l, "lunch")
+	if !slices.Equal(ids, sorted(a, b)) || read != 2 {
+		t.Fatalf("lunch: %v, %d read; want both, read again", ids, read)
+	}
+	if len(segments(t, repo)) == 0 {
+		t.Fatal("the index was not written again")
+	}
+}
+
+func TestIndexRebuiltAfterACrashMidUpdate(t *testing.T) {
+	repo, c, a, b := twoSessions(t)
+	c.store.Close()
+	// A segment cut short (written but not yet on disk when the machine
+	// stopped), another with a byte gone wrong, and a writer's temporary
+	// file left half written.
+	segs := segments(t, repo)
+	for i, f := range segs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			data = data[:len(data)*2/3]
+		} else {
+			data[len(data)/3] ^= 0x55
+		}
+		os.WriteFile(f, data, 0o644)
+	}
+	os.WriteFile(filepath.Join(indexDir(repo), "seg-123.tmp"), []byte("TBIDX01\nhalf"), 0o644)
+	_, l := openAt(t, repo)
+	ids, read := searchIDs(t, l, "lunch")
+	if !slices.Equal(ids, sorted(a, b)) || read != 2 {
+		t.Fatalf("lunch after damage: %v, %d read; want both, read again", ids, read)
+	}
+	if ids, _ := searchIDs(t, l, "narwhal"); !slices.Equal(ids, []string{b}) {
+		t.Fatalf("narwhal: %v", ids)
+	}
+}
+
+func TestIndexFollowsGitGC(t *testing.T) {
+	needGit(t)
+	repo, c, a, b := twoSessions(t)
+	c.store.Close()
+	mustGit(t, repo, "gc", "--prune=now", "--quiet")
+	s, l := openAt(t, repo)
+	ids, read := searchIDs(t, l, "lunch")
+	if !slices.Equal(ids, sorted(a, b)) || read != 0 {
+		t.Fatalf("lunch after gc: %v, %d read; the tips did not change, so none should be", ids, read)
+	}
+	// Written after the gc: the moved session is read again.
+	if _, err := l.AddThought(context.Background(), a, ledger.ThoughtInput{Thought: "An okapi joins", NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Flush()
+	ids, read = searchIDs(t, l, "okapi")
+	if !slices.Equal(ids, []string{a}) || read != 1 {
+		t.Fatalf("okapi: %v, %d read", ids, read)
+	}
+}
+
+func TestIndexNeverAnswersForRefsGitNoLongerHas(t *testing.T) {
+	needGit(t)
+	repo, c, a, b := twoSessions(t)
+	c.store.Close()
+	mustGit(t, repo, "update-ref", "-d", "refs/heads/sessions/"+a+"/main")
+	_, l := openAt(t, repo)
+	if ids, _ := searchIDs(t, l, "walrus"); len(ids) != 0 {
+		t.Fatalf("walrus found in %v after its session's refs were deleted", ids)
+	}
+	if ids, _ := searchIDs(t, l, "lunch"); !slices.Equal(ids, []string{b}) {
+		t.Fatalf("lunch: %v, want only %s", ids, b)
+	}
+	page, total, err := l.ListPage(context.Background(), 0, 10)
+	if err != nil || total != 1 || len(page) != 1 || page[0].ID != b {
+		t.Fatalf("listing after the deletion: %v of %d, %v", page, total, err)
+	}
+	list, err := l.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List: %v, %v", list, err)
+	}
+}
+
+func TestIndexFollowsAPullThatMovedSessions(t *testing.T) {
+	remote := bareRemote(t)
+	a := newRepoClone(t, "a")
+	b := newRepoClone(t, "b")
+	id := a.start("Shared investigation")
+	a.think(id, "First the pangolin")
+	a.push(remote, gitstore.TransferOptions{})
+	b.pull(remote, gitstore.TransferOptions{})
+	if ids, _ := searchIDs(t, b.l, "pangolin"); !slices.Equal(ids, []string{id}) {
+		t.Fatalf("b: pangolin: %v", ids)
+	}
+	a.think(id, "Then the quokka")
+	other := a.start("Another quokka question")
+	a.push(remote, gitstore.TransferOptions{})
+	res := b.pull(remote, gitstore.TransferOptions{})
+	_ = res
+	// A new process on b, as after a server's pull.
+	b.store.Close()
+	_, l := openAt(t, repoOf(b))
+	ids, read := searchIDs(t, l, "quokka")
+	if !slices.Equal(ids, sorted(id, other)) || read != 2 {
+		t.Fatalf("b after the pull: quokka in %v, %d read; want both sessions, both read again", ids, read)
+	}
+	page, total, err := l.ListPage(context.Background(), 0, 10)
+	if err != nil || total != 2 {
+		t.Fatalf("b's listing: %v of %d, %v", page, total, err)
+	}
+	for _, s := range page {
+		if s.ID == id && s.ThoughtCount != 2 {
+			t.Fatalf("b lists %s with %d thoughts, want 2", id, s.ThoughtCount)
+		}
+	}
+}
+
+// TestIndexedSearchRanksAsTheLedgerIndex: the store's index and the
+// ledger's own (memory storage) give the same hits, scores and order.
+func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
+	disk := newClone(t, "disk")
+	mem, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	if mem.SessionIndex() != nil {
+		t.Fatal("memory storage should leave search to the ledger's index")
+	}
+	n := 0
+	ml := ledger.New(mem, ledger.Options{NewID: func() string {
+		n++
+		return "00000000-0000-4000-8000-" + strings.Repeat("0", 11) + string(rune('a'+n))
+	}})
+	n2 := 0
+	disk.l = ledger.New(disk.store, ledger.Options{NewID: func() string {
+		n2++
+		return "00000000-0000-4000-8000-" + strings.Repeat("0", 11) + string(rune('a'+n2))
+	}})
+	ctx := context.Background()
+	for _, l := range []*ledger.Ledger{ml, disk.l} {
+		for _, s := range []struct {
+			title, desc string
+			tags        []string
+			thoughts    []string
+		}{
+			{"Index tuning", "why the planner skips the index", []string{"db", "index-work"}, []string{"the index is cold", "rebuild the index", "index again"}},
+			{"Queue backlog", "", []string{"ops"}, []string{"consumer lag grows", "add an index on offsets"}},
+			{"Lunch", "index cards", nil, []string{"nothing here"}},
+		} {
+			ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: s.title, Description: s.desc, Tags: s.tags}, ledger.Author{Name: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, th := range s.thoughts {
+				if _, err := l.AddThought(ctx, ss.ID, ledger.ThoughtInput{Thought: th, NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, q := range []string{"index", "index tuning", "the index", "ops", "nothing", "absent"} {
+		want, err := ml.Search(ctx, ledger.SearchQuery{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := disk.l.Search(ctx, ledger.SearchQuery{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != want.Total || len(got.Hits) != len(want.Hits) {
+			t.Fatalf("%q: %d hits on disk, %d in memory", q, got.Total, want.Total)
+		}
+		for i := range want.Hits {
+			g, w := got.Hits[i], want.Hits[i]
+			if g.Session.ID != w.Session.ID || g.Score != w.Score || g.Matched.Title != w.Matched.Title ||
+				g.Matched.Description != w.Matched.Description || !slices.Equal(g.Matched.Tags, w.Matched.Tags) ||
+				g.Matched.Thoughts != w.Matched.Thoughts || len(g.Matched.Excerpts) != len(w.Matched.Excerpts) {
+				t.Fatalf("%q hit %d: disk %+v, memory %+v", q, i, g, w)
+			}
+			for j := range w.Matched.Excerpts {
+				if g.Matched.Excerpts[j] != w.Matched.Excerpts[j] {
+					t.Fatalf("%q hit %d excerpt %d: disk %+v, memory %+v", q, i, j, g.Matched.Excerpts[j], w.Matched.Excerpts[j])
+				}
+			}
+		}
+	}
+	// Pages of the listing agree too.
+	for _, off := range []int{0, 1, 2, 3} {
+		wp, wt, err := ml.ListPage(ctx, off, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gp, gt, err := disk.l.ListPage(ctx, off, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wt != gt || len(wp) != len(gp) {
+			t.Fatalf("page at %d: %d of %d on disk, %d of %d in memory", off, len(gp), gt, len(wp), wt)
+		}
+		for i := range wp {
+			if wp[i].ID != gp[i].ID || wp[i].ThoughtCount != gp[i].ThoughtCount || wp[i].Title != gp[i].Title {
+				t.Fatalf("page at %d, row %d: disk %+v, memory %+v", off, i, gp[i], wp[i])
+			}
+		}
+	}
+}
+
+// TestIndexIDsThatPrefixOthers: "abc" and "abc-d" are in one order as ids
+// and in the other as refs ('-' sorts before '/').
+func TestIndexIDsThatPrefixOthers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, _ := openAt(t, dir)
+	ids := []string{"abc-d", "abc", "abc-d-e", "ab"}
+	k := 0
+	l := ledger.New(s, ledger.Options{NewID: func() string { k++; return ids[k-1] }})
+	ctx := context.Background()
+	for range ids {
+		ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "prefix"}, ledger.Author{Name: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AddThought(ctx, ss.ID, ledger.ThoughtInput{Thought: "tapir " + ss.ID, NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Flush()
+	if got, _ := searchIDs(t, l, "tapir"); !slices.Equal(got, sorted(ids...)) {
+		t.Fatalf("tapir: %v", got)
+	}
+	list, err := l.List(ctx)
+	if err != nil || len(list) != len(ids) {
+		t.Fatalf("List: %d sessions, %v", len(list), err)
+	}
+}
+
+// TestIndexedSessionsPageAsFilterSessions: the page the index gives equals
+// FilterSessions over the whole list, order and ties included.
+func TestIndexedSessionsPageAsFilterSessions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, _ := openAt(t, dir)
+	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	k := 0
+	// Several sessions share a time, so that ties are broken by id.
+	l := ledger.New(s, ledger.Options{Now: func() time.Time { k++; return at.Add(time.Duration(k/3) * time.Second) }})
+	ctx := context.Background()
+	for i := range 7 {
+		if _, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: fmt.Sprintf("s%d", i)}, ledger.Author{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := l.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []ledger.SessionFilter{{Limit: 3}, {Limit: 3, Offset: 3}, {Limit: 5, Offset: 5}, {Offset: 9}} {
+		want, err := ledger.FilterSessions(all, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Sessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != want.Total || got.More != want.More || len(got.Sessions) != len(want.Sessions) {
+			t.Fatalf("%+v: got %d of %d (more %v), want %d of %d (more %v)", f, len(got.Sessions), got.Total, got.More, len(want.Sessions), want.Total, want.More)
+		}
+		for i := range want.Sessions {
+			if got.Sessions[i].ID != want.Sessions[i].ID {
+				t.Fatalf("%+v row %d: %s, want %s", f, i, got.Sessions[i].ID, want.Sessions[i].ID)
+			}
+		}
+	}
+}
