@@ -42,6 +42,9 @@ func (ps *Set) ReadRaw(id object.Hash) (RawEntry, error) {
 	ps.mu.RLock()
 	defer ps.mu.RUnlock()
 	for _, pe := range ps.order {
+		if err := pe.loadIdx(); err != nil {
+			return RawEntry{}, err
+		}
 		off, err := pe.idx.FindOffset(id)
 		if err != nil {
 			continue
