@@ -5,22 +5,15 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/segmentio/encoding/json"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 )
 
 // maxDepth bounds the nesting of an inbound message, as the SDK does.
 const maxDepth = 1000
-
-// maxIDText bounds how much of a refused id an error message quotes.
-const maxIDText = 64
-
-// maxExactID is the largest integer id taken: the SDK holds numeric ids
-// as int64 read through float64, exact up to 2^53-1 and no further.
-const maxExactID = 1<<53 - 1
 
 // jsonSpace is the white space JSON allows between tokens.
 const jsonSpace = " \t\r\n"
@@ -104,7 +97,7 @@ func decodeBody(body []byte) (msgs []jsonrpc.Message, batch bool, err *rpcError)
 }
 
 // decodeMessage decodes one message as jsonrpc.DecodeMessage does, except
-// for ids (see decodeID).
+// for ids (see stdio.DecodeID).
 func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
 	var w wireMessage
 	if err := parseStrict(data, &w); err != nil {
@@ -113,7 +106,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
 		}
 		return nil, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: expected a JSON-RPC message object: " + err.Error()}
 	}
-	id, err := decodeID(w.ID)
+	id, err := stdio.DecodeID(w.ID)
 	if err != nil {
 		return nil, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
 	}
@@ -187,47 +180,4 @@ func tooDeep(p []byte) bool {
 		}
 	}
 	return false
-}
-
-// decodeID reads a JSON-RPC id as sent: absent or null, a string, or an
-// integer. An id is taken only if the SDK can echo it exactly — a string,
-// or an integer written in decimal from -(2^53-1) to 2^53-1 — because
-// through the SDK's float64 reading 9007199254740993 would come back as
-// 9007199254740992 and 1.5 as 1, and the client could not match the
-// answer to its request.
-func decodeID(raw stdjson.RawMessage) (jsonrpc.ID, error) {
-	text := strings.TrimSpace(string(raw))
-	if text == "" || text == "null" {
-		return jsonrpc.ID{}, nil
-	}
-	switch text[0] {
-	case '"':
-		var s string
-		if err := stdjson.Unmarshal([]byte(text), &s); err != nil {
-			return jsonrpc.ID{}, fmt.Errorf("field id: %v", err)
-		}
-		return jsonrpc.MakeID(s)
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err == nil && n >= -maxExactID && n <= maxExactID {
-			return jsonrpc.MakeID(float64(n))
-		}
-		if len(text) > maxIDText {
-			text = text[:maxIDText] + "…"
-		}
-		return jsonrpc.ID{}, fmt.Errorf("field id: %s cannot be echoed exactly; expected a string or an integer from %d to %d", text, -maxExactID, maxExactID)
-	}
-	if len(text) > maxIDText {
-		text = text[:maxIDText] + "…"
-	}
-	return jsonrpc.ID{}, fmt.Errorf("field id: expected a string, an integer or null, got %s", text)
-}
-
-// rawID is the JSON form of a valid id, for an error written here.
-func rawID(id jsonrpc.ID) stdjson.RawMessage {
-	data, err := stdjson.Marshal(id.Raw())
-	if err != nil {
-		return nil
-	}
-	return data
 }

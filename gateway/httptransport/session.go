@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 )
 
 // errRejected is the SDK's "rejected by transport" (-32005): a write that
@@ -256,7 +258,7 @@ func (c *session) register(s *stream, reqs []*jsonrpc.Request) *rpcError {
 			dup = dup || o.ID == r.ID
 		}
 		if dup {
-			return &rpcError{id: rawID(r.ID), code: jsonrpc.CodeInvalidRequest,
+			return &rpcError{id: stdio.RawID(r.ID), code: jsonrpc.CodeInvalidRequest,
 				message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", r.ID.Raw())}
 		}
 	}

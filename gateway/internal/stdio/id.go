@@ -52,9 +52,9 @@ func DecodeID(raw stdjson.RawMessage) (jsonrpc.ID, error) {
 	return jsonrpc.ID{}, fmt.Errorf("field id: expected a string, an integer or null, got %s", text)
 }
 
-// rawID is the JSON form of a valid id, for an error the transport writes
+// RawID is the JSON form of a valid id, for an error a transport writes
 // itself.
-func rawID(id jsonrpc.ID) stdjson.RawMessage {
+func RawID(id jsonrpc.ID) stdjson.RawMessage {
 	data, err := stdjson.Marshal(id.Raw())
 	if err != nil {
 		return nil

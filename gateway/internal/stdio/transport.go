@@ -268,7 +268,7 @@ func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
 		if rerr == nil {
 			if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
 				if _, dup := b.index[req.ID]; dup {
-					rerr = &wireError{id: rawID(req.ID), code: jsonrpc.CodeInvalidRequest,
+					rerr = &wireError{id: RawID(req.ID), code: jsonrpc.CodeInvalidRequest,
 						message: fmt.Sprintf("invalid request: batch element %d repeats id %v", i, req.ID.Raw())}
 				} else if rerr = c.admit(m); rerr == nil {
 					b.index[req.ID] = len(b.responses)
@@ -309,7 +309,7 @@ func (c *stdioConn) admit(m jsonrpc.Message) *wireError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.open[req.ID] > 0 {
-		return &wireError{id: rawID(req.ID), code: jsonrpc.CodeInvalidRequest,
+		return &wireError{id: RawID(req.ID), code: jsonrpc.CodeInvalidRequest,
 			message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", req.ID.Raw())}
 	}
 	c.open[req.ID]++
