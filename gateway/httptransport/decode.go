@@ -3,11 +3,9 @@ package httptransport
 import (
 	"bytes"
 	stdjson "encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/segmentio/encoding/json"
 
 	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 )
@@ -63,7 +61,7 @@ func (e *rpcError) encode() []byte {
 // that garbage was a large share of a request's cost. The messages do not
 // refer to body, which the caller may reuse.
 func decodeBody(body []byte) (msgs []jsonrpc.Message, batch bool, err *rpcError) {
-	if tooDeep(body) {
+	if stdio.TooDeep(body) {
 		return nil, false, &rpcError{code: jsonrpc.CodeParseError, message: fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth)}
 	}
 	trimmed := bytes.Trim(body, jsonSpace)
@@ -78,7 +76,7 @@ func decodeBody(body []byte) (msgs []jsonrpc.Message, batch bool, err *rpcError)
 		return []jsonrpc.Message{m}, false, nil
 	}
 	var raws []stdjson.RawMessage
-	if err := parseStrict(trimmed, &raws); err != nil {
+	if err := stdio.ParseStrict(trimmed, &raws); err != nil {
 		return nil, true, &rpcError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
 	}
 	if len(raws) == 0 {
@@ -100,7 +98,7 @@ func decodeBody(body []byte) (msgs []jsonrpc.Message, batch bool, err *rpcError)
 // for ids (see stdio.DecodeID).
 func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
 	var w wireMessage
-	if err := parseStrict(data, &w); err != nil {
+	if err := stdio.ParseStrict(data, &w); err != nil {
 		if !stdjson.Valid(data) {
 			return nil, &rpcError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
 		}
@@ -120,7 +118,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
 	}
 	if len(w.Method) > 0 {
 		var method string
-		if err := parseStrict(w.Method, &method); err != nil {
+		if err := stdio.ParseStrict(w.Method, &method); err != nil {
 			return nil, &rpcError{id: echo, code: jsonrpc.CodeInvalidRequest, message: "invalid request: field method must be a string"}
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
@@ -133,51 +131,4 @@ func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
 		resp.Error = w.Error
 	}
 	return resp, nil
-}
-
-// parseStrict decodes data into v with the SDK's case-sensitive rules,
-// refusing trailing data.
-func parseStrict(data []byte, v any) error {
-	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields)
-	if err != nil {
-		return err
-	}
-	if len(bytes.Trim(rest, jsonSpace)) != 0 {
-		return errors.New("invalid trailing data at the end of the message")
-	}
-	return nil
-}
-
-// tooDeep reports whether p nests arrays and objects deeper than maxDepth
-// (outside strings), before decoding, so that a hostile message cannot
-// make the decoder recurse without bound.
-func tooDeep(p []byte) bool {
-	depth := 0
-	inString, escaped := false, false
-	for _, b := range p {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return false
 }

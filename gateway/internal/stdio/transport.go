@@ -167,10 +167,11 @@ const jsonSpace = " \t\r\n"
 
 func blank(p []byte) bool { return len(bytes.Trim(p, jsonSpace)) == 0 }
 
-// tooDeep reports whether p nests arrays and objects deeper than maxDepth
+// TooDeep reports whether p nests arrays and objects deeper than maxDepth
 // (outside strings). It is checked before decoding, so that a hostile
-// message cannot make the decoder recurse without bound.
-func tooDeep(p []byte) bool {
+// message cannot make the decoder recurse without bound; the HTTP
+// transport uses it too.
+func TooDeep(p []byte) bool {
 	depth := 0
 	inString, escaped := false, false
 	for _, b := range p {
@@ -213,7 +214,9 @@ type wireMessage struct {
 	Error      *jsonrpc.Error     `json:"error,omitempty"`
 }
 
-func parseStrict(data []byte, v any) error {
+// ParseStrict decodes data into v with the SDK's case-sensitive rules,
+// refusing trailing data; the HTTP transport uses it too.
+func ParseStrict(data []byte, v any) error {
 	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields)
 	if err != nil {
 		return err
@@ -229,7 +232,7 @@ func parseStrict(data []byte, v any) error {
 // JSON, -32600 for JSON that is not a valid request, each element of a
 // batch on its own) and never ends the connection.
 func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
-	if tooDeep(frame) {
+	if TooDeep(frame) {
 		return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
 	}
 	trimmed := bytes.Trim(frame, jsonSpace)
@@ -248,7 +251,7 @@ func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
 
 func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
 	var raws []stdjson.RawMessage
-	if err := parseStrict(data, &raws); err != nil {
+	if err := ParseStrict(data, &raws); err != nil {
 		return nil, c.refuse(nil, jsonrpc.CodeParseError, "parse error: "+err.Error())
 	}
 	if len(raws) == 0 {
@@ -320,7 +323,7 @@ func (c *stdioConn) admit(m jsonrpc.Message) *wireError {
 // for ids (see decodeID).
 func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wireError) {
 	var w wireMessage
-	if err := parseStrict(data, &w); err != nil {
+	if err := ParseStrict(data, &w); err != nil {
 		if !stdjson.Valid(data) {
 			return nil, &wireError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
 		}
@@ -336,7 +339,7 @@ func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wireError) {
 	}
 	if len(w.Method) > 0 {
 		var method string
-		if err := parseStrict(w.Method, &method); err != nil {
+		if err := ParseStrict(w.Method, &method); err != nil {
 			return nil, &wireError{id: idOrNull(w.ID, id), code: jsonrpc.CodeInvalidRequest, message: "invalid request: field method must be a string"}
 		}
 		if method == "initialize" && id.IsValid() {
