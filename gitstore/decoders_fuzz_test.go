@@ -26,6 +26,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -180,24 +181,23 @@ func FuzzPackStream(f *testing.F) {
 		}
 
 		gitDir := t.TempDir()
-		packDir := filepath.Join(gitDir, "objects", "pack")
-		if err := os.MkdirAll(packDir, 0o755); err != nil {
+		be, err := repo.OpenFS(gitDir, repo.FSOptions{FlushEvery: time.Hour, LockTimeout: time.Second})
+		if err != nil {
 			t.Fatal(err)
 		}
-		be := &fsBackend{gitDir: gitDir, packs: pack.NewSet(packDir)}
-		defer be.packs.Close()
+		defer be.Close()
 		var n int
-		used := allocated(func() { n, _, err = be.ingestPack(ctx, filepath.Join(gitDir, "transfer"), bytes.NewReader(p)) })
+		used := allocated(func() { n, _, err = be.IngestPack(ctx, filepath.Join(gitDir, "transfer"), bytes.NewReader(p)) })
 		if used > limit {
 			t.Fatalf("disk backend: a %d-byte pack allocated %d bytes", len(p), used)
 		}
 		if err != nil || n == 0 {
 			return
 		}
-		if n := len(be.packs.Packs()); n != 1 {
+		if n := len(be.Packs().Packs()); n != 1 {
 			t.Fatalf("%d packs after storing one", n)
 		}
-		idx, err := be.packs.Packs()[0].Index()
+		idx, err := be.Packs().Packs()[0].Index()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func FuzzPackStream(f *testing.F) {
 			}
 			var typ objType
 			var data []byte
-			used := allocated(func() { typ, data, err = be.packs.Read(e.Hash) })
+			used := allocated(func() { typ, data, err = be.Packs().Read(e.Hash) })
 			if used > limit {
 				t.Fatalf("reading %s allocated %d bytes", e.Hash, used)
 			}

@@ -19,7 +19,7 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 	if err := validSessionID(id); err != nil {
 		return ledger.DeletedSession{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
-	refs, err := s.be.listRefs(refPrefix + id + "/")
+	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
 	if err != nil {
 		return ledger.DeletedSession{}, err
 	}
@@ -27,7 +27,7 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 	if !ok {
 		return ledger.DeletedSession{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
-	if kept, err := s.be.listRefs(deletedPrefix + id + "/"); err != nil {
+	if kept, err := s.be.ListRefs(ctx, deletedPrefix+id+"/"); err != nil {
 		return ledger.DeletedSession{}, err
 	} else if len(kept) > 0 {
 		return ledger.DeletedSession{}, fmt.Errorf("session %s has a deletion record already (%s): restore it first: %w", id, deletedPrefix+id+"/record", ledger.ErrConflict)
@@ -55,7 +55,7 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 			refUpdate{Name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), New: refs[name]},
 			refUpdate{Name: name, Old: refs[name]})
 	}
-	if err := s.be.apply(ctx, b); err != nil {
+	if err := s.be.Apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return ledger.DeletedSession{}, ledger.ErrConflict
 		}
@@ -79,7 +79,7 @@ func (s *Store) RestoreSession(ctx context.Context, id string) (ledger.DeletedSe
 	if len(list) == 0 {
 		return ledger.DeletedSession{}, fmt.Errorf("%w: %s is not a deleted session ('thoughtbox sessions --deleted' lists them)", ledger.ErrSessionNotFound, id)
 	}
-	kept, err := s.be.listRefs(deletedPrefix + id + "/")
+	kept, err := s.be.ListRefs(ctx, deletedPrefix+id+"/")
 	if err != nil {
 		return ledger.DeletedSession{}, err
 	}
@@ -96,7 +96,7 @@ func (s *Store) RestoreSession(ctx context.Context, id string) (ledger.DeletedSe
 		b.Updates = append(b.Updates, refUpdate{Name: name, New: tip})
 	}
 	sort.Slice(b.Updates, func(i, j int) bool { return b.Updates[i].Name < b.Updates[j].Name })
-	if err := s.be.apply(ctx, b); err != nil {
+	if err := s.be.Apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return ledger.DeletedSession{}, fmt.Errorf("session %s exists again (pulled back from a remote?), or was restored meanwhile: %w", id, ledger.ErrConflict)
 		}
@@ -114,7 +114,7 @@ func (s *Store) deleted(only string) ([]ledger.DeletedSession, error) {
 	if only != "" {
 		prefix += only + "/"
 	}
-	refs, err := s.be.listRefs(prefix)
+	refs, err := s.be.ListRefs(context.Background(), prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Store) isDeleted(id string) (bool, error) {
 	if validSessionID(id) != nil {
 		return false, nil
 	}
-	h, err := s.be.readRef(deletedPrefix + id + "/record")
+	h, err := s.be.ReadRef(context.Background(), deletedPrefix+id+"/record")
 	return h != zeroHash, err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -85,7 +86,7 @@ func TestPlainGitReadsTheLedger(t *testing.T) {
 	}
 }
 
-// TestRefsArePacked writes more sessions than packRefsEvery and checks that
+// TestRefsArePacked writes more sessions than repo.PackRefsEvery and checks that
 // refs moved into packed-refs, as git pack-refs would, with git and the
 // store agreeing on every one.
 func TestRefsArePacked(t *testing.T) {
@@ -94,7 +95,7 @@ func TestRefsArePacked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = packRefsEvery + 44
+	const n = repo.PackRefsEvery + 44
 	for i := 0; i < n; i++ {
 		w := newSession(t, s, fmt.Sprintf("a1b2c3d4-0000-4000-8000-%012d", i))
 		w.add("", ledger.ThoughtData{Thought: "only thought", ThoughtNumber: 1}, "")
@@ -156,7 +157,7 @@ func TestReadsLooseObjectsWrittenByGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	typ, data, err := s.be.readObject(id)
+	typ, data, err := s.be.ReadObject(t.Context(), id)
 	if err != nil || typ != typeBlob || string(data) != "written by git\n" {
 		t.Fatalf("read %s: %v %q %v", id, typ, data, err)
 	}

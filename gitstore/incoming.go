@@ -77,7 +77,7 @@ func (s *Store) checkIncomingSession(ctx context.Context, id string, incoming ma
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
 		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
 		maxText: maxBytes}
-	local, err := s.be.listRefs(refPrefix + id + "/")
+	local, err := s.be.ListRefs(ctx, refPrefix+id+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (s *Store) checkIncomingSession(ctx context.Context, id string, incoming ma
 
 // blobSize returns the size of a blob (-1 for another type).
 func (s *Store) blobSize(id hash) (int, error) {
-	t, data, err := s.be.readObject(id)
+	t, data, err := s.be.ReadObject(context.Background(), id)
 	if err != nil {
 		return 0, err
 	}
@@ -231,7 +231,7 @@ func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error)
 				problems = append(problems, fmt.Sprintf("%s: expected a .md file", path))
 				continue
 			}
-			t, data, err := s.be.readObject(f.ID)
+			t, data, err := s.be.ReadObject(context.Background(), f.ID)
 			switch {
 			case err != nil:
 				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
@@ -318,7 +318,7 @@ func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []strin
 				walk(sub, path+"/", depth+1)
 				continue
 			}
-			t, data, err := s.be.readObject(e.ID)
+			t, data, err := s.be.ReadObject(context.Background(), e.ID)
 			switch {
 			case err != nil:
 				fail("%s: %v", path, err)
@@ -422,7 +422,7 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 	for _, g := range names {
 		moving := map[string]hash{}
 		for _, ref := range groups[g] {
-			l, err := s.be.readRef(ref)
+			l, err := s.be.ReadRef(ctx, ref)
 			if err != nil {
 				return err
 			}
@@ -456,7 +456,7 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 			ref := groups[g][0]
 			problems = s.checkIncomingNotebook(notebookOfRef(ref), moving[ref], maxBytes)
 			if len(problems) == 0 {
-				local, rerr := s.be.readRef(ref)
+				local, rerr := s.be.ReadRef(ctx, ref)
 				if rerr != nil {
 					return rerr
 				}
@@ -477,7 +477,7 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 		sort.Slice(refs, func(i, j int) bool { return refOrder(refs[i]) < refOrder(refs[j]) })
 		for _, ref := range refs {
 			keep := quarantinePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/heads/")
-			cur, err := s.be.readRef(keep)
+			cur, err := s.be.ReadRef(ctx, keep)
 			if err != nil {
 				return err
 			}
@@ -491,5 +491,5 @@ func (s *Store) quarantineIncoming(ctx context.Context, remote string, groups ma
 	if len(kept.Updates) == 0 {
 		return nil
 	}
-	return s.be.apply(ctx, kept)
+	return s.be.Apply(ctx, kept)
 }

@@ -136,12 +136,12 @@ func (f *incomingFixture) wantQuarantined(res *PullResult, id, want string, live
 		if !strings.HasPrefix(q.KeptAs, quarantinePrefix) {
 			f.t.Errorf("kept as %s, want under %s", q.KeptAs, quarantinePrefix)
 		}
-		got, err := f.b.be.readRef(q.KeptAs)
+		got, err := f.b.be.ReadRef(f.t.Context(), q.KeptAs)
 		if err != nil || got.String() != q.Tip {
 			f.t.Errorf("%s = %s (%v), want %s", q.KeptAs, got, err, q.Tip)
 		}
 	}
-	got, err := f.b.be.readRef(mainRef(id))
+	got, err := f.b.be.ReadRef(f.t.Context(), mainRef(id))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestPullQuarantinesPlainGitCommit(t *testing.T) {
 	forBothFileTransports(t, func(t *testing.T, builtin bool) {
 		f := newIncomingFixture(t, builtin)
 		f.pull(TransferOptions{})
-		before, err := f.b.be.readRef(mainRef(f.s1))
+		before, err := f.b.be.ReadRef(t.Context(), mainRef(f.s1))
 		if err != nil || before == zeroHash {
 			t.Fatalf("first pull: %s %v", before, err)
 		}
@@ -298,7 +298,7 @@ func TestPullQuarantinesBadKnowledge(t *testing.T) {
 		!strings.Contains(strings.Join(res.Quarantined[0].Problems, " "), "front matter") {
 		t.Fatalf("quarantined %+v", res.Quarantined)
 	}
-	if h, _ := f.b.be.readRef(knowledgeRef); h != zeroHash {
+	if h, _ := f.b.be.ReadRef(t.Context(), knowledgeRef); h != zeroHash {
 		t.Errorf("knowledge ref moved to %s", h)
 	}
 	if len(res.Created) != 2 {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -98,68 +98,22 @@ func (s *Store) sessionsNow() ([]sessionNow, []sessionindex.Current, error) {
 // it walks the packed refs, already in order, and lays the few loose and
 // logged ones over them, instead of building maps of every ref.
 func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
-	fb, ok := s.be.(*fsBackend)
-	if !ok {
-		refs, err := s.be.listRefs(refPrefix)
-		if err != nil {
-			return nil, nil, err
-		}
-		names := make([]string, 0, len(refs))
-		for n := range refs {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		hashes := make([]hash, len(names))
-		for i, n := range names {
-			hashes[i] = refs[n]
-		}
-		return names, hashes, nil
+	ctx := context.Background() // no caller passes one yet
+	if fb, ok := s.be.(*repo.FS); ok {
+		return fb.SortedRefs(ctx, refPrefix)
 	}
-	locked, err := fb.rlock()
+	refs, err := s.be.ListRefs(ctx, refPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer fb.runlock(locked)
-	pnames, phashes, err := refs.PackedUnder(fb.gitDir, refPrefix)
-	if err != nil {
-		return nil, nil, err
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
 	}
-	over, err := refs.ListLoose(fb.gitDir, refPrefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	for name, h := range fb.refs {
-		if strings.HasPrefix(name, refPrefix) {
-			over[name] = h // zeroHash: deleted in the log
-		}
-	}
-	extra := make([]string, 0, len(over))
-	for n := range over {
-		extra = append(extra, n)
-	}
-	slices.Sort(extra)
-	end := len(pnames)
-	names := make([]string, 0, end+len(extra))
-	hashes := make([]hash, 0, end+len(extra))
-	i, j := 0, 0
-	for i < end || j < len(extra) {
-		var n string
-		var h hash
-		switch {
-		case j == len(extra) || i < end && pnames[i] < extra[j]:
-			n, h = pnames[i], phashes[i]
-			i++
-		case i == end || extra[j] < pnames[i]:
-			n, h = extra[j], over[extra[j]]
-			j++
-		default: // both: the loose or logged value wins
-			n, h = extra[j], over[extra[j]]
-			i++
-			j++
-		}
-		if h != zeroHash {
-			names, hashes = append(names, n), append(hashes, h)
-		}
+	slices.Sort(names)
+	hashes := make([]hash, len(names))
+	for i, n := range names {
+		hashes[i] = refs[n]
 	}
 	return names, hashes, nil
 }

@@ -46,7 +46,7 @@ type knowledgeTip struct {
 }
 
 func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
-	tip, err := s.be.readRef(knowledgeRef)
+	tip, err := s.be.ReadRef(context.Background(), knowledgeRef)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: addTree(b, dir)})
 		}
 		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
-		return s.be.apply(ctx, b)
+		return s.be.Apply(ctx, b)
 	})
 	var gaveUp *gaveUpError
 	if errors.As(err, &gaveUp) {

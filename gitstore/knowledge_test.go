@@ -147,7 +147,7 @@ func TestKnowledgeStore(t *testing.T) {
 // knowledgeHistory lists the subjects of refs/heads/knowledge, newest first.
 func knowledgeHistory(t *testing.T, s *Store) []string {
 	t.Helper()
-	tip, err := s.be.readRef(knowledgeRef)
+	tip, err := s.be.ReadRef(t.Context(), knowledgeRef)
 	if err != nil {
 		t.Fatal(err)
 	}

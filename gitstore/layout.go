@@ -23,6 +23,11 @@ const (
 	notebookPrefix = "refs/heads/notebooks/"
 )
 
+// flusherRefRoots are the ref folders that only our flushers write (every
+// move goes through the log), so a <ref>.lock found there at open was left
+// by a killed flusher.
+var flusherRefRoots = []string{"refs/heads/sessions", "refs/heads/knowledge", "refs/heads/notebooks"}
+
 // deletedPrefix is where a deleted session's refs go:
 // refs/thoughtbox/deleted/<id>/sessions/<id>/main (and branches), beside
 // refs/thoughtbox/deleted/<id>/record, a commit whose parent is the main

@@ -20,7 +20,7 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 	if err := validSessionID(id); err != nil {
 		return nil, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
-	refs, err := s.be.listRefs(refPrefix + id + "/")
+	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +393,7 @@ func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, erro
 	if s.sessIndex != nil {
 		return s.indexedSummaries(ctx)
 	}
-	refs, err := s.be.listRefs(refPrefix)
+	refs, err := s.be.ListRefs(ctx, refPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,40 +20,16 @@ import (
 // in the middle is not a torn write, and the records after it were
 // acknowledged, so nothing is cut, replayed or published until
 // RepairLog (thoughtbox verify --repair) has salvaged what checks out.
-var ErrLogDamaged = errors.New("write-ahead log is damaged")
+var ErrLogDamaged = wal.ErrDamaged
 
 // LogDamageError says where: the record at Offset fails its checksum or
 // does not decode, and an intact record starts at Next.
-type LogDamageError struct {
-	Path         string
-	Offset, Next int64
-}
+type LogDamageError = wal.DamageError
 
-func (e *LogDamageError) Error() string {
-	return fmt.Sprintf("%s is damaged at offset %d: that record fails its checksum, yet an intact record follows at offset %d; nothing was changed — run 'thoughtbox verify --repair' to keep every record that checks out",
-		e.Path, e.Offset, e.Next)
-}
-
-func (e *LogDamageError) Unwrap() error { return ErrLogDamaged }
-
-// checkTornTail decides what a record that does not read at off is: a
-// torn tail (nil: the caller may cut it) or damage (a *LogDamageError).
-// The caller holds the log's lock.
-func (b *fsBackend) checkTornTail(off, size int64) error {
-	if size-off > 1<<30 {
-		return fmt.Errorf("%s: %d bytes after an unreadable record at byte %d", b.logPath, size-off, off)
-	}
-	rest := make([]byte, size-off)
-	if _, err := b.log.ReadAt(rest, off); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if next := wal.FindRecord(rest, 1); next >= 0 {
-		// STORAGE_ERROR for whoever meets it through the ledger (an MCP
-		// client); errors.As still finds the LogDamageError.
-		return ledger.Errorf(ledger.CodeStorage, "%w", &LogDamageError{Path: b.logPath, Offset: off, Next: off + int64(next)})
-	}
-	return nil
-}
+// storageError makes log damage met by a replay a STORAGE_ERROR for
+// whoever meets it through the ledger (an MCP client); errors.As still
+// finds the LogDamageError.
+func storageError(err error) error { return ledger.Errorf(ledger.CodeStorage, "%w", err) }
 
 // LogRepair reports what RepairLog did.
 type LogRepair struct {

@@ -37,7 +37,7 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 	msg.WriteString("\n" + trailerSession + ": " + id + "\n")
 	b, cid := cs.build(nil, "", req.Author, meta.UpdatedAt, msg.String(), expected)
 	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
-	if err := s.be.apply(ctx, b); err != nil {
+	if err := s.be.Apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
 			return "", ledger.ErrConflict
 		}

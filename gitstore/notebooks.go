@@ -75,7 +75,7 @@ func validNotebookPath(p string) error {
 // ListNotebooks implements ledger.NotebookStore: one head per notebook
 // ref, by id. Refs whose names are not ours (written by hand) are skipped.
 func (s *Store) ListNotebooks(ctx context.Context) ([]ledger.NotebookHead, error) {
-	refs, err := s.be.listRefs(notebookPrefix)
+	refs, err := s.be.ListRefs(ctx, notebookPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Store) ReadNotebook(ctx context.Context, id string) (map[string][]byte,
 	if err := validNotebookID(id); err != nil {
 		return nil, "", fmt.Errorf("%v: %w", err, ledger.ErrNotebookNotFound)
 	}
-	tip, err := s.be.readRef(notebookRef(id))
+	tip, err := s.be.ReadRef(ctx, notebookRef(id))
 	if err != nil {
 		return nil, "", err
 	}
@@ -189,7 +189,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 		expected = h
 	}
 	ref := notebookRef(w.ID)
-	cur, err := s.be.readRef(ref)
+	cur, err := s.be.ReadRef(ctx, ref)
 	if err != nil {
 		return "", err
 	}
@@ -217,9 +217,9 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 		message = "Update notebook " + w.ID
 	}
 	cid := commitRoot(b, ref, cur, root, notebookMessage(w.ID, message), w.Author, when)
-	err = s.be.apply(ctx, b)
+	err = s.be.Apply(ctx, b)
 	if errors.Is(err, errConflict) {
-		now, rerr := s.be.readRef(ref)
+		now, rerr := s.be.ReadRef(ctx, ref)
 		if rerr != nil {
 			return "", rerr
 		}

@@ -307,10 +307,10 @@ func TestPullQuarantinesBadNotebook(t *testing.T) {
 			t.Errorf("problems %q lack %q", problems, want)
 		}
 	}
-	if h, _ := f.b.be.readRef("refs/heads/notebooks/evil"); h != zeroHash {
+	if h, _ := f.b.be.ReadRef(t.Context(), "refs/heads/notebooks/evil"); h != zeroHash {
 		t.Errorf("notebook ref moved to %s", h)
 	}
-	if h, _ := f.b.be.readRef("refs/heads/notebooks/Not_Ours"); h != zeroHash {
+	if h, _ := f.b.be.ReadRef(t.Context(), "refs/heads/notebooks/Not_Ours"); h != zeroHash {
 		t.Errorf("a ref outside the naming rule was taken: %s", h)
 	}
 	if len(res.Created) != 2 {
@@ -339,7 +339,7 @@ func TestPullQuarantinesOversizedNotebookHistory(t *testing.T) {
 		!strings.Contains(strings.Join(res.Quarantined[0].Problems, " "), "blob.txt is 5000 bytes") {
 		t.Fatalf("quarantined %+v", res.Quarantined)
 	}
-	if h, _ := f.b.be.readRef("refs/heads/notebooks/big"); h != zeroHash {
+	if h, _ := f.b.be.ReadRef(t.Context(), "refs/heads/notebooks/big"); h != zeroHash {
 		t.Errorf("notebook ref moved to %s", h)
 	}
 }

@@ -7,16 +7,14 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 )
 
 // tmpDir is where transfers keep their temporary packs: not objects/pack,
 // whose tmp_ files a starting store removes as a killed flusher's leftovers.
 func (s *Store) tmpDir() string {
-	if be, ok := s.be.(*fsBackend); ok {
-		return filepath.Join(be.gitDir, "thoughtbox", "transfer")
+	if be, ok := s.be.(*repo.FS); ok {
+		return filepath.Join(be.GitDir(), "thoughtbox", "transfer")
 	}
 	return os.TempDir()
 }
@@ -28,38 +26,10 @@ func (s *Store) tmpDir() string {
 // storage.
 func (s *Store) ingestPack(ctx context.Context, r io.Reader) (objects int, bytes int64, err error) {
 	switch be := s.be.(type) {
-	case *memBackend:
-		cr := &countingReader{r: r}
-		be.mu.Lock()
-		defer be.mu.Unlock()
-		// The pack's deltas may name our objects as bases, and go-git
-		// finds bases only in its own storage.
-		if err := be.flattenLocked(); err != nil {
-			return 0, 0, err
-		}
-		err := packfile.UpdateObjectStorage(be.st, cr)
-		return -1, cr.n, err
-	case *fsBackend:
-		return be.ingestPack(ctx, s.tmpDir(), r)
+	case *repo.Mem:
+		return be.IngestPack(ctx, r)
+	case *repo.FS:
+		return be.IngestPack(ctx, s.tmpDir(), r)
 	}
 	return 0, 0, errors.New("this store cannot receive packs")
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func (b *fsBackend) ingestPack(ctx context.Context, tmpDir string, r io.Reader) (int, int64, error) {
-	count, n, err := pack.Install(tmpDir, filepath.Join(b.gitDir, "objects", "pack"), r)
-	if err != nil || n == 0 {
-		return count, n, err
-	}
-	return count, n, b.packs.Refresh()
 }

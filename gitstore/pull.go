@@ -93,7 +93,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		if wanted[h] {
 			continue
 		}
-		if _, _, err := s.be.readObject(h); err == nil {
+		if _, _, err := s.be.ReadObject(ctx, h); err == nil {
 			continue
 		} else if !errors.Is(err, errNotFound) {
 			return nil, err
@@ -102,7 +102,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		wants = append(wants, h)
 	}
 	if len(wants) > 0 {
-		local, err := s.be.listRefs("refs/")
+		local, err := s.be.ListRefs(ctx, "refs/")
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +216,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 	}
 	err = nil
 	if len(all.Updates) > 0 {
-		err = s.be.apply(ctx, all)
+		err = s.be.Apply(ctx, all)
 	}
 	if err == nil {
 		for _, gp := range plans {
@@ -234,7 +234,7 @@ func (s *Store) Pull(ctx context.Context, remote string, o TransferOptions) (*Pu
 		err := ledger.Retry(ctx, pullGroupAttempts, nil, func(int) error {
 			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
 			if err == nil && len(gp.b.Updates) > 0 {
-				err = s.be.apply(ctx, gp.b)
+				err = s.be.Apply(ctx, gp.b)
 			}
 			switch {
 			case err == nil:
@@ -311,7 +311,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 	var plans []plan
 	diverged := false
 	for _, ref := range refs {
-		l, err := s.be.readRef(ref)
+		l, err := s.be.ReadRef(context.Background(), ref)
 		if err != nil {
 			return nil, err
 		}
@@ -370,7 +370,7 @@ func (s *Store) planGroup(remote string, refs []string, remoteRefs map[string]ha
 		if diverged {
 			// Keep the remote's chain beside ours; change nothing of ours.
 			keep := divergedPrefix + remote + "/" + strings.TrimPrefix(p.ref, "refs/heads/")
-			cur, err := s.be.readRef(keep)
+			cur, err := s.be.ReadRef(context.Background(), keep)
 			if err != nil {
 				return nil, err
 			}
@@ -415,7 +415,7 @@ type DivergedChain struct {
 // that is already part of ours, is not listed).
 // An empty sessionID lists the kept chains of every session.
 func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
-	kept, err := s.be.listRefs(divergedPrefix)
+	kept, err := s.be.ListRefs(context.Background(), divergedPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +427,7 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 			continue
 		}
 		ref := "refs/heads/" + local
-		l, err := s.be.readRef(ref)
+		l, err := s.be.ReadRef(context.Background(), ref)
 		if err != nil {
 			return nil, err
 		}
@@ -478,14 +478,14 @@ func (s *Store) DropDiverged(ctx context.Context, keptAs string) error {
 	if !strings.HasPrefix(keptAs, divergedPrefix) || strings.Contains(keptAs, "..") {
 		return withKind(ErrNoKeptChain, fmt.Errorf("%q is not a kept chain: expected a ref under %s", keptAs, divergedPrefix))
 	}
-	cur, err := s.be.readRef(keptAs)
+	cur, err := s.be.ReadRef(ctx, keptAs)
 	if err != nil {
 		return err
 	}
 	if cur == zeroHash {
 		return withKind(ErrNoKeptChain, fmt.Errorf("no kept chain %s: 'thoughtbox diverged list' shows what is kept", keptAs))
 	}
-	err = s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: keptAs, Old: cur, New: zeroHash}}})
+	err = s.be.Apply(ctx, &batch{Updates: []refUpdate{{Name: keptAs, Old: cur, New: zeroHash}}})
 	if errors.Is(err, errConflict) {
 		return fmt.Errorf("%s moved meanwhile (a pull?): look again: %w", keptAs, ledger.ErrConflict)
 	}

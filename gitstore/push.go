@@ -111,7 +111,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		remoteRefs[n] = h
 	}
 
-	local, err := s.be.listRefs("refs/heads/")
+	local, err := s.be.ListRefs(ctx, "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func refOrder(ref string) string {
 
 // pushCheck says whether our tip l may replace the remote's r.
 func (s *Store) pushCheck(ref string, l, r hash) (reason RejectReason, msg string, err error) {
-	if _, _, err := s.be.readObject(r); err != nil {
+	if _, _, err := s.be.ReadObject(context.Background(), r); err != nil {
 		if errors.Is(err, errNotFound) {
 			return RejectAhead, "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
 		}

@@ -74,7 +74,7 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 		t.Errorf("remote refs: %v; want main and both sessions", refs)
 	}
 	for who, s := range map[string]*Store{"a": a, "b": b} {
-		m, err := s.be.readRef("refs/heads/main")
+		m, err := s.be.ReadRef(ctx, "refs/heads/main")
 		if err != nil || m.String() != refs["refs/heads/main"] {
 			t.Errorf("%s's main is %s (%v); the remote's is %s", who, m, err, refs["refs/heads/main"])
 		}

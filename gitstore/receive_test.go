@@ -148,7 +148,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	if len(res.Rejected) > 0 {
 		t.Fatalf("push after the kills rejected %+v", res.Rejected)
 	}
-	local, err := s.be.listRefs(refPrefix)
+	local, err := s.be.ListRefs(ctx, refPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if len(res.Updated) != 1 || len(res.Rejected) != 0 {
 		t.Fatalf("push with a stale lock: %+v", res)
 	}
-	want, _ := s.be.readRef(mainRef(sess.ID))
+	want, _ := s.be.ReadRef(ctx, mainRef(sess.ID))
 	if got, _ := refs.Read(remote, mainRef(sess.ID)); got != want {
 		t.Errorf("remote ref = %s, want %s", got, want)
 	}

@@ -30,12 +30,12 @@ func TestRefDeletion(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { s.Close() }()
-			tip, err := s.be.readRef("refs/heads/main")
+			tip, err := s.be.ReadRef(ctx, "refs/heads/main")
 			if err != nil || tip == zeroHash {
 				t.Fatalf("main: %v %v", tip, err)
 			}
 			packed, loose := divergedPrefix+"origin/sessions/a/main", divergedPrefix+"origin/sessions/b/main"
-			if err := s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: packed, New: tip}}}); err != nil {
+			if err := s.be.Apply(ctx, &batch{Updates: []refUpdate{{Name: packed, New: tip}}}); err != nil {
 				t.Fatal(err)
 			}
 			if kind == "fs" {
@@ -48,7 +48,7 @@ func TestRefDeletion(t *testing.T) {
 					}
 				}
 			}
-			if err := s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: loose, New: tip}}}); err != nil {
+			if err := s.be.Apply(ctx, &batch{Updates: []refUpdate{{Name: loose, New: tip}}}); err != nil {
 				t.Fatal(err)
 			}
 			if kind == "fs" {
@@ -57,7 +57,7 @@ func TestRefDeletion(t *testing.T) {
 				}
 			}
 			// A stale old value is refused and changes nothing.
-			if err := s.be.apply(ctx, &batch{Updates: []refUpdate{{Name: loose, Old: zeroHash, New: zeroHash}}}); err != errConflict {
+			if err := s.be.Apply(ctx, &batch{Updates: []refUpdate{{Name: loose, Old: zeroHash, New: zeroHash}}}); err != errConflict {
 				t.Fatalf("delete with a wrong old value: %v, want a conflict", err)
 			}
 			for _, name := range []string{packed, loose} {
@@ -68,14 +68,14 @@ func TestRefDeletion(t *testing.T) {
 			check := func(st *Store, when string) {
 				t.Helper()
 				for _, name := range []string{packed, loose} {
-					if h, err := st.be.readRef(name); err != nil || h != zeroHash {
+					if h, err := st.be.ReadRef(ctx, name); err != nil || h != zeroHash {
 						t.Errorf("%s: %s reads %v, %v", when, name, h, err)
 					}
 				}
-				if refs, err := st.be.listRefs(divergedPrefix); err != nil || len(refs) != 0 {
+				if refs, err := st.be.ListRefs(ctx, divergedPrefix); err != nil || len(refs) != 0 {
 					t.Errorf("%s: listRefs = %v, %v", when, refs, err)
 				}
-				if h, _ := st.be.readRef("refs/heads/main"); h != tip {
+				if h, _ := st.be.ReadRef(ctx, "refs/heads/main"); h != tip {
 					t.Errorf("%s: main moved to %v", when, h)
 				}
 			}

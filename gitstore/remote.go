@@ -21,6 +21,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
@@ -312,20 +313,18 @@ func redactURL(raw string) string {
 // readConfig reads the repository's Git config.
 func (s *Store) readConfig() (*gitconfig.Config, error) {
 	switch be := s.be.(type) {
-	case *fsBackend:
-		data, err := os.ReadFile(filepath.Join(be.gitDir, "config"))
+	case *repo.FS:
+		data, err := os.ReadFile(filepath.Join(be.GitDir(), "config"))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 		cfg := gitconfig.NewConfig()
 		if err := cfg.Unmarshal(data); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(be.gitDir, "config"), err)
+			return nil, fmt.Errorf("%s: %w", filepath.Join(be.GitDir(), "config"), err)
 		}
 		return cfg, nil
-	case *memBackend:
-		be.mu.Lock()
-		defer be.mu.Unlock()
-		return be.st.Config()
+	case *repo.Mem:
+		return be.Config()
 	}
 	return nil, ErrNoConfig
 }
@@ -333,8 +332,8 @@ func (s *Store) readConfig() (*gitconfig.Config, error) {
 // editConfig changes the config under git's config.lock, atomically.
 func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
 	switch be := s.be.(type) {
-	case *fsBackend:
-		path := filepath.Join(be.gitDir, "config")
+	case *repo.FS:
+		path := filepath.Join(be.GitDir(), "config")
 		lock := path + ".lock"
 		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -371,18 +370,9 @@ func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
 			return err
 		}
 		done = true
-		return syncDir(be.gitDir)
-	case *memBackend:
-		be.mu.Lock()
-		defer be.mu.Unlock()
-		cfg, err := be.st.Config()
-		if err != nil {
-			return err
-		}
-		if err := change(cfg); err != nil {
-			return err
-		}
-		return be.st.SetConfig(cfg)
+		return syncDir(be.GitDir())
+	case *repo.Mem:
+		return be.EditConfig(change)
 	}
 	return ErrNoConfig
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -80,7 +81,7 @@ type Options struct {
 
 // Store is a ledger.Store kept in one Git repository.
 type Store struct {
-	be   backend
+	be   repo.Repo
 	opts Options
 
 	// mu guards chains; each chainState has its own lock so that sessions
@@ -108,7 +109,13 @@ var (
 // anything a crashed writer left in its log.
 func Open(gitDir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	be, err := openFSBackend(gitDir, opts.FlushInterval, opts.LockTimeout, opts.Logger)
+	be, err := repo.OpenFS(gitDir, repo.FSOptions{
+		FlushEvery:     opts.FlushInterval,
+		LockTimeout:    opts.LockTimeout,
+		Logger:         opts.Logger,
+		LockedRefRoots: flusherRefRoots,
+		Damage:         storageError,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +135,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 
 // OpenMemory returns a Store on go-git's in-memory storage.
 func OpenMemory(opts Options) (*Store, error) {
-	return newStore(newMemBackend(), opts.withDefaults())
+	return newStore(repo.NewMem(refPrefix), opts.withDefaults())
 }
 
 func (o Options) withDefaults() Options {
@@ -147,10 +154,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func newStore(be backend, opts Options) (*Store, error) {
+func newStore(be repo.Repo, opts Options) (*Store, error) {
 	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
 	if err := s.ensureReadme(context.Background()); err != nil {
-		be.close()
+		be.Close()
 		return nil, err
 	}
 	return s, nil
@@ -158,13 +165,13 @@ func newStore(be backend, opts Options) (*Store, error) {
 
 // Flush publishes every acknowledged write to the refs and packs that plain
 // Git reads. Writes are durable before this; it only shortens the wait.
-func (s *Store) Flush() error { return s.be.flush() }
+func (s *Store) Flush() error { return s.be.Flush(context.Background()) }
 
 // Close flushes and releases the repository.
 func (s *Store) Close() error {
 	s.closeSessionLocks()
 	s.access.save()
-	return s.be.close()
+	return s.be.Close()
 }
 
 // validSessionID keeps ids usable as ref and folder names.
@@ -183,7 +190,7 @@ func validBranchID(id string) error {
 }
 
 func (s *Store) ensureReadme(ctx context.Context) error {
-	cur, err := s.be.readRef("refs/heads/main")
+	cur, err := s.be.ReadRef(ctx, "refs/heads/main")
 	if err != nil || cur != zeroHash {
 		return err
 	}
@@ -195,7 +202,7 @@ func (s *Store) ensureReadme(ctx context.Context) error {
 	cid := addCommit(b, commitSpec{tree: addTree(b, root), when: readmeTime,
 		message: "Start the ledger\n\nThis branch holds only the README; every session lives on its own refs.\n"})
 	b.Updates = []refUpdate{{Name: "refs/heads/main", Old: zeroHash, New: cid}}
-	err = s.be.apply(ctx, b)
+	err = s.be.Apply(ctx, b)
 	if errors.Is(err, errConflict) {
 		return nil // another process wrote it first
 	}
@@ -301,7 +308,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	msg.WriteString("\n" + trailerSession + ": " + meta.ID + "\n")
 	b, cid := st.build(nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
 	b.Updates = []refUpdate{{Name: ref, Old: zeroHash, New: cid}}
-	if err := s.be.apply(ctx, b); err != nil {
+	if err := s.be.Apply(ctx, b); err != nil {
 		cs.valid = false
 		if errors.Is(err, errConflict) {
 			return meta, "", fmt.Errorf("session %s already exists", meta.ID)
@@ -514,7 +521,7 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		old = zeroHash
 	}
 	b.Updates = []refUpdate{{Name: ref, Old: old, New: cid}}
-	err = s.be.apply(ctx, b)
+	err = s.be.Apply(ctx, b)
 	for i := range b.Objects {
 		b.Objects[i].Whole = nil // the next build reuses those buffers
 	}
@@ -554,7 +561,7 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 		// chain. One that does not is still caught by compare-and-swap.
 		return nil, since, true, nil
 	}
-	head, err := s.be.readRef(chainRef(sessionID, branch))
+	head, err := s.be.ReadRef(ctx, chainRef(sessionID, branch))
 	if err != nil || head == zeroHash {
 		return nil, "", false, err
 	}
@@ -650,7 +657,7 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	msg.WriteString(trailerCritique + ": " + firstLine(c.Model, 100) + "\n")
 	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
 	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
-	err = s.be.apply(ctx, b)
+	err = s.be.Apply(ctx, b)
 	for i := range b.Objects {
 		b.Objects[i].Whole = nil // the next build reuses those buffers
 	}
@@ -786,7 +793,7 @@ func (s *Store) childTree(parent *pathTree, name string) (*pathTree, error) {
 }
 
 func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
-	t, data, err := s.be.readObject(id)
+	t, data, err := s.be.ReadObject(context.Background(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -843,8 +850,8 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if s.locksDir == "" {
 		return func() {}, nil
 	}
-	if fb, ok := s.be.(*fsBackend); ok && fb.readOnly {
-		return nil, fmt.Errorf("%s: %w", fb.gitDir, ErrReadOnly)
+	if fb, ok := s.be.(*repo.FS); ok && fb.ReadOnly() {
+		return nil, fmt.Errorf("%s: %w", fb.GitDir(), ErrReadOnly)
 	}
 	return s.lockSessionFiles(ctx, sessionID)
 }
@@ -855,12 +862,12 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 // thought; one that changed says to look (a reader such as the standalone
 // Observatory polls it). Memory storage has no other writers: "".
 func (s *Store) ChangeStamp() (string, error) {
-	be, ok := s.be.(*fsBackend)
+	be, ok := s.be.(*repo.FS)
 	if !ok {
 		return "", nil
 	}
 	var b strings.Builder
-	for _, p := range []string{be.logPath, filepath.Join(be.gitDir, "packed-refs")} {
+	for _, p := range []string{be.LogPath(), filepath.Join(be.GitDir(), "packed-refs")} {
 		fi, err := os.Stat(p)
 		switch {
 		case err == nil:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -47,7 +48,7 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 	if err := validSessionID(id); err != nil {
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
-	refs, err := s.be.listRefs(refPrefix + id + "/")
+	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
 	if err != nil {
 		return ledger.IntegrityValidationResult{}, err
 	}
@@ -220,7 +221,7 @@ func problemKind(problem string) string {
 
 // object reads and checks one object; problem is "" when it is whole.
 func (v *verifier) object(id hash, want objType) (data []byte, problem string) {
-	t, data, err := v.s.be.readObject(id)
+	t, data, err := v.s.be.ReadObject(v.ctx, id)
 	switch {
 	case errors.Is(err, errNotFound):
 		return nil, problemMissing
@@ -682,11 +683,11 @@ func (s *Store) DamagedRefs() (map[string][]string, error) { return s.damagedRef
 
 // damagedRefs is DamagedRefs for the refs under prefix only.
 func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
-	be, ok := s.be.(*fsBackend)
+	be, ok := s.be.(*repo.FS)
 	if !ok {
 		return nil, nil
 	}
-	bad, err := refs.BadLoose(be.gitDir, prefix)
+	bad, err := refs.BadLoose(be.GitDir(), prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -206,12 +207,12 @@ func TestVerifyDamagedDelta(t *testing.T) {
 		t.Fatalf("Verify of the packed session: %+v, %v", res, err)
 	}
 	// A delta entry holding a tree.
-	be := s.be.(*fsBackend)
+	be := s.be.(*repo.FS)
 	var victim hash
 	var at int64
 	var victimPack string
 	var deltas int
-	for _, pe := range be.packs.Packs() {
+	for _, pe := range be.Packs().Packs() {
 		idx, err := pe.Index()
 		if err != nil {
 			t.Fatal(err)
@@ -225,7 +226,7 @@ func TestVerifyDamagedDelta(t *testing.T) {
 			if err != nil {
 				break
 			}
-			raw, err := be.packs.ReadRaw(e.Hash)
+			raw, err := be.Packs().ReadRaw(e.Hash)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +234,7 @@ func TestVerifyDamagedDelta(t *testing.T) {
 				continue
 			}
 			deltas++
-			if t, _, err := be.readObject(e.Hash); err == nil && t == typeTree && victim == zeroHash {
+			if t, _, err := be.ReadObject(t.Context(), e.Hash); err == nil && t == typeTree && victim == zeroHash {
 				victim, at, victimPack = e.Hash, raw.Off, raw.Pack.Name()
 			}
 		}

@@ -1,8 +1,7 @@
-package gitstore
+package repo
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,16 +9,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
@@ -48,7 +47,7 @@ import (
 // a reader never waits for another process's log lock (rlock), and a
 // writer waits for one at most lockTimeout.
 
-// fsBackend keeps a project in a bare repository on disk.
+// FS keeps a project in a bare repository on disk.
 //
 // A batch is durable once it is appended to the write-ahead log
 // (thoughtbox/log) and the log is fsync'd; batches from many goroutines share
@@ -60,15 +59,15 @@ import (
 // a file lock on it, and each process replays what others appended before it
 // checks a ref, so compare-and-swap holds across processes. A writer waits
 // for that lock at most lockTimeout and then fails naming the holder (from
-// logRec); a reader never waits for it (see rlock).
-type fsBackend struct {
+// the log's holder file); a reader never waits for it (see rlock).
+type FS struct {
 	gitDir    string
-	logPath   string
 	flushPath string
 
 	lockTimeout time.Duration
-	logger      *slog.Logger    // Options.Logger: the flusher's retries
-	logRec      *durable.Record // who holds the log lock
+	logger      *slog.Logger // FSOptions.Logger: the flusher's retries
+	// lockedRefRoots are the ref folders only our flusher writes.
+	lockedRefRoots []string
 	// wrote is set once this process logged a batch: only then does close
 	// flush, so a read-only command never waits for the flush lock.
 	wrote bool
@@ -86,24 +85,19 @@ type fsBackend struct {
 	// heads holds the whole content of the newest version of each object
 	// the last flush wrote, since the next flush's first edits apply to
 	// them; reading them back from the pack would cost more.
-	heads     map[hash][]byte
-	nextHeads map[hash][]byte // from the flush in progress
-	nextLinks []pack.Link     // from the flush in progress
+	heads     map[object.Hash][]byte
+	nextHeads map[object.Hash][]byte // from the flush in progress
+	nextLinks []pack.Link            // from the flush in progress
 	// looseRefs counts ref files written since refs were last packed.
 	looseRefs int
 
-	// mu guards the log file and the overlay built from it; the flock on
-	// log extends that to other processes.
-	mu     sync.Mutex
-	log    *os.File
-	logIno uint64
-	logOff int64
-	// logSize is the log file's size: past logOff it holds zeros written
-	// ahead of the records.
-	logSize int64
-	recs    []*batch
-	refs    map[string]hash
-	objs    map[hash]*logObject
+	// mu guards the log and the overlay built from it; the log's file
+	// lock extends that to other processes.
+	mu   sync.Mutex
+	log  *wal.Log
+	recs []*wal.Batch
+	refs map[string]object.Hash
+	objs map[object.Hash]*wal.Object
 	// rebuilt keeps the content of large logged objects already rebuilt
 	// from their edits: each version of a session's folder tree is an
 	// edit of the one before, and a reader (above all a writer catching
@@ -112,7 +106,7 @@ type fsBackend struct {
 	// since the last flush. Content-addressed, so it never goes stale.
 	rebuilt rebuiltCache
 
-	// cmu guards the group-commit queue (see apply).
+	// cmu guards the group-commit queue (see Apply).
 	cmu      sync.Mutex
 	queue    []*applyReq
 	leading  bool
@@ -126,20 +120,36 @@ type fsBackend struct {
 }
 
 type applyReq struct {
-	b    *batch
+	b    *wal.Batch
 	err  error
 	done chan struct{}
 	// promote tells a waiting caller to lead the next group.
 	promote chan struct{}
 }
 
-// packRefsEvery is how many loose ref writes trigger packing refs.
-const packRefsEvery = 256
+// PackRefsEvery is how many loose ref writes trigger packing refs.
+const PackRefsEvery = 256
 
-// logAhead is how far past its last record the log is extended with zeros.
-const logAhead = 256 << 10
+// FSOptions configure OpenFS.
+type FSOptions struct {
+	// FlushEvery is the flusher's interval.
+	FlushEvery time.Duration
+	// LockTimeout bounds a writer's wait for another process's lock.
+	LockTimeout time.Duration
+	// Logger receives the flusher's failures (it retries them); nil
+	// discards them.
+	Logger *slog.Logger
+	// LockedRefRoots are the ref folders (as "refs/heads/sessions") whose
+	// writers are only our flushers: a <ref>.lock found there at open was
+	// left by a killed flusher and is removed.
+	LockedRefRoots []string
+	// Damage wraps the error a damaged log gives (see wal.Options.Damage).
+	Damage func(error) error
+}
 
-func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger *slog.Logger) (*fsBackend, error) {
+// OpenFS opens (creating if needed) the bare repository at gitDir and
+// recovers into it what a crashed writer left in its log.
+func OpenFS(gitDir string, opt FSOptions) (*FS, error) {
 	if err := initBareRepo(gitDir); err != nil {
 		return nil, err
 	}
@@ -147,35 +157,39 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger 
 	if err := os.MkdirAll(tbDir, 0o755); err != nil {
 		return nil, err
 	}
+	logger := opt.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	st := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRU(32*cache.MiByte),
 		filesystem.Options{KeepDescriptors: true})
-	b := &fsBackend{
+	b := &FS{
 		gitDir:    gitDir,
-		logPath:   filepath.Join(tbDir, "log"),
 		flushPath: filepath.Join(tbDir, "flush.lock"),
 		st:        st,
 
-		lockTimeout: lockTimeout,
-		logger:      logger,
-		logRec:      durable.NewRecord(filepath.Join(tbDir, "log.holder")),
-		packs:       pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
-		bigLog:      make(chan struct{}, 1),
-		stop:        make(chan struct{}),
+		lockTimeout:    opt.LockTimeout,
+		logger:         logger,
+		lockedRefRoots: opt.LockedRefRoots,
+		packs:          pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
+		bigLog:         make(chan struct{}, 1),
+		stop:           make(chan struct{}),
 	}
 	b.resetOverlay()
-	f, err := durable.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
-		// Someone may still read this ledger.
-		if f, err = durable.OpenFile(b.logPath, os.O_RDONLY, 0); err == nil {
-			b.readOnly = true
-		}
-	}
+	log, readOnly, err := wal.Open(filepath.Join(tbDir, "log"), wal.Options{
+		Holder:  filepath.Join(tbDir, "log.holder"),
+		Timeout: opt.LockTimeout,
+		Name:    gitDir,
+		Reset:   b.resetOverlay,
+		Record:  b.applyLocked,
+		Damage:  opt.Damage,
+	})
 	if err != nil {
 		return nil, err
 	}
-	b.log = f
+	b.log, b.readOnly = log, readOnly
 	if err := b.packs.Refresh(); err != nil {
-		f.Close()
+		log.Close()
 		return nil, err
 	}
 	if b.readOnly {
@@ -185,276 +199,77 @@ func openFSBackend(gitDir string, flushEvery, lockTimeout time.Duration, logger 
 	// repository before serving, so plain git sees everything acknowledged.
 	// When another process holds the flush or log lock, it is alive and
 	// publishes the log itself; opening does not wait for it.
-	if err := b.flushAndClean(false, true); err != nil {
-		f.Close()
+	if err := b.flushAndClean(context.Background(), false, true); err != nil {
+		log.Close()
 		return nil, fmt.Errorf("recover %s: %w", gitDir, err)
 	}
 	b.wg.Add(1)
-	go b.flusher(flushEvery)
+	go b.flusher(opt.FlushEvery)
 	return b, nil
 }
 
-func (b *fsBackend) resetOverlay() {
+// GitDir is the repository's directory.
+func (b *FS) GitDir() string { return b.gitDir }
+
+// ReadOnly says whether this process may not write the repository.
+func (b *FS) ReadOnly() bool { return b.readOnly }
+
+// LogPath is the write-ahead log's file.
+func (b *FS) LogPath() string { return b.log.Path() }
+
+// Packs is the repository's pack set, for readers that look at pack
+// entries themselves (verify).
+func (b *FS) Packs() *pack.Set { return b.packs }
+
+func (b *FS) resetOverlay() {
 	b.recs = nil
-	b.refs = map[string]hash{}
-	b.objs = map[hash]*logObject{}
-	b.logOff = 0
+	b.refs = map[string]object.Hash{}
+	b.objs = map[object.Hash]*wal.Object{}
 }
 
 // lock takes the log for this process and, by its file lock, from other
 // processes, then catches up with what they appended. It waits for another
-// process at most lockTimeout: a stuck holder (a suspended server) makes a
-// writer fail with a *durable.HeldError naming it, not hang.
+// process at most lockTimeout, or until ctx ends: a stuck holder (a
+// suspended server) makes a writer fail with a *durable.HeldError naming
+// it, not hang.
 //
 // Lock order: a session's chain lock (Store.lockSession), then the flush
 // lock (flushMu, then flush.lock), then the log lock (mu, then the log's
 // file lock). Nothing waits for the flush lock while holding the log lock.
-func (b *fsBackend) lock() error {
+func (b *FS) lock(ctx context.Context) error {
 	b.mu.Lock()
-	if err := durable.Lock(context.Background(), b.log, b.logRec, b.lockTimeout); err != nil {
+	if err := b.log.Lock(ctx); err != nil {
 		b.mu.Unlock()
-		return fmt.Errorf("log of %s: %w", b.gitDir, err)
-	}
-	if err := b.syncLocked(); err != nil {
-		b.unlock()
 		return err
 	}
 	return nil
 }
 
-func (b *fsBackend) unlock() {
-	durable.Unlock(b.log)
+func (b *FS) unlock() {
+	b.log.Unlock()
 	b.mu.Unlock()
 }
 
 // rlock is lock for readers, who never wait for another process: when the
 // log's file lock is free it is taken as by lock; when another process
-// holds it, the overlay catches up from the log without it (peekLocked).
+// holds it, the overlay catches up from the log without it (wal.Log.RLock).
 // Either way b.mu is held; runlock releases what was taken.
-func (b *fsBackend) rlock() (locked bool, err error) {
+func (b *FS) rlock(ctx context.Context) (locked bool, err error) {
 	b.mu.Lock()
-	ok, err := durable.TryLock(b.log, b.logRec)
+	locked, err = b.log.RLock(ctx)
 	if err != nil {
 		b.mu.Unlock()
 		return false, err
 	}
-	if ok {
-		err = b.syncLocked()
-	} else {
-		err = b.peekLocked()
-	}
-	if err != nil {
-		b.runlock(ok)
-		return false, err
-	}
-	return ok, nil
+	return locked, nil
 }
 
-func (b *fsBackend) runlock(locked bool) {
-	if locked {
-		durable.Unlock(b.log)
-	}
+func (b *FS) runlock(locked bool) {
+	b.log.RUnlock(locked)
 	b.mu.Unlock()
 }
 
-// peekLocked brings the overlay up to date with the log while another
-// process holds its lock, without writing anything: it reads the complete
-// records and stops at the first one that is not (yet) whole, which a
-// writer is appending or which the next lock holder cuts off. A complete
-// record is never cut off, so what it adds to the overlay stays true. A log
-// replaced by a flush elsewhere is reopened; the batches of the old one
-// are in the refs and packs by then.
-func (b *fsBackend) peekLocked() error {
-	pid, err := durable.PathID(b.logPath)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	if b.logIno == 0 {
-		if b.logIno, err = durable.FileID(b.log); err != nil {
-			return err
-		}
-	}
-	if pid != b.logIno {
-		nf, err := durable.OpenFile(b.logPath, os.O_RDWR, 0o644)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		id, err := durable.FileID(nf)
-		if err != nil {
-			nf.Close()
-			return err
-		}
-		b.log.Close()
-		b.log, b.logIno = nf, id
-		b.resetOverlay()
-	}
-	fi, err := b.log.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size()
-	if b.logOff == 0 {
-		if size < int64(len(wal.Magic)) {
-			return nil
-		}
-		head := make([]byte, len(wal.Magic))
-		if _, err := b.log.ReadAt(head, 0); err != nil {
-			return err
-		}
-		if string(head) != string(wal.Magic) {
-			return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
-		}
-		b.logOff = int64(len(wal.Magic))
-	}
-	var hdr [8]byte
-	for b.logOff+8 <= size {
-		if _, err := b.log.ReadAt(hdr[:], b.logOff); err != nil {
-			return err
-		}
-		length := int64(binary.BigEndian.Uint32(hdr[:4]))
-		if length == 0 || b.logOff+8+length > size {
-			return nil
-		}
-		buf := make([]byte, 8+length)
-		if _, err := b.log.ReadAt(buf, b.logOff); err != nil {
-			return err
-		}
-		rec, _, err := wal.DecodeRecord(buf)
-		if err != nil || rec == nil {
-			return nil
-		}
-		b.applyLocked(rec)
-		b.logOff += 8 + length
-	}
-	return nil
-}
-
-// syncLocked brings the overlay up to date with the log file. A flush in
-// another process may have replaced the file; a process killed mid-append
-// may have left a torn record at the end, which was never acknowledged and
-// is cut off here.
-func (b *fsBackend) syncLocked() error {
-	for {
-		pid, err := durable.PathID(b.logPath)
-		if err == nil && b.logIno != 0 && pid == b.logIno {
-			break
-		}
-		if err == nil && b.logIno == 0 {
-			fid, ferr := durable.FileID(b.log)
-			if ferr != nil {
-				return ferr
-			}
-			if fid == pid {
-				b.logIno = fid
-				continue
-			}
-		}
-		nf, err := durable.OpenFile(b.logPath, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
-		}
-		if err := durable.Lock(context.Background(), nf, b.logRec, b.lockTimeout); err != nil {
-			nf.Close()
-			return fmt.Errorf("log of %s: %w", b.gitDir, err)
-		}
-		fid, err := durable.FileID(nf)
-		if err != nil {
-			nf.Close()
-			return err
-		}
-		durable.Unlock(b.log)
-		b.log.Close()
-		b.log, b.logIno = nf, fid
-		b.resetOverlay()
-	}
-	fi, err := b.log.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size()
-	if b.logOff == 0 {
-		if size < int64(len(wal.Magic)) {
-			// new (or never completed) log: start it
-			if err := b.log.Truncate(0); err != nil {
-				return err
-			}
-			if _, err := b.log.WriteAt(wal.Magic, 0); err != nil {
-				return err
-			}
-			if err := durable.Datasync(b.log); err != nil {
-				return err
-			}
-			if err := syncDir(filepath.Dir(b.logPath)); err != nil {
-				return err
-			}
-			size = int64(len(wal.Magic))
-		} else {
-			head := make([]byte, len(wal.Magic))
-			if _, err := b.log.ReadAt(head, 0); err != nil {
-				return err
-			}
-			if string(head) != string(wal.Magic) {
-				return fmt.Errorf("%s is not a Thoughtbox log", b.logPath)
-			}
-		}
-		b.logOff = int64(len(wal.Magic))
-	}
-	if size < b.logOff {
-		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", b.logPath, b.logOff, size)
-	}
-	b.logSize = size
-	// Records follow one another up to the end of the file or to the
-	// zeros a writer laid down ahead of itself (a record's length is never
-	// zero): see commitGroup.
-	var hdr [8]byte
-	for b.logOff < size {
-		n, err := b.log.ReadAt(hdr[:], b.logOff)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		length := int64(0)
-		if n == len(hdr) {
-			length = int64(binary.BigEndian.Uint32(hdr[:4]))
-			if length == 0 {
-				return nil // the preallocated tail
-			}
-		}
-		var rec *batch
-		if n == len(hdr) && b.logOff+8+length <= size {
-			buf := make([]byte, 8+length)
-			if _, err := b.log.ReadAt(buf, b.logOff); err != nil && !errors.Is(err, io.EOF) {
-				return err
-			}
-			if rec, _, err = wal.DecodeRecord(buf); err != nil && !errors.Is(err, wal.ErrTorn) {
-				return err
-			}
-		}
-		if rec == nil {
-			// We hold the lock, so nobody is writing: this is a write that
-			// died before its fsync — unless intact records follow, which
-			// makes it damage (checkTornTail): then nothing is cut.
-			if err := b.checkTornTail(b.logOff, size); err != nil {
-				return err
-			}
-			if err := b.log.Truncate(b.logOff); err != nil {
-				return err
-			}
-			b.logSize = b.logOff
-			return durable.Datasync(b.log)
-		}
-		b.applyLocked(rec)
-		b.logOff += 8 + length
-	}
-	return nil
-}
-
-func (b *fsBackend) applyLocked(rec *batch) {
+func (b *FS) applyLocked(rec *wal.Batch) {
 	b.recs = append(b.recs, rec)
 	for _, u := range rec.Updates {
 		b.refs[u.Name] = u.New
@@ -467,24 +282,26 @@ func (b *fsBackend) applyLocked(rec *batch) {
 	}
 }
 
-func (b *fsBackend) refLocked(name string) (hash, error) {
+func (b *FS) refLocked(name string) (object.Hash, error) {
 	if h, ok := b.refs[name]; ok {
 		return h, nil
 	}
 	return refs.Read(b.gitDir, name)
 }
 
-func (b *fsBackend) readRef(name string) (hash, error) {
-	locked, err := b.rlock()
+// ReadRef reads a ref through the overlay; ZeroHash when it does not exist.
+func (b *FS) ReadRef(ctx context.Context, name string) (object.Hash, error) {
+	locked, err := b.rlock(ctx)
 	if err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	defer b.runlock(locked)
 	return b.refLocked(name)
 }
 
-func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
-	locked, err := b.rlock()
+// ListRefs lists the refs under prefix, logged moves laid over the disk.
+func (b *FS) ListRefs(ctx context.Context, prefix string) (map[string]object.Hash, error) {
+	locked, err := b.rlock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +312,7 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 	}
 	for name, h := range b.refs {
 		if strings.HasPrefix(name, prefix) {
-			if h == zeroHash {
+			if h == object.ZeroHash {
 				delete(refs, name) // deleted in the log, not yet on disk
 			} else {
 				refs[name] = h
@@ -505,13 +322,16 @@ func (b *fsBackend) listRefs(prefix string) (map[string]hash, error) {
 	return refs, nil
 }
 
-// apply commits a batch durably. Callers commit for each other (group
+// Apply commits a batch durably. Callers commit for each other (group
 // commit): the first to arrive leads — it takes every batch queued so far,
 // appends them with one fsync, and wakes their callers — while the others
 // wait; when it is done, the first caller still waiting leads the next
 // group. A lone writer thus commits on its own goroutine, with no handoff
 // to a committing goroutine and back.
-func (b *fsBackend) apply(ctx context.Context, bt *batch) error {
+//
+// ctx is honoured until the batch is queued; once queued it may be
+// committed by another caller's group, so the verdict is awaited.
+func (b *FS) Apply(ctx context.Context, bt *wal.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -559,15 +379,17 @@ func (b *fsBackend) apply(ctx context.Context, bt *batch) error {
 	return r.err
 }
 
-func (b *fsBackend) commitGroup(group []*applyReq) {
-	if err := b.lock(); err != nil {
+func (b *FS) commitGroup(group []*applyReq) {
+	// The group carries other callers' batches, so no one caller's
+	// context may abandon it; the lock wait is bounded by lockTimeout.
+	if err := b.lock(context.Background()); err != nil {
 		for _, r := range group {
 			r.err = err
 		}
 		return
 	}
 	defer b.unlock()
-	staged := map[string]hash{}
+	staged := map[string]object.Hash{}
 	var buf []byte
 	var accepted []*applyReq
 	for _, r := range group {
@@ -583,7 +405,7 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 				}
 			}
 			if cur != u.Old {
-				r.err = errConflict
+				r.err = ErrConflict
 				ok = false
 				break
 			}
@@ -600,24 +422,8 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	if len(buf) == 0 {
 		return
 	}
-	// Overwriting zeros already in the file needs only the data synced;
-	// growing the file makes each fdatasync commit the file system's
-	// journal too. So the log is extended ahead of its end, with zeros,
-	// logAhead bytes at a time.
-	end := b.logOff + int64(len(buf))
-	if end > b.logSize {
-		grown := end + logAhead
-		buf = append(buf, make([]byte, grown-end)...)
-		b.logSize = grown
-	}
-	_, err := b.log.WriteAt(buf, b.logOff)
-	buf = buf[:end-b.logOff]
-	if err == nil {
-		err = durable.Datasync(b.log)
-	}
-	if err != nil {
-		b.log.Truncate(b.logOff)
-		b.logSize = b.logOff
+	// One write and one fsync for the whole group.
+	if err := b.log.Append(buf); err != nil {
 		for _, r := range accepted {
 			r.err = fmt.Errorf("write log: %w", err)
 		}
@@ -627,8 +433,7 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 		b.applyLocked(r.b)
 	}
 	b.wrote = true
-	b.logOff += int64(len(buf))
-	if b.logOff >= bigLog {
+	if b.log.End() >= bigLog {
 		select {
 		case b.bigLog <- struct{}{}:
 		default:
@@ -636,12 +441,13 @@ func (b *fsBackend) commitGroup(group []*applyReq) {
 	}
 }
 
-func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
+// ReadObject reads an object from the overlay, the packs or loose files.
+func (b *FS) ReadObject(ctx context.Context, id object.Hash) (object.Type, []byte, error) {
 	// Only the overlay needs the log lock; the packs have their own, so
 	// that reads run in parallel (a session load reads on two goroutines).
 	b.mu.Lock()
 	_, logged := b.objs[id]
-	var t objType
+	var t object.Type
 	var data []byte
 	var err error
 	if logged {
@@ -651,11 +457,11 @@ func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
 	if !logged {
 		t, data, err = b.gitRead(id)
 	}
-	if !errors.Is(err, errNotFound) {
+	if !errors.Is(err, ErrNotFound) {
 		return t, data, err
 	}
 	// Perhaps another process logged it: catch up and look again.
-	locked, err := b.rlock()
+	locked, err := b.rlock(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -665,12 +471,12 @@ func (b *fsBackend) readObject(id hash) (objType, []byte, error) {
 
 // resolveLocked reads an object from the overlay, rebuilding it from its
 // base when it was logged as an edit, or else from the repository.
-func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
+func (b *FS) resolveLocked(id object.Hash, depth int) (object.Type, []byte, error) {
 	o, ok := b.objs[id]
 	if !ok {
 		return b.gitRead(id)
 	}
-	if o.Base == zeroHash {
+	if o.Base == object.ZeroHash {
 		return o.Type, o.Data, nil
 	}
 	if depth > 100000 {
@@ -690,80 +496,38 @@ func (b *fsBackend) resolveLocked(id hash, depth int) (objType, []byte, error) {
 	return o.Type, data, err
 }
 
-// rebuiltCache holds recently rebuilt objects, at most about max bytes, in
-// two generations: when the newer one fills, the older is dropped. That
-// keeps what was used lately without bookkeeping per entry.
-type rebuiltCache struct {
-	cur, old map[hash][]byte
-	curBytes int
-}
-
-// rebuiltMax bounds the cache; a folder tree of 10,000 thoughts is about
-// 400 KB, so this holds the latest versions of a few dozen busy sessions.
-const rebuiltMax = 16 << 20
-
-// rebuiltMin is the size below which rebuilding is cheaper than caching.
-const rebuiltMin = 4 << 10
-
-func (c *rebuiltCache) get(id hash) ([]byte, bool) {
-	if d, ok := c.cur[id]; ok {
-		return d, true
-	}
-	d, ok := c.old[id]
-	if ok {
-		c.put(id, d)
-	}
-	return d, ok
-}
-
-func (c *rebuiltCache) put(id hash, data []byte) {
-	if len(data) < rebuiltMin || len(data) > rebuiltMax/4 {
-		return
-	}
-	if c.curBytes+len(data) > rebuiltMax/2 {
-		c.old, c.cur, c.curBytes = c.cur, nil, 0
-	}
-	if c.cur == nil {
-		c.cur = map[hash][]byte{}
-	}
-	if _, ok := c.cur[id]; !ok {
-		c.cur[id] = data
-		c.curBytes += len(data)
-	}
-}
-
 // gitRead reads an object from the repository: our pack set, then loose
 // objects through go-git, then — in case another process packed it — the
 // pack set again after a refresh.
-func (b *fsBackend) gitRead(id hash) (objType, []byte, error) {
+func (b *FS) gitRead(id object.Hash) (object.Type, []byte, error) {
 	t, data, err := b.packs.Read(id)
-	if !errors.Is(err, errNotFound) {
+	if !errors.Is(err, ErrNotFound) {
 		return t, data, err
 	}
-	if t, data, err := b.looseRead(id); !errors.Is(err, errNotFound) {
+	if t, data, err := b.looseRead(id); !errors.Is(err, ErrNotFound) {
 		return t, data, err
 	}
 	if err := b.packs.Refresh(); err != nil {
 		return 0, nil, err
 	}
 	t, data, err = b.packs.Read(id)
-	if errors.Is(err, errNotFound) {
-		return 0, nil, fmt.Errorf("object %s: %w", id, errNotFound)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
 	}
 	return t, data, err
 }
 
-func (b *fsBackend) looseRead(id hash) (objType, []byte, error) {
+func (b *FS) looseRead(id object.Hash) (object.Type, []byte, error) {
 	path := filepath.Join(b.gitDir, "objects", id.String()[:2], id.String()[2:])
 	if _, err := os.Stat(path); err != nil {
-		return 0, nil, errNotFound
+		return 0, nil, ErrNotFound
 	}
 	b.gitMu.Lock()
 	defer b.gitMu.Unlock()
 	return readEncoded(b.st, id)
 }
 
-func (b *fsBackend) gitHas(id hash) bool {
+func (b *FS) gitHas(id object.Hash) bool {
 	if b.packs.Has(id) {
 		return true
 	}
@@ -794,7 +558,7 @@ func nextFlushWait(every, prev time.Duration, pending int) time.Duration {
 	return min(max(2*prev, every), maxStretch*every)
 }
 
-func (b *fsBackend) flusher(every time.Duration) {
+func (b *FS) flusher(every time.Duration) {
 	defer b.wg.Done()
 	wait := every
 	t := time.NewTimer(wait)
@@ -825,12 +589,12 @@ func (b *fsBackend) flusher(every time.Duration) {
 	}
 }
 
-// flush publishes everything logged so far — by this process or another —
+// Flush publishes everything logged so far — by this process or another —
 // waiting for a flush in progress elsewhere, whose snapshot may predate our
 // last batches. The background flusher does not wait (flushSoon).
-func (b *fsBackend) flush() error { return b.flushAndClean(true, false) }
+func (b *FS) Flush(ctx context.Context) error { return b.flushAndClean(ctx, true, false) }
 
-func (b *fsBackend) flushSoon() error { return b.flushAndClean(false, false) }
+func (b *FS) flushSoon() error { return b.flushAndClean(context.Background(), false, false) }
 
 // flushAndClean moves the logged batches into a pack and the refs, then drops
 // them from the log. Only one process flushes at a time (flush.lock), so the
@@ -841,7 +605,7 @@ func (b *fsBackend) flushSoon() error { return b.flushAndClean(false, false) }
 // it gives up at once when another process holds the flush lock — or,
 // when cleaning (at open), the log lock: that process is alive and will
 // publish the log.
-func (b *fsBackend) flushAndClean(wait, clean bool) error {
+func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 	fl, err := durable.OpenFile(b.flushPath, os.O_RDWR|os.O_CREATE, 0o644)
@@ -850,7 +614,7 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 	}
 	defer fl.Close()
 	if wait {
-		if err := durable.Lock(context.Background(), fl, durable.RecordIn(fl), b.lockTimeout); err != nil {
+		if err := durable.Lock(ctx, fl, durable.RecordIn(fl), b.lockTimeout); err != nil {
 			return fmt.Errorf("flush of %s: %w", b.gitDir, err)
 		}
 	} else if ok, err := durable.TryLock(fl, durable.RecordIn(fl)); err != nil || !ok {
@@ -861,9 +625,9 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 		// Tried without waiting, and first: a stuck process holding the
 		// log lock must not keep this one from opening.
 		b.mu.Lock()
-		ok, err := durable.TryLock(b.log, b.logRec)
+		ok, err := b.log.TryLock()
 		if ok {
-			durable.Unlock(b.log)
+			b.log.Unlock()
 		}
 		b.mu.Unlock()
 		if err != nil || !ok {
@@ -872,8 +636,8 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
-		if b.looseRefs >= packRefsEvery {
-			if err := b.lock(); err != nil {
+		if b.looseRefs >= PackRefsEvery {
+			if err := b.lock(ctx); err != nil {
 				return err
 			}
 			err := refs.Pack(b.gitDir)
@@ -885,12 +649,12 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 		}
 	}
 
-	if err := b.lock(); err != nil {
+	if err := b.lock(ctx); err != nil {
 		return err
 	}
 	recs := b.recs
-	end := b.logOff
-	ino := b.logIno
+	end := b.log.End()
+	ino := b.log.ID()
 	b.unlock()
 	if len(recs) == 0 {
 		return nil
@@ -898,12 +662,12 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 
 	// Only when recovering can logged objects already be in the repository
 	// (packed by a flush that died before trimming the log).
-	var has func(hash) bool
+	var has func(object.Hash) bool
 	if clean {
 		has = b.gitHas
 	}
-	plan, err := pack.Plan(recs, b.heads, has, func(id hash) ([]byte, error) {
-		_, data, err := b.readObject(id)
+	plan, err := pack.Plan(recs, b.heads, has, func(id object.Hash) ([]byte, error) {
+		_, data, err := b.ReadObject(ctx, id)
 		return data, err
 	})
 	if err != nil {
@@ -923,7 +687,7 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 		}
 	}
 
-	if err := b.publish(recs, end, ino); err != nil {
+	if err := b.publish(ctx, recs, end, ino); err != nil {
 		return err
 	}
 	return b.maybeMerge()
@@ -935,8 +699,8 @@ func (b *fsBackend) flushAndClean(wait, clean bool) error {
 // the overlay, which wins over disk, so writers need not wait for the ref
 // files' fsyncs. Only the trim — and packing refs, which must look atomic
 // to a listing — happens under the lock.
-func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
-	finals := map[string]hash{}
+func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint64) error {
+	finals := map[string]object.Hash{}
 	for _, r := range recs {
 		for _, u := range r.Updates {
 			finals[u.Name] = u.New
@@ -946,7 +710,7 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 	// swap when a batch was logged), so the flusher only publishes values.
 	dirs := map[string]bool{}
 	for name, h := range finals {
-		if h == zeroHash {
+		if h == object.ZeroHash {
 			d, err := refs.Delete(b.gitDir, name)
 			if err != nil {
 				return err
@@ -969,26 +733,26 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 		}
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := durable.SyncDir(d); err != nil {
 			return err
 		}
 	}
 
-	if err := b.lock(); err != nil {
+	if err := b.lock(ctx); err != nil {
 		return err
 	}
 	defer b.unlock()
-	if b.logIno != ino || b.logOff < end {
+	if b.log.ID() != ino || b.log.End() < end {
 		return fmt.Errorf("log was replaced during a flush")
 	}
 	b.looseRefs += len(finals)
-	if b.looseRefs >= packRefsEvery {
+	if b.looseRefs >= PackRefsEvery {
 		if err := refs.Pack(b.gitDir); err != nil {
 			return fmt.Errorf("pack refs: %w", err)
 		}
 		b.looseRefs = 0
 	}
-	if err := b.truncateLogLocked(end); err != nil {
+	if err := b.log.Trim(ctx, end); err != nil {
 		return err
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
@@ -997,7 +761,7 @@ func (b *fsBackend) publish(recs []*batch, end int64, ino uint64) error {
 
 // maybeMerge merges packs when there are too many; the caller holds the
 // flush lock, so no other process adds or merges packs meanwhile.
-func (b *fsBackend) maybeMerge() error {
+func (b *FS) maybeMerge() error {
 	if err := b.packs.Refresh(); err != nil {
 		return err
 	}
@@ -1011,51 +775,7 @@ func (b *fsBackend) maybeMerge() error {
 	return b.packs.Refresh()
 }
 
-// truncateLogLocked replaces the log with one holding only the records after
-// offset end, which arrived while the flush was writing its pack.
-func (b *fsBackend) truncateLogLocked(end int64) error {
-	rest := make([]byte, b.logOff-end)
-	if _, err := b.log.ReadAt(rest, end); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	tmp := b.logPath + ".tmp"
-	os.Remove(tmp)
-	f, err := durable.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(append([]byte{}, wal.Magic...), rest...))
-	if err == nil {
-		err = durable.Datasync(f)
-	}
-	if err == nil {
-		// Nobody else has it open yet, so this cannot wait.
-		err = durable.Lock(context.Background(), f, b.logRec, b.lockTimeout)
-	}
-	if err == nil {
-		err = durable.Rename(tmp, b.logPath)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(b.logPath))
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	fid, err := durable.FileID(f)
-	if err != nil {
-		return err
-	}
-	old := b.log
-	b.log, b.logIno = f, fid
-	durable.Unlock(old)
-	old.Close()
-	b.resetOverlay()
-	return b.syncLocked()
-}
-
-func (b *fsBackend) removeStaleFiles() error {
+func (b *FS) removeStaleFiles() error {
 	packDir := filepath.Join(b.gitDir, "objects", "pack")
 	entries, _ := os.ReadDir(packDir)
 	idx := map[string]bool{}
@@ -1079,11 +799,11 @@ func (b *fsBackend) removeStaleFiles() error {
 			os.Remove(filepath.Join(b.linksDir(), e.Name()))
 		}
 	}
-	os.Remove(b.logPath + ".tmp")
+	os.Remove(b.log.Path() + ".tmp")
 	os.Remove(filepath.Join(b.gitDir, "packed-refs.lock")) // only our flusher packs refs
 	// refs/heads/main holds only our README commit; nobody else writes it.
 	os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
-	for _, root := range []string{"refs/heads/sessions", "refs/heads/knowledge", "refs/heads/notebooks"} {
+	for _, root := range b.lockedRefRoots {
 		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				if strings.HasSuffix(p, ".lock") {
@@ -1098,9 +818,11 @@ func (b *fsBackend) removeStaleFiles() error {
 	return nil
 }
 
-func (b *fsBackend) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }
+func (b *FS) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }
 
-func (b *fsBackend) close() error {
+// Close stops the flusher, publishes what this process logged, and
+// releases the repository.
+func (b *FS) Close() error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -1123,14 +845,13 @@ func (b *fsBackend) close() error {
 		// courtesy to plain Git. If a stuck process holds the flush lock
 		// past the timeout, the log keeps the batches for the next flush
 		// by anyone (every open recovers it), so closing still succeeds.
-		if err = b.flush(); errors.Is(err, durable.ErrHeld) {
+		if err = b.Flush(context.Background()); errors.Is(err, durable.ErrHeld) {
 			err = nil
 		}
 	}
 	b.mu.Lock()
 	b.log.Close()
 	b.mu.Unlock()
-	b.logRec.Close()
 	b.packs.Close()
 	b.gitMu.Lock()
 	if cerr := b.st.Close(); err == nil {
@@ -1140,43 +861,67 @@ func (b *fsBackend) close() error {
 	return err
 }
 
-// initBareRepo creates a bare repository the way `git init --bare` lays it
-// out, if there is none.
-// ErrReadOnly is returned by a write to a ledger whose files this process
-// cannot write; reading it works.
-var ErrReadOnly = errors.New("the ledger's files are read-only here: commands that read it work, writing needs write access to the data directory")
-
-func initBareRepo(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
-		return nil
+// IngestPack stores a pack received from a remote: written whole to a
+// temporary file in tmpDir, indexed, synced, and renamed into objects/pack
+// (index last), so that the refs pointing into it — moved afterwards —
+// never point at objects a crash could lose.
+func (b *FS) IngestPack(ctx context.Context, tmpDir string, r io.Reader) (objects int, bytes int64, err error) {
+	count, n, err := pack.Install(tmpDir, filepath.Join(b.gitDir, "objects", "pack"), r)
+	if err != nil || n == 0 {
+		return count, n, err
 	}
-	for _, d := range []string{"objects/pack", "objects/info", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return err
-		}
-	}
-	files := map[string]string{
-		"config":      "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
-		"description": "Thoughtbox reasoning ledger\n",
-		"HEAD":        "ref: refs/heads/main\n",
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if n == "HEAD" {
-			continue // written last: its presence marks a finished init
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(files[n]), 0o644); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "HEAD"), []byte(files["HEAD"]), 0o644); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return count, n, b.packs.Refresh()
 }
 
-func syncDir(dir string) error { return durable.SyncDir(dir) }
+// SortedRefs returns every ref under prefix, in order. It walks the packed
+// refs, already in order, and lays the few loose and logged ones over
+// them, instead of building maps of every ref.
+func (b *FS) SortedRefs(ctx context.Context, prefix string) ([]string, []object.Hash, error) {
+	locked, err := b.rlock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.runlock(locked)
+	pnames, phashes, err := refs.PackedUnder(b.gitDir, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	over, err := refs.ListLoose(b.gitDir, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, h := range b.refs {
+		if strings.HasPrefix(name, prefix) {
+			over[name] = h // ZeroHash: deleted in the log
+		}
+	}
+	extra := make([]string, 0, len(over))
+	for n := range over {
+		extra = append(extra, n)
+	}
+	slices.Sort(extra)
+	end := len(pnames)
+	names := make([]string, 0, end+len(extra))
+	hashes := make([]object.Hash, 0, end+len(extra))
+	i, j := 0, 0
+	for i < end || j < len(extra) {
+		var n string
+		var h object.Hash
+		switch {
+		case j == len(extra) || i < end && pnames[i] < extra[j]:
+			n, h = pnames[i], phashes[i]
+			i++
+		case i == end || extra[j] < pnames[i]:
+			n, h = extra[j], over[extra[j]]
+			j++
+		default: // both: the loose or logged value wins
+			n, h = extra[j], over[extra[j]]
+			i++
+			j++
+		}
+		if h != object.ZeroHash {
+			names, hashes = append(names, n), append(hashes, h)
+		}
+	}
+	return names, hashes, nil
+}

@@ -1,4 +1,4 @@
-package gitstore
+package repo
 
 import (
 	"context"
@@ -8,17 +8,20 @@ import (
 	"strings"
 	"sync"
 
+	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 )
 
-// memBackend keeps a project in go-git's in-memory storage
+// Mem keeps a project in go-git's in-memory storage
 // (THOUGHTBOX_STORAGE=memory). Nothing survives the process; the layout,
 // commits and refs are exactly those of the on-disk store.
-type memBackend struct {
+type Mem struct {
 	// mu guards st, which is not safe for concurrent use, and makes each
 	// batch's compare-and-swap atomic.
 	mu sync.Mutex
@@ -26,6 +29,9 @@ type memBackend struct {
 	// bySession indexes session refs by session id: loading a session
 	// lists its refs, and go-git's in-memory refs are one flat map.
 	bySession map[string]map[string]bool
+	// sessionPrefix is where session refs live: refs under it are
+	// indexed by session id.
+	sessionPrefix string
 	// edits holds objects as the edit of their base they were built as,
 	// not whole: each thought's folder tree is the previous one plus an
 	// entry, and keeping every version whole made a session's memory grow
@@ -33,13 +39,13 @@ type memBackend struct {
 	// twice). Every memEditDepth-th version is kept whole, so a read
 	// applies a bounded number of edits; rebuilt spares even those for the
 	// versions read lately.
-	edits   map[hash]*memEdit
+	edits   map[object.Hash]*memEdit
 	rebuilt rebuiltCache
 }
 
 type memEdit struct {
-	typ   objType
-	base  hash
+	typ   object.Type
+	base  object.Hash
 	ed    delta.Edit
 	depth int // edits between this object and a whole one
 }
@@ -47,17 +53,17 @@ type memEdit struct {
 // memEditDepth bounds the edits applied to read an object.
 const memEditDepth = 32
 
-func newMemBackend() *memBackend {
-	return &memBackend{st: memory.NewStorage(), bySession: map[string]map[string]bool{}, edits: map[hash]*memEdit{}}
+func NewMem(sessionPrefix string) *Mem {
+	return &Mem{st: memory.NewStorage(), sessionPrefix: sessionPrefix, bySession: map[string]map[string]bool{}, edits: map[object.Hash]*memEdit{}}
 }
 
-func (m *memBackend) readObject(id hash) (objType, []byte, error) {
+func (m *Mem) ReadObject(_ context.Context, id object.Hash) (object.Type, []byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.readLocked(id)
 }
 
-func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
+func (m *Mem) readLocked(id object.Hash) (object.Type, []byte, error) {
 	e, ok := m.edits[id]
 	if !ok {
 		return readEncoded(m.st, id)
@@ -78,7 +84,7 @@ func (m *memBackend) readLocked(id hash) (objType, []byte, error) {
 }
 
 // storeWhole puts an object into go-git's storage.
-func (m *memBackend) storeWhole(typ objType, data []byte) error {
+func (m *Mem) storeWhole(typ object.Type, data []byte) error {
 	eo := m.st.NewEncodedObject()
 	eo.SetType(typ)
 	eo.SetSize(int64(len(data)))
@@ -91,7 +97,7 @@ func (m *memBackend) storeWhole(typ objType, data []byte) error {
 
 // flattenLocked stores every object kept as an edit whole, for go-git's
 // own code (a received pack's deltas may name them as bases).
-func (m *memBackend) flattenLocked() error {
+func (m *Mem) flattenLocked() error {
 	for id, e := range m.edits {
 		_, data, err := m.readLocked(id)
 		if err != nil {
@@ -101,53 +107,34 @@ func (m *memBackend) flattenLocked() error {
 			return err
 		}
 	}
-	m.edits = map[hash]*memEdit{}
+	m.edits = map[object.Hash]*memEdit{}
 	return nil
 }
 
-// readEncoded reads a whole object through go-git's storage (the in-memory
-// one, or loose objects on disk), translating its not-found error.
-func readEncoded(st storer.EncodedObjectStorer, id hash) (objType, []byte, error) {
-	o, err := st.EncodedObject(plumbing.AnyObject, id)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return 0, nil, errNotFound
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	r, err := o.Reader()
-	if err != nil {
-		return 0, nil, err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	return o.Type(), data, err
-}
-
-func (m *memBackend) refLocked(name string) (hash, error) {
+func (m *Mem) refLocked(name string) (object.Hash, error) {
 	r, err := m.st.Reference(plumbing.ReferenceName(name))
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return zeroHash, nil
+		return object.ZeroHash, nil
 	}
 	if err != nil {
-		return zeroHash, err
+		return object.ZeroHash, err
 	}
 	return r.Hash(), nil
 }
 
-func (m *memBackend) readRef(name string) (hash, error) {
+func (m *Mem) ReadRef(_ context.Context, name string) (object.Hash, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.refLocked(name)
 }
 
-func (m *memBackend) listRefs(prefix string) (map[string]hash, error) {
+func (m *Mem) ListRefs(_ context.Context, prefix string) (map[string]object.Hash, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]hash{}
-	if id, ok := strings.CutPrefix(prefix, refPrefix); ok && strings.HasSuffix(id, "/") && strings.Count(id, "/") == 1 {
+	out := map[string]object.Hash{}
+	if id, ok := strings.CutPrefix(prefix, m.sessionPrefix); ok && strings.HasSuffix(id, "/") && strings.Count(id, "/") == 1 {
 		for name := range m.bySession[strings.TrimSuffix(id, "/")] {
-			if h, err := m.refLocked(name); err == nil && h != zeroHash {
+			if h, err := m.refLocked(name); err == nil && h != object.ZeroHash {
 				out[name] = h
 			}
 		}
@@ -161,7 +148,7 @@ func (m *memBackend) listRefs(prefix string) (map[string]hash, error) {
 	return out, nil
 }
 
-func (m *memBackend) apply(_ context.Context, b *batch) error {
+func (m *Mem) Apply(_ context.Context, b *wal.Batch) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, u := range b.Updates {
@@ -170,7 +157,7 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 			return err
 		}
 		if cur != u.Old {
-			return errConflict
+			return ErrConflict
 		}
 	}
 	for _, o := range b.Objects {
@@ -178,7 +165,7 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 			continue
 		}
 		data := o.Data
-		if o.Base != zeroHash {
+		if o.Base != object.ZeroHash {
 			depth := 1
 			if be, ok := m.edits[o.Base]; ok {
 				depth = be.depth + 1
@@ -204,11 +191,11 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 		}
 	}
 	for _, u := range b.Updates {
-		if u.New == zeroHash {
+		if u.New == object.ZeroHash {
 			if err := m.st.RemoveReference(plumbing.ReferenceName(u.Name)); err != nil {
 				return err
 			}
-			if rest, ok := strings.CutPrefix(u.Name, refPrefix); ok {
+			if rest, ok := strings.CutPrefix(u.Name, m.sessionPrefix); ok {
 				if id, _, ok := strings.Cut(rest, "/"); ok {
 					delete(m.bySession[id], u.Name)
 				}
@@ -219,7 +206,7 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 		if err := m.st.SetReference(ref); err != nil {
 			return err
 		}
-		if rest, ok := strings.CutPrefix(u.Name, refPrefix); ok {
+		if rest, ok := strings.CutPrefix(u.Name, m.sessionPrefix); ok {
 			if id, _, ok := strings.Cut(rest, "/"); ok {
 				if m.bySession[id] == nil {
 					m.bySession[id] = map[string]bool{}
@@ -231,5 +218,55 @@ func (m *memBackend) apply(_ context.Context, b *batch) error {
 	return nil
 }
 
-func (m *memBackend) flush() error { return nil }
-func (m *memBackend) close() error { return nil }
+// Flush does nothing: nothing but this process reads the storage.
+func (m *Mem) Flush(context.Context) error { return nil }
+
+// Close does nothing; the storage goes with the process.
+func (m *Mem) Close() error { return nil }
+
+// IngestPack parses a pack received from a remote into the storage. The
+// count of objects is not known: -1.
+func (m *Mem) IngestPack(_ context.Context, r io.Reader) (objects int, bytes int64, err error) {
+	cr := &countingReader{r: r}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// The pack's deltas may name our objects as bases, and go-git
+	// finds bases only in its own storage.
+	if err := m.flattenLocked(); err != nil {
+		return 0, 0, err
+	}
+	err = packfile.UpdateObjectStorage(m.st, cr)
+	return -1, cr.n, err
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Config returns the repository's Git config.
+func (m *Mem) Config() (*gitconfig.Config, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Config()
+}
+
+// EditConfig changes the config in one step.
+func (m *Mem) EditConfig(change func(*gitconfig.Config) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cfg, err := m.st.Config()
+	if err != nil {
+		return err
+	}
+	if err := change(cfg); err != nil {
+		return err
+	}
+	return m.st.SetConfig(cfg)
+}

@@ -1,0 +1,462 @@
+package wal
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/thoughtbox/thoughtbox/internal/durable"
+)
+
+// ErrDamaged is returned when the log holds a record that fails its
+// checksum with intact records after it. A torn tail (a write cut by a
+// crash before its fsync, never acknowledged) is cut off; damage in the
+// middle is not a torn write, and the records after it were acknowledged,
+// so nothing is cut or replayed until the log is repaired.
+var ErrDamaged = errors.New("write-ahead log is damaged")
+
+// DamageError says where: the record at Offset fails its checksum or does
+// not decode, and an intact record starts at Next.
+type DamageError struct {
+	Path         string
+	Offset, Next int64
+}
+
+func (e *DamageError) Error() string {
+	return fmt.Sprintf("%s is damaged at offset %d: that record fails its checksum, yet an intact record follows at offset %d; nothing was changed — run 'thoughtbox verify --repair' to keep every record that checks out",
+		e.Path, e.Offset, e.Next)
+}
+
+func (e *DamageError) Unwrap() error { return ErrDamaged }
+
+// Ahead is how far past its last record the log is extended with zeros.
+const Ahead = 256 << 10
+
+// Options configure a Log.
+type Options struct {
+	// Holder is the file that names the process holding the log's lock.
+	Holder string
+	// Timeout bounds a wait for another process's lock.
+	Timeout time.Duration
+	// Name is what error messages call the log's owner (its repository).
+	Name string
+	// Reset is called when the records replayed so far no longer count:
+	// another process replaced the log (its records are published by
+	// then), or this one trimmed it.
+	Reset func()
+	// Record is called with each record replayed, in order.
+	Record func(*Batch)
+	// Damage wraps the *DamageError a replay meets (nil: returned as is),
+	// so the caller can classify it without this package knowing how.
+	Damage func(error) error
+}
+
+// Log is the write-ahead log file of a repository: a Magic header, then
+// records. Several processes share it: the file lock (Lock) serialises
+// appends and trims, and each process replays what others appended before
+// it acts on the log's content. A Log is not safe for concurrent use; its
+// owner serialises calls (the disk repository's mu).
+type Log struct {
+	path string
+	opt  Options
+	rec  *durable.Record
+	f    *os.File
+	ino  uint64
+	off  int64 // end of the last record replayed or appended
+	// size is the file's size: past off it holds zeros written ahead of
+	// the records.
+	size int64
+}
+
+// Open opens the log at path, creating it if it is missing. When the file
+// cannot be written (a read-only mount, another user's ledger) it is opened
+// for reading and readOnly is set.
+func Open(path string, opt Options) (l *Log, readOnly bool, err error) {
+	f, err := durable.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		// Someone may still read this ledger.
+		if f, err = durable.OpenFile(path, os.O_RDONLY, 0); err == nil {
+			readOnly = true
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if opt.Reset == nil {
+		opt.Reset = func() {}
+	}
+	if opt.Record == nil {
+		opt.Record = func(*Batch) {}
+	}
+	return &Log{path: path, opt: opt, rec: durable.NewRecord(opt.Holder), f: f}, readOnly, nil
+}
+
+// Path is the log file's path.
+func (l *Log) Path() string { return l.path }
+
+// End is the offset just past the last record replayed or appended.
+func (l *Log) End() int64 { return l.off }
+
+// ID identifies the log file: a trim replaces it with a new one.
+func (l *Log) ID() uint64 { return l.ino }
+
+// Close closes the file and the holder record.
+func (l *Log) Close() error {
+	err := l.f.Close()
+	l.rec.Close()
+	return err
+}
+
+func (l *Log) reset() {
+	l.off = 0
+	l.opt.Reset()
+}
+
+// Lock takes the log's file lock, waiting for another process at most the
+// Timeout (a stuck holder makes it fail with a *durable.HeldError naming
+// it, not hang) or until ctx ends, then replays what others appended.
+func (l *Log) Lock(ctx context.Context) error {
+	if err := durable.Lock(ctx, l.f, l.rec, l.opt.Timeout); err != nil {
+		return fmt.Errorf("log of %s: %w", l.opt.Name, err)
+	}
+	if err := l.sync(ctx); err != nil {
+		l.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Unlock lets the file lock go.
+func (l *Log) Unlock() { durable.Unlock(l.f) }
+
+// TryLock takes the file lock if it is free, without replaying.
+func (l *Log) TryLock() (bool, error) { return durable.TryLock(l.f, l.rec) }
+
+// RLock is Lock for readers, who never wait for another process: when the
+// file lock is free it is taken as by Lock; when another process holds it,
+// the records appended so far are read without it (see peek). RUnlock
+// releases what was taken.
+func (l *Log) RLock(ctx context.Context) (locked bool, err error) {
+	ok, err := l.TryLock()
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		err = l.sync(ctx)
+	} else {
+		err = l.peek()
+	}
+	if err != nil {
+		l.RUnlock(ok)
+		return false, err
+	}
+	return ok, nil
+}
+
+// RUnlock undoes RLock.
+func (l *Log) RUnlock(locked bool) {
+	if locked {
+		l.Unlock()
+	}
+}
+
+// peek catches up with the log while another process holds its lock,
+// without writing anything: it reads the complete records and stops at the
+// first one that is not (yet) whole, which a writer is appending or which
+// the next lock holder cuts off. A complete record is never cut off, so
+// what it adds stays true. A log replaced by a flush elsewhere is reopened;
+// the batches of the old one are in the refs and packs by then.
+func (l *Log) peek() error {
+	pid, err := durable.PathID(l.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if l.ino == 0 {
+		if l.ino, err = durable.FileID(l.f); err != nil {
+			return err
+		}
+	}
+	if pid != l.ino {
+		nf, err := durable.OpenFile(l.path, os.O_RDWR, 0o644)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		id, err := durable.FileID(nf)
+		if err != nil {
+			nf.Close()
+			return err
+		}
+		l.f.Close()
+		l.f, l.ino = nf, id
+		l.reset()
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if l.off == 0 {
+		if size < int64(len(Magic)) {
+			return nil
+		}
+		head := make([]byte, len(Magic))
+		if _, err := l.f.ReadAt(head, 0); err != nil {
+			return err
+		}
+		if string(head) != string(Magic) {
+			return fmt.Errorf("%s is not a Thoughtbox log", l.path)
+		}
+		l.off = int64(len(Magic))
+	}
+	var hdr [8]byte
+	for l.off+8 <= size {
+		if _, err := l.f.ReadAt(hdr[:], l.off); err != nil {
+			return err
+		}
+		length := int64(binary.BigEndian.Uint32(hdr[:4]))
+		if length == 0 || l.off+8+length > size {
+			return nil
+		}
+		buf := make([]byte, 8+length)
+		if _, err := l.f.ReadAt(buf, l.off); err != nil {
+			return err
+		}
+		rec, _, err := DecodeRecord(buf)
+		if err != nil || rec == nil {
+			return nil
+		}
+		l.opt.Record(rec)
+		l.off += 8 + length
+	}
+	return nil
+}
+
+// sync catches up with the log file under its lock. A flush in another
+// process may have replaced the file; a process killed mid-append may have
+// left a torn record at the end, which was never acknowledged and is cut
+// off here.
+func (l *Log) sync(ctx context.Context) error {
+	for {
+		pid, err := durable.PathID(l.path)
+		if err == nil && l.ino != 0 && pid == l.ino {
+			break
+		}
+		if err == nil && l.ino == 0 {
+			fid, ferr := durable.FileID(l.f)
+			if ferr != nil {
+				return ferr
+			}
+			if fid == pid {
+				l.ino = fid
+				continue
+			}
+		}
+		nf, err := durable.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := durable.Lock(ctx, nf, l.rec, l.opt.Timeout); err != nil {
+			nf.Close()
+			return fmt.Errorf("log of %s: %w", l.opt.Name, err)
+		}
+		fid, err := durable.FileID(nf)
+		if err != nil {
+			nf.Close()
+			return err
+		}
+		durable.Unlock(l.f)
+		l.f.Close()
+		l.f, l.ino = nf, fid
+		l.reset()
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if l.off == 0 {
+		if size < int64(len(Magic)) {
+			// new (or never completed) log: start it
+			if err := l.f.Truncate(0); err != nil {
+				return err
+			}
+			if _, err := l.f.WriteAt(Magic, 0); err != nil {
+				return err
+			}
+			if err := durable.Datasync(l.f); err != nil {
+				return err
+			}
+			if err := durable.SyncDir(filepath.Dir(l.path)); err != nil {
+				return err
+			}
+			size = int64(len(Magic))
+		} else {
+			head := make([]byte, len(Magic))
+			if _, err := l.f.ReadAt(head, 0); err != nil {
+				return err
+			}
+			if string(head) != string(Magic) {
+				return fmt.Errorf("%s is not a Thoughtbox log", l.path)
+			}
+		}
+		l.off = int64(len(Magic))
+	}
+	if size < l.off {
+		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", l.path, l.off, size)
+	}
+	l.size = size
+	// Records follow one another up to the end of the file or to the
+	// zeros a writer laid down ahead of itself (a record's length is never
+	// zero): see Append.
+	var hdr [8]byte
+	for l.off < size {
+		n, err := l.f.ReadAt(hdr[:], l.off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		length := int64(0)
+		if n == len(hdr) {
+			length = int64(binary.BigEndian.Uint32(hdr[:4]))
+			if length == 0 {
+				return nil // the preallocated tail
+			}
+		}
+		var rec *Batch
+		if n == len(hdr) && l.off+8+length <= size {
+			buf := make([]byte, 8+length)
+			if _, err := l.f.ReadAt(buf, l.off); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			if rec, _, err = DecodeRecord(buf); err != nil && !errors.Is(err, ErrTorn) {
+				return err
+			}
+		}
+		if rec == nil {
+			// We hold the lock, so nobody is writing: this is a write that
+			// died before its fsync — unless intact records follow, which
+			// makes it damage (checkTornTail): then nothing is cut.
+			if err := l.checkTornTail(l.off, size); err != nil {
+				return err
+			}
+			if err := l.f.Truncate(l.off); err != nil {
+				return err
+			}
+			l.size = l.off
+			return durable.Datasync(l.f)
+		}
+		l.opt.Record(rec)
+		l.off += 8 + length
+	}
+	return nil
+}
+
+// checkTornTail decides what a record that does not read at off is: a
+// torn tail (nil: the caller may cut it) or damage (a *DamageError).
+func (l *Log) checkTornTail(off, size int64) error {
+	if size-off > 1<<30 {
+		return fmt.Errorf("%s: %d bytes after an unreadable record at byte %d", l.path, size-off, off)
+	}
+	rest := make([]byte, size-off)
+	if _, err := l.f.ReadAt(rest, off); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if next := FindRecord(rest, 1); next >= 0 {
+		var err error = &DamageError{Path: l.path, Offset: off, Next: off + int64(next)}
+		if l.opt.Damage != nil {
+			err = l.opt.Damage(err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Append writes records (one or more, as AppendRecord lays them out) after
+// the last one and syncs them: one fsync for a whole group of batches. The
+// caller holds the lock. On failure the file is cut back and nothing of
+// records counts.
+func (l *Log) Append(records []byte) error {
+	if len(records) == 0 {
+		return nil
+	}
+	// Overwriting zeros already in the file needs only the data synced;
+	// growing the file makes each fdatasync commit the file system's
+	// journal too. So the log is extended ahead of its end, with zeros,
+	// Ahead bytes at a time.
+	buf := records
+	end := l.off + int64(len(records))
+	if end > l.size {
+		grown := end + Ahead
+		buf = append(buf, make([]byte, grown-end)...)
+		l.size = grown
+	}
+	_, err := l.f.WriteAt(buf, l.off)
+	if err == nil {
+		err = durable.Datasync(l.f)
+	}
+	if err != nil {
+		l.f.Truncate(l.off)
+		l.size = l.off
+		return err
+	}
+	l.off = end
+	return nil
+}
+
+// Trim replaces the log with one holding only the records after offset
+// end (those appended while a flush published the ones before it), then
+// replays them: Reset is called first. The caller holds the lock; the new
+// file is locked before it takes the old one's place.
+func (l *Log) Trim(ctx context.Context, end int64) error {
+	rest := make([]byte, l.off-end)
+	if _, err := l.f.ReadAt(rest, end); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	tmp := l.path + ".tmp"
+	os.Remove(tmp)
+	f, err := durable.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(append([]byte{}, Magic...), rest...))
+	if err == nil {
+		err = durable.Datasync(f)
+	}
+	if err == nil {
+		// Nobody else has it open yet, so this cannot wait.
+		err = durable.Lock(ctx, f, l.rec, l.opt.Timeout)
+	}
+	if err == nil {
+		err = durable.Rename(tmp, l.path)
+	}
+	if err == nil {
+		err = durable.SyncDir(filepath.Dir(l.path))
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	fid, err := durable.FileID(f)
+	if err != nil {
+		return err
+	}
+	old := l.f
+	l.f, l.ino = f, fid
+	durable.Unlock(old)
+	old.Close()
+	l.reset()
+	return l.sync(ctx)
+}
