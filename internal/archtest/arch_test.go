@@ -48,6 +48,10 @@ var rules = []rule{
 		To: under("gitstore")},
 	{Name: "export never imports gateway", From: under("export"),
 		To: under("gateway")},
+	{Name: "the log (gitstore/internal/wal) knows only its records' parts, never the repository, packs or refs", From: exactly("gitstore/internal/wal"),
+		To: func(p string) bool {
+			return under("gitstore")(p) && !under("gitstore/internal/object")(p) && !under("gitstore/internal/delta")(p)
+		}},
 }
 
 // ours holds the packages of this module (in the short form), as go list
@@ -187,7 +191,7 @@ func TestCheckNamesTheChain(t *testing.T) {
 		"events":                      {"project"},
 		"project":                     {"gitstore"},
 		"gitstore":                    {"github.com/go-git/go-git/v5", "ledger"},
-		"gitstore/internal/wal":       {"gitstore/internal/object"},
+		"gitstore/internal/wal":       {"gitstore/internal/object", "gitstore/internal/pack"},
 		"gitstore/internal/object":    {"ledger"},
 		"cmd/thoughtbox/internal/cli": {"project", "gitstore"},
 		"export":                      {"ledger"},
@@ -207,6 +211,7 @@ func TestCheckNamesTheChain(t *testing.T) {
 		"gitstore/internal/* never imports ledger: gitstore/internal/wal → gitstore/internal/object → ledger",
 		"the CLI reaches Git only through project: cmd/thoughtbox/internal/cli imports gitstore",
 		"observatory never imports gitstore: observatory → events → project → gitstore",
+		"the log (gitstore/internal/wal) knows only its records' parts, never the repository, packs or refs: gitstore/internal/wal → gitstore/internal/pack",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
