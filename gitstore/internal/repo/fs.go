@@ -41,9 +41,9 @@ import (
 //     then its cacheMu), gitMu (go-git's storage, for loose objects) and
 //     refs' .lock files while a ref is published.
 //
-// cmu (the group-commit queue) is a leaf as well: apply takes it to queue
-// or hand on the lead and always lets it go before commitGroup takes the
-// log lock. Nothing waits for the flush lock while holding the log lock;
+// The group-commit queue's mutex (wal.Group) is a leaf as well: Apply
+// takes it to queue or hand on the lead and always lets it go before
+// commitGroup takes the log lock. Nothing waits for the flush lock while holding the log lock;
 // a reader never waits for another process's log lock (rlock), and a
 // writer waits for one at most lockTimeout.
 
@@ -106,25 +106,13 @@ type FS struct {
 	// since the last flush. Content-addressed, so it never goes stale.
 	rebuilt rebuiltCache
 
-	// cmu guards the group-commit queue (see Apply).
-	cmu      sync.Mutex
-	queue    []*applyReq
-	leading  bool
-	stopping bool
-	inflight sync.WaitGroup
-	bigLog   chan struct{} // the log passed bigLog bytes: flush now
-	flushMu  sync.Mutex
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	closed   bool
-}
-
-type applyReq struct {
-	b    *wal.Batch
-	err  error
-	done chan struct{}
-	// promote tells a waiting caller to lead the next group.
-	promote chan struct{}
+	// group is the group-commit queue (see Apply).
+	group   wal.Group
+	bigLog  chan struct{} // the log passed bigLog bytes: flush now
+	flushMu sync.Mutex
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closed  bool
 }
 
 // PackRefsEvery is how many loose ref writes trigger packing refs.
@@ -323,11 +311,8 @@ func (b *FS) ListRefs(ctx context.Context, prefix string) (map[string]object.Has
 }
 
 // Apply commits a batch durably. Callers commit for each other (group
-// commit): the first to arrive leads — it takes every batch queued so far,
-// appends them with one fsync, and wakes their callers — while the others
-// wait; when it is done, the first caller still waiting leads the next
-// group. A lone writer thus commits on its own goroutine, with no handoff
-// to a committing goroutine and back.
+// commit, see wal.Group): one append and one fsync for every batch queued
+// meanwhile.
 //
 // ctx is honoured until the batch is queued; once queued it may be
 // committed by another caller's group, so the verdict is awaited.
@@ -338,74 +323,36 @@ func (b *FS) Apply(ctx context.Context, bt *wal.Batch) error {
 	if b.readOnly {
 		return fmt.Errorf("%s: %w", b.gitDir, ErrReadOnly)
 	}
-	r := &applyReq{b: bt, done: make(chan struct{}), promote: make(chan struct{}, 1)}
-	b.cmu.Lock()
-	if b.stopping {
-		b.cmu.Unlock()
-		return errors.New("store is closed")
-	}
-	b.inflight.Add(1)
-	defer b.inflight.Done()
-	b.queue = append(b.queue, r)
-	if b.leading {
-		b.cmu.Unlock()
-		// Once queued, the batch may be committed; wait for the verdict
-		// rather than report a cancellation that did not happen.
-		select {
-		case <-r.done:
-			return r.err
-		case <-r.promote:
-		}
-		b.cmu.Lock()
-	} else {
-		b.leading = true
-	}
-	group := b.queue
-	b.queue = nil
-	b.cmu.Unlock()
-
-	b.commitGroup(group)
-	for _, g := range group {
-		close(g.done)
-	}
-
-	b.cmu.Lock()
-	if len(b.queue) > 0 {
-		b.queue[0].promote <- struct{}{} // leading stays true: handed on
-	} else {
-		b.leading = false
-	}
-	b.cmu.Unlock()
-	return r.err
+	return b.group.Commit(ctx, bt, b.commitGroup)
 }
 
-func (b *FS) commitGroup(group []*applyReq) {
+func (b *FS) commitGroup(group []*wal.Request) {
 	// The group carries other callers' batches, so no one caller's
 	// context may abandon it; the lock wait is bounded by lockTimeout.
 	if err := b.lock(context.Background()); err != nil {
 		for _, r := range group {
-			r.err = err
+			r.Err = err
 		}
 		return
 	}
 	defer b.unlock()
 	staged := map[string]object.Hash{}
 	var buf []byte
-	var accepted []*applyReq
+	var accepted []*wal.Request
 	for _, r := range group {
 		ok := true
-		for _, u := range r.b.Updates {
+		for _, u := range r.Batch.Updates {
 			cur, seen := staged[u.Name]
 			if !seen {
 				var err error
 				if cur, err = b.refLocked(u.Name); err != nil {
-					r.err = err
+					r.Err = err
 					ok = false
 					break
 				}
 			}
 			if cur != u.Old {
-				r.err = ErrConflict
+				r.Err = ErrConflict
 				ok = false
 				break
 			}
@@ -413,10 +360,10 @@ func (b *FS) commitGroup(group []*applyReq) {
 		if !ok {
 			continue
 		}
-		for _, u := range r.b.Updates {
+		for _, u := range r.Batch.Updates {
 			staged[u.Name] = u.New
 		}
-		buf = wal.AppendRecord(buf, r.b)
+		buf = wal.AppendRecord(buf, r.Batch)
 		accepted = append(accepted, r)
 	}
 	if len(buf) == 0 {
@@ -425,12 +372,12 @@ func (b *FS) commitGroup(group []*applyReq) {
 	// One write and one fsync for the whole group.
 	if err := b.log.Append(buf); err != nil {
 		for _, r := range accepted {
-			r.err = fmt.Errorf("write log: %w", err)
+			r.Err = fmt.Errorf("write log: %w", err)
 		}
 		return
 	}
 	for _, r := range accepted {
-		b.applyLocked(r.b)
+		b.applyLocked(r.Batch)
 	}
 	b.wrote = true
 	if b.log.End() >= bigLog {
@@ -830,10 +777,7 @@ func (b *FS) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
-	b.cmu.Lock()
-	b.stopping = true
-	b.cmu.Unlock()
-	b.inflight.Wait()
+	b.group.Close()
 	close(b.stop)
 	b.wg.Wait()
 	var err error

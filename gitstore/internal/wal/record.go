@@ -1,8 +1,10 @@
-// Package wal is the write-ahead log's record format: a batch of objects
-// and ref moves, framed as u32 payload length, u32 CRC-32C of the payload,
-// payload. The log file itself (group commit, replay, trimming) is kept by
-// the store's disk backend, which owns its locks; this package holds what
-// must agree byte for byte between writing, replay, peeking and repair.
+// Package wal is the write-ahead log: its record format (a batch of
+// objects and ref moves, framed as u32 payload length, u32 CRC-32C of the
+// payload, payload), the log file shared by processes (Log: open, file
+// lock, replay, append, trim) and group commit (Group). What a replayed
+// record means — the overlay of refs and objects, compare-and-swap, the
+// flush to packs — belongs to the disk repository (gitstore/internal/repo),
+// which calls in here under its own lock.
 package wal
 
 import (
