@@ -25,7 +25,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
-// Lock order. The disk backend's locks, and the store's above them, are
+// Lock order. The disk repository's locks, and the store's above them, are
 // taken outermost first; a goroutine holding one may wait only for those
 // below it, never for one above:
 //
@@ -43,9 +43,10 @@ import (
 //
 // The group-commit queue's mutex (wal.Group) is a leaf as well: Apply
 // takes it to queue or hand on the lead and always lets it go before
-// commitGroup takes the log lock. Nothing waits for the flush lock while holding the log lock;
-// a reader never waits for another process's log lock (rlock), and a
-// writer waits for one at most lockTimeout.
+// commitGroup takes the log lock. Nothing waits for the flush lock while
+// holding the log lock; a reader never waits for another process's log
+// lock (rlock), and a writer waits for one at most lockTimeout (or until
+// its context ends).
 
 // FS keeps a project in a bare repository on disk.
 //

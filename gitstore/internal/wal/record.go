@@ -26,8 +26,8 @@ type Object struct {
 	Data []byte
 	Edit delta.Edit
 	// Whole is the content of an object logged as an edit, when its
-	// builder has it at hand; it lets the in-memory backend store a
-	// version whole without rebuilding it from its edit chain. It is
+	// builder has it at hand; it lets the in-memory repository (repo.Mem)
+	// store a version whole without rebuilding it from its edit chain. It is
 	// never encoded, and only read during apply: the builder reuses the
 	// buffer afterwards.
 	Whole []byte
