@@ -328,16 +328,25 @@ func (ps *Set) readAt(pe *Entry, off int64, depth int) (object.Type, []byte, err
 	var refBase object.Hash
 	switch typ {
 	case ofsDeltaType:
+		if p >= len(raw) {
+			return 0, nil, fmt.Errorf("truncated delta base offset")
+		}
 		c = raw[p]
 		p++
 		dist := int64(c & 0x7f)
 		for c&0x80 != 0 {
+			if p >= len(raw) || dist > 1<<48 {
+				return 0, nil, fmt.Errorf("truncated delta base offset")
+			}
 			c = raw[p]
 			p++
 			dist = ((dist + 1) << 7) | int64(c&0x7f)
 		}
 		baseOff = off - dist
 	case 7:
+		if len(raw)-p < 20 {
+			return 0, nil, fmt.Errorf("truncated delta base id")
+		}
 		copy(refBase[:], raw[p:p+20])
 		p += 20
 	}
