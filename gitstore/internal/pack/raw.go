@@ -45,8 +45,11 @@ func (ps *Set) ReadRaw(id object.Hash) (RawEntry, error) {
 		if err := pe.loadIdx(); err != nil {
 			return RawEntry{}, err
 		}
-		off, err := pe.idx.FindOffset(id)
+		off, found, err := findOffset(pe.idx, id)
 		if err != nil {
+			return RawEntry{}, fmt.Errorf("%s: %w", pe.name, err)
+		}
+		if !found {
 			continue
 		}
 		crc, err := pe.idx.FindCRC32(id)

@@ -272,8 +272,11 @@ func (ps *Set) readShared(id object.Hash) (object.Type, []byte, error) {
 		if err := pe.loadIdx(); err != nil {
 			return 0, nil, err
 		}
-		off, err := pe.idx.FindOffset(id)
+		off, found, err := findOffset(pe.idx, id)
 		if err != nil {
+			return 0, nil, fmt.Errorf("%s: %w", pe.name, err)
+		}
+		if !found {
 			continue
 		}
 		if pe != last {
@@ -475,7 +478,11 @@ func (ps *Set) Close() {
 type baseCache struct {
 	max, used int
 	m         map[baseKey]*baseItem
-	tick      uint64
+	// lru is the sentinel of a ring of the items, most recently used
+	// first: eviction takes the oldest in constant time. (A scan for the
+	// oldest made every put cost the whole cache once it was full, and a
+	// push that reads millions of objects spent most of its time there.)
+	lru baseItem
 }
 
 type baseKey struct {
@@ -484,22 +491,40 @@ type baseKey struct {
 }
 
 type baseItem struct {
-	t    object.Type
-	data []byte
-	used uint64
+	key        baseKey
+	t          object.Type
+	data       []byte
+	prev, next *baseItem
 }
 
-func newBaseCache(max int) *baseCache { return &baseCache{max: max, m: map[baseKey]*baseItem{}} }
+func newBaseCache(max int) *baseCache {
+	c := &baseCache{max: max}
+	c.reset()
+	return c
+}
 
-func (c *baseCache) reset() { c.m, c.used = map[baseKey]*baseItem{}, 0 }
+func (c *baseCache) reset() {
+	c.m, c.used = map[baseKey]*baseItem{}, 0
+	c.lru.prev, c.lru.next = &c.lru, &c.lru
+}
+
+func (c *baseCache) unlink(it *baseItem) {
+	it.prev.next, it.next.prev = it.next, it.prev
+}
+
+func (c *baseCache) pushFront(it *baseItem) {
+	it.prev, it.next = &c.lru, c.lru.next
+	c.lru.next.prev = it
+	c.lru.next = it
+}
 
 func (c *baseCache) get(pe *Entry, off int64) (object.Type, []byte, bool) {
 	it, ok := c.m[baseKey{pe, off}]
 	if !ok {
 		return 0, nil, false
 	}
-	c.tick++
-	it.used = c.tick
+	c.unlink(it)
+	c.pushFront(it)
 	return it.t, it.data, true
 }
 
@@ -511,18 +536,14 @@ func (c *baseCache) put(pe *Entry, off int64, t object.Type, data []byte) {
 	if _, ok := c.m[k]; ok {
 		return
 	}
-	for c.used+len(data) > c.max && len(c.m) > 0 {
-		var oldest baseKey
-		var min uint64 = ^uint64(0)
-		for k, it := range c.m {
-			if it.used < min {
-				min, oldest = it.used, k
-			}
-		}
-		c.used -= len(c.m[oldest].data)
-		delete(c.m, oldest)
+	for c.used+len(data) > c.max && c.lru.prev != &c.lru {
+		old := c.lru.prev
+		c.unlink(old)
+		delete(c.m, old.key)
+		c.used -= len(old.data)
 	}
-	c.tick++
-	c.m[k] = &baseItem{t: t, data: data, used: c.tick}
+	it := &baseItem{key: k, t: t, data: data}
+	c.pushFront(it)
+	c.m[k] = it
 	c.used += len(data)
 }
