@@ -195,19 +195,9 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 
 	// What the remote has: everything reachable from its tips that we have
 	// here too (a session's history we fetched or pushed before).
-	known := map[hash]bool{}
-	for _, c := range cmds {
-		prefix := c.Name.String()
-		if id := sessionOfRef(prefix); id != "" {
-			prefix = refPrefix + id + "/"
-		}
-		for ref, h := range remoteRefs {
-			if strings.HasPrefix(ref, prefix) {
-				if err := s.markAncestors(h, known); err != nil {
-					return nil, err
-				}
-			}
-		}
+	known, err := s.remoteKnown(cmds, remoteRefs)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	pack, err := pack.NewStream(s.tmpDir())

@@ -74,6 +74,9 @@ func (p *Stream) Has(id object.Hash) bool { _, ok := p.offsets[id]; return ok }
 // add writes one object, as an OFS_DELTA of base when base is set, already
 // in this pack, and the delta pays.
 func (p *Stream) Add(id object.Hash, typ object.Type, data []byte, base object.Hash, baseData []byte) error {
+	if p.offsets == nil {
+		return errors.New("pack: object added after the pack was finished")
+	}
 	if p.Has(id) {
 		return nil
 	}
@@ -112,6 +115,9 @@ func (p *Stream) Finish() (*os.File, int64, error) {
 	if err := p.bw.Flush(); err != nil {
 		return nil, 0, err
 	}
+	// The offsets served dedup and delta bases while the pack was built;
+	// a large push holds millions of them, and sending needs none.
+	p.offsets = nil
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
