@@ -48,6 +48,8 @@ var rules = []rule{
 		To: under("gitstore")},
 	{Name: "export never imports gateway", From: under("export"),
 		To: under("gateway")},
+	{Name: "config never imports gitstore", From: under("config"),
+		To: under("gitstore")},
 }
 
 // ours holds the packages of this module (in the short form), as go list
@@ -191,6 +193,7 @@ func TestCheckNamesTheChain(t *testing.T) {
 		"gitstore/internal/object":    {"ledger"},
 		"cmd/thoughtbox/internal/cli": {"project", "gitstore"},
 		"export":                      {"ledger"},
+		"config":                      {"ledger", "events"},
 	}
 	for p := range g {
 		if !strings.Contains(p, ".") && p != "fmt" && p != "strings" {
@@ -207,6 +210,7 @@ func TestCheckNamesTheChain(t *testing.T) {
 		"gitstore/internal/* never imports ledger: gitstore/internal/wal → gitstore/internal/object → ledger",
 		"the CLI reaches Git only through project: cmd/thoughtbox/internal/cli imports gitstore",
 		"observatory never imports gitstore: observatory → events → project → gitstore",
+		"config never imports gitstore: config → events → project → gitstore",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
