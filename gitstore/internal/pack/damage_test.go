@@ -94,3 +94,27 @@ func TestDamagedPackNeverPanics(t *testing.T) {
 		t.Fatal("no damaged pack gave a single read error")
 	}
 }
+
+// TestReadRawCompressed: an entry large enough to be compressed (not
+// stored) reads back raw through the inflater.
+func TestReadRawCompressed(t *testing.T) {
+	dir := t.TempDir()
+	data := bytes.Repeat([]byte("a long thought, compressed in the pack\n"), 200)
+	id := object.HashObject(object.TypeBlob, data)
+	name, err := Write(dir, []Object{{ID: id, Type: object.TypeBlob, Data: data, Base: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := NewSet(dir)
+	defer ps.Close()
+	if err := ps.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	re, err := ps.ReadRaw(id)
+	if err != nil || re.Type != object.TypeBlob || !bytes.Equal(re.Data, data) {
+		t.Fatalf("ReadRaw of a compressed entry: type %v, %d bytes, %v", re.Type, len(re.Data), err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "pack-"+name.String()+".pack")); fi.Size() > int64(len(data))/4 {
+		t.Fatalf("the entry was not compressed: the pack has %d bytes", fi.Size())
+	}
+}
