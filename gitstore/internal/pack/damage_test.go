@@ -33,6 +33,31 @@ func chainObjects(n int) []Object {
 	return objs
 }
 
+// openSet opens the packs of dir as a Set, closed when the test ends.
+func openSet(t *testing.T, dir string) *Set {
+	t.Helper()
+	ps := NewSet(dir)
+	t.Cleanup(ps.Close)
+	if err := ps.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// damage rewrites the file at path (written read-only, as packs are) with
+// what change makes of its bytes.
+func damage(t *testing.T, path string, change func([]byte) []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, change(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDamagedPackNeverPanics flips each byte of a pack in turn: reading
 // every object must end in an error or in bytes (a reader that crashed on
 // a damaged pack would take the server with it; a received pack is read
@@ -48,11 +73,7 @@ func TestDamagedPackNeverPanics(t *testing.T) {
 	path := filepath.Join(dir, "pack-"+name.String()+".pack")
 	orig, _ := os.ReadFile(path)
 	os.Chmod(path, 0o644)
-	ps := NewSet(dir)
-	defer ps.Close()
-	if err := ps.Refresh(); err != nil {
-		t.Fatal(err)
-	}
+	ps := openSet(t, dir)
 	// The set keeps the pack open; each damaged copy is written over the
 	// same file, and Refresh empties the base cache between them.
 	readAll := func(what string) (failed int) {
@@ -105,11 +126,7 @@ func TestReadRawCompressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := NewSet(dir)
-	defer ps.Close()
-	if err := ps.Refresh(); err != nil {
-		t.Fatal(err)
-	}
+	ps := openSet(t, dir)
 	re, err := ps.ReadRaw(id)
 	if err != nil || re.Type != object.TypeBlob || !bytes.Equal(re.Data, data) {
 		t.Fatalf("ReadRaw of a compressed entry: type %v, %d bytes, %v", re.Type, len(re.Data), err)

@@ -131,11 +131,7 @@ func TestMerge(t *testing.T) {
 	if err := Merge(packDir, linksDir, picked, ps.Read); err != nil {
 		t.Fatal(err)
 	}
-	merged := NewSet(packDir)
-	defer merged.Close()
-	if err := merged.Refresh(); err != nil {
-		t.Fatal(err)
-	}
+	merged := openSet(t, packDir)
 	packs := merged.Packs()
 	if len(packs) != 1 {
 		t.Fatalf("%d packs after the merge, want 1", len(packs))
@@ -186,8 +182,8 @@ func TestMerge(t *testing.T) {
 // TestMergeRefusesDamage: a merge over a pack whose index is damaged, or
 // whose header disagrees with its index, fails and removes nothing.
 func TestMergeRefusesDamage(t *testing.T) {
-	for _, damage := range []string{"index", "count", "magic"} {
-		t.Run(damage, func(t *testing.T) {
+	for _, what := range []string{"index", "count", "magic"} {
+		t.Run(what, func(t *testing.T) {
 			dir := t.TempDir()
 			packDir, linksDir := filepath.Join(dir, "pack"), filepath.Join(dir, "links")
 			os.MkdirAll(packDir, 0o755)
@@ -195,26 +191,16 @@ func TestMergeRefusesDamage(t *testing.T) {
 			defer ps.Close()
 			mergeFixture(t, ps, packDir, linksDir)
 			victim := filepath.Join(packDir, ps.Packs()[4].Name())
-			switch damage {
+			switch what {
 			case "index":
-				os.Chmod(victim+".idx", 0o644)
-				os.WriteFile(victim+".idx", []byte("not an index"), 0o644)
-			case "count", "magic":
-				data, _ := os.ReadFile(victim + ".pack")
-				if damage == "count" {
-					data[11]++
-				} else {
-					copy(data, "KCAP")
-				}
-				os.Chmod(victim+".pack", 0o644)
-				os.WriteFile(victim+".pack", data, 0o644)
+				damage(t, victim+".idx", func([]byte) []byte { return []byte("not an index") })
+			case "count":
+				damage(t, victim+".pack", func(p []byte) []byte { p[11]++; return p })
+			case "magic":
+				damage(t, victim+".pack", func(p []byte) []byte { copy(p, "KCAP"); return p })
 			}
 			// A fresh set: the damage is read as a new process would.
-			ps2 := NewSet(packDir)
-			defer ps2.Close()
-			if err := ps2.Refresh(); err != nil {
-				t.Fatal(err)
-			}
+			ps2 := openSet(t, packDir)
 			err := Merge(packDir, linksDir, ps2.Packs(), ps2.Read)
 			if err == nil {
 				t.Fatal("the merge succeeded over a damaged pack")
@@ -239,14 +225,8 @@ func TestDamagedIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	idxPath := filepath.Join(dir, "pack-"+name.String()+".idx")
-	data, _ := os.ReadFile(idxPath)
-	os.Chmod(idxPath, 0o644)
-	os.WriteFile(idxPath, data[:len(data)/2], 0o644)
-	ps := NewSet(dir)
-	defer ps.Close()
-	if err := ps.Refresh(); err != nil {
-		t.Fatal(err)
-	}
+	damage(t, idxPath, func(p []byte) []byte { return p[:len(p)/2] })
+	ps := openSet(t, dir)
 	if _, _, err := ps.Read(objs[0].ID); err == nil || errors.Is(err, object.ErrNotFound) || !bytes.Contains([]byte(err.Error()), []byte(idxPath)) {
 		t.Errorf("Read through a truncated index: %v, want an error naming %s", err, idxPath)
 	}
@@ -270,15 +250,8 @@ func TestTruncatedPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "pack-"+name.String()+".pack")
-	data, _ := os.ReadFile(path)
-	os.Chmod(path, 0o644)
-	os.WriteFile(path, data[:len(data)/2], 0o644)
-	ps := NewSet(dir)
-	defer ps.Close()
-	if err := ps.Refresh(); err != nil {
-		t.Fatal(err)
-	}
+	damage(t, filepath.Join(dir, "pack-"+name.String()+".pack"), func(p []byte) []byte { return p[:len(p)/2] })
+	ps := openSet(t, dir)
 	good, failed := 0, 0
 	for _, o := range objs {
 		typ, got, err := ps.Read(o.ID)
