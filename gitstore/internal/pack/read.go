@@ -311,60 +311,25 @@ func (ps *Set) readAt(pe *Entry, off int64, depth int) (object.Type, []byte, err
 	if _, err := pe.f.ReadAt(raw, off); err != nil {
 		return 0, nil, err
 	}
-	p := 0
-	c := raw[p]
-	p++
-	typ := int(c>>4) & 7
-	size := int(c & 0x0f)
-	for shift := 4; c&0x80 != 0; shift += 7 {
-		if p >= len(raw) {
-			return 0, nil, fmt.Errorf("truncated entry header")
-		}
-		c = raw[p]
-		p++
-		size |= int(c&0x7f) << shift
+	h, err := parseEntryHeader(raw, off)
+	if err != nil {
+		return 0, nil, err
 	}
-	var baseOff int64 = -1
-	var refBase object.Hash
-	switch typ {
-	case ofsDeltaType:
-		if p >= len(raw) {
-			return 0, nil, fmt.Errorf("truncated delta base offset")
-		}
-		c = raw[p]
-		p++
-		dist := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if p >= len(raw) || dist > 1<<48 {
-				return 0, nil, fmt.Errorf("truncated delta base offset")
-			}
-			c = raw[p]
-			p++
-			dist = ((dist + 1) << 7) | int64(c&0x7f)
-		}
-		baseOff = off - dist
-	case 7:
-		if len(raw)-p < 20 {
-			return 0, nil, fmt.Errorf("truncated delta base id")
-		}
-		copy(refBase[:], raw[p:p+20])
-		p += 20
-	}
+	typ, size, p := h.typ, h.size, h.n
 	data, stored := StoredPayload(raw[p:], size)
-	var err error
 	if !stored {
 		if data, err = ps.inflate(raw[p:], size); err != nil {
 			return 0, nil, err
 		}
 	}
 	switch typ {
-	case ofsDeltaType, 7:
+	case ofsDeltaType, refDeltaType:
 		var bt object.Type
 		var base []byte
 		if typ == ofsDeltaType {
-			bt, base, err = ps.readAt(pe, baseOff, depth+1)
+			bt, base, err = ps.readAt(pe, h.baseOff, depth+1)
 		} else {
-			bt, base, err = ps.readShared(refBase)
+			bt, base, err = ps.readShared(h.refBase)
 		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("delta base: %w", err)

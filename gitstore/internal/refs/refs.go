@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -397,6 +398,23 @@ func removePackedRef(gitDir string, name string) error {
 	if _, ok := packed[name]; !ok {
 		return nil
 	}
+	return rewritePacked(gitDir, func(packed map[string]object.Hash) (map[string]object.Hash, error) {
+		delete(packed, name)
+		return packed, nil
+	})
+}
+
+// errPackedBusy marks a packed-refs.lock that could not be taken.
+var errPackedBusy = errors.New("packed-refs is locked")
+
+// rewritePacked writes packed-refs anew under packed-refs.lock with the
+// refs update returns, given a copy of those packed now (read again under
+// the lock: the file may have changed meanwhile); a nil map from update leaves the
+// file as it is. The caller holds flush.lock and only our flusher packs
+// refs, so a packed-refs.lock found is a dead flusher's and is removed
+// once; a lock that cannot be taken after that is an error wrapping
+// errPackedBusy.
+func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (map[string]object.Hash, error)) error {
 	lockPath := filepath.Join(gitDir, "packed-refs.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrExist) {
@@ -404,7 +422,7 @@ func removePackedRef(gitDir string, name string) error {
 		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("lock packed-refs: %w", err)
+		return fmt.Errorf("lock packed-refs: %w: %w", errPackedBusy, err)
 	}
 	done := false
 	defer func() {
@@ -413,21 +431,23 @@ func removePackedRef(gitDir string, name string) error {
 			os.Remove(lockPath)
 		}
 	}()
-	// Read again under the lock: the file may have changed meanwhile.
-	if packed, err = ReadPacked(gitDir); err != nil {
+	packed, err := ReadPacked(gitDir)
+	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(packed))
-	for n := range packed {
-		if n != name {
-			names = append(names, n)
-		}
+	refs, err := update(maps.Clone(packed)) // ReadPacked's map is shared
+	if err != nil || refs == nil {
+		return err
+	}
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b bytes.Buffer
 	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
 	for _, n := range names {
-		b.WriteString(packed[n].String())
+		b.WriteString(refs[n].String())
 		b.WriteByte(' ')
 		b.WriteString(n)
 		b.WriteByte('\n')
@@ -449,69 +469,21 @@ func removePackedRef(gitDir string, name string) error {
 }
 
 func Pack(gitDir string) error {
-	lockPath := filepath.Join(gitDir, "packed-refs.lock")
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		// Only our flusher packs refs, and the caller holds flush.lock: a
-		// flusher that died left this one.
-		os.Remove(lockPath)
-		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	}
-	if err != nil {
+	var loose map[string]object.Hash
+	err := rewritePacked(gitDir, func(packed map[string]object.Hash) (map[string]object.Hash, error) {
+		var err error
+		if loose, err = ListLoose(gitDir, "refs/"); err != nil || len(loose) == 0 {
+			return nil, err
+		}
+		for n, h := range loose {
+			packed[n] = h
+		}
+		return packed, nil
+	})
+	if errors.Is(err, errPackedBusy) {
 		return nil // the git CLI is packing refs; try another time
 	}
-	done := false
-	defer func() {
-		if !done {
-			lock.Close()
-			os.Remove(lockPath)
-		}
-	}()
-	packed, err := ReadPacked(gitDir)
 	if err != nil {
-		return err
-	}
-	loose, err := ListLoose(gitDir, "refs/")
-	if err != nil {
-		return err
-	}
-	if len(loose) == 0 {
-		return nil
-	}
-	all := make(map[string]object.Hash, len(packed)+len(loose))
-	for n, h := range packed {
-		all[n] = h
-	}
-	for n, h := range loose {
-		all[n] = h
-	}
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b bytes.Buffer
-	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
-	for _, n := range names {
-		b.WriteString(all[n].String())
-		b.WriteByte(' ')
-		b.WriteString(n)
-		b.WriteByte('\n')
-	}
-	if _, err := lock.Write(b.Bytes()); err != nil {
-		return err
-	}
-	if err := lock.Sync(); err != nil {
-		return err
-	}
-	if err := lock.Close(); err != nil {
-		return err
-	}
-	if err := durable.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
-		return err
-	}
-	done = true
-	if err := durable.SyncDir(gitDir); err != nil {
 		return err
 	}
 	// Prune: a loose ref still holding the packed value can go; its
