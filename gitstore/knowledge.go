@@ -169,9 +169,11 @@ func knowledgeEntry(kind ledger.KnowledgeKind, id string, blob hash, data []byte
 
 // WriteKnowledge implements ledger.KnowledgeStore: one commit on
 // refs/heads/knowledge, moved by compare-and-swap from the tip it was built
-// on. Losing the swap means another writer committed first, possibly to
-// another entry; the write is then rebuilt on the new tip, and refused with
-// ErrKnowledgeChanged only if its own entry changed.
+// on. It is one attempt: a write whose own entry is not at w.Expected is
+// refused with ErrKnowledgeChanged; one that lost the swap because another
+// writer committed first (possibly to another entry) gets ErrConflict, and
+// the ledger's one retry loop builds it again on the new tip. Retrying here
+// too would nest two loops (64 attempts inside each of the ledger's 128).
 func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (ledger.KnowledgeVersion, error) {
 	e := w.Entry
 	dirName, err := knowledgeDir(e.Kind)
@@ -192,7 +194,7 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 	if when.IsZero() {
 		when = time.Now()
 	}
-	err = retryCAS(ctx, func(int) error {
+	err = func() error {
 		k, err := s.readKnowledgeTip()
 		if err != nil {
 			return err
@@ -229,10 +231,9 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		}
 		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
 		return s.be.Apply(ctx, b)
-	})
-	var gaveUp *gaveUpError
-	if errors.As(err, &gaveUp) {
-		return "", fmt.Errorf("%s kept moving under %d attempts: %w", knowledgeRef, gaveUp.attempts, ledger.ErrKnowledgeChanged)
+	}()
+	if errors.Is(err, errConflict) {
+		return "", fmt.Errorf("%s moved while the write was built: %w", knowledgeRef, ledger.ErrConflict)
 	}
 	if err != nil || w.Delete {
 		return "", err
