@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -26,12 +26,12 @@ func TestPushChildProcess(t *testing.T) {
 	if os.Getenv(pushChildEnv) != "1" {
 		t.Skip("runs only as a child process")
 	}
-	s, err := Open(os.Getenv("TBP_REPO"), Options{})
+	s, err := gitstore.Open(os.Getenv("TBP_REPO"), gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Push(context.Background(), os.Getenv("TBP_REMOTE"), TransferOptions{BuiltinFile: true}); err != nil {
+	if _, err := Push(context.Background(), s, os.Getenv("TBP_REMOTE"), TransferOptions{BuiltinFile: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -66,7 +66,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	repo := filepath.Join(t.TempDir(), "a.git")
-	s, err := Open(repo, Options{})
+	s, err := gitstore.Open(repo, gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,18 +141,18 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 
 	// Pushing still works and brings the remote level with us.
 	think()
-	res, err := s.Push(ctx, remote, TransferOptions{BuiltinFile: true})
+	res, err := Push(ctx, s, remote, TransferOptions{BuiltinFile: true})
 	if err != nil {
 		t.Fatalf("push after the kills: %v", err)
 	}
 	if len(res.Rejected) > 0 {
 		t.Fatalf("push after the kills rejected %+v", res.Rejected)
 	}
-	local, err := s.be.listRefs(refPrefix)
+	local, err := s.ListRefs(gitstore.SessionRefPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := refs.List(remote, refPrefix)
+	theirs, err := refs.List(remote, gitstore.SessionRefPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	fsckFull(t, remote, "after the last push")
 	// So does pulling, over both file transports.
 	for _, builtin := range []bool{true, false} {
-		b, err := Open(filepath.Join(t.TempDir(), "b.git"), Options{})
+		b, err := gitstore.Open(filepath.Join(t.TempDir(), "b.git"), gitstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := b.Pull(ctx, remote, TransferOptions{BuiltinFile: builtin})
+		pr, err := Pull(ctx, b, remote, TransferOptions{BuiltinFile: builtin})
 		if err != nil {
 			t.Fatalf("pull (builtin %v) after the kills: %v", builtin, err)
 		}
@@ -230,60 +230,6 @@ func runGit(dir string, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// TestOpenCleansTransferLeftovers: a store removes, when it opens, the
-// temporary packs of transfers that died, and keeps those a live transfer
-// holds (flock'd) and those too new to be judged.
-func TestOpenCleansTransferLeftovers(t *testing.T) {
-	repo := filepath.Join(t.TempDir(), "a.git")
-	s, err := Open(repo, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := s.tmpDir()
-	s.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-2 * pack.TransferLeftoverAge)
-	write := func(name string, when time.Time) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("PACK"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, when, when); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	dead := write("fetch-1.pack", old)
-	deadIdx := write("fetch-1.idx", old)
-	live := write("push-2.pack", old)
-	fresh := write("push-3.pack", time.Now())
-	f, err := os.Open(live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := durable.Lock(context.Background(), f, nil, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(repo, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, p := range []string{dead, deadIdx} {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s: a dead transfer's pack is still there", p)
-		}
-	}
-	for _, p := range []string{live, fresh} {
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("%s: removed, but its transfer may be running: %v", p, err)
-		}
-	}
-}
-
 // TestBuiltinReceiverTakesOverStaleLocks: a ref lock and a temporary pack
 // that a killed receiver left on the remote do not block later pushes.
 func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
@@ -292,7 +238,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := os.MkdirAll(remote, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(remote, Options{}) // a bare repository
+	r, err := gitstore.Open(remote, gitstore.Options{}) // a bare repository
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +247,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
+	s, err := gitstore.Open(filepath.Join(t.TempDir(), "a.git"), gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +258,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := TransferOptions{BuiltinFile: true}
-	if _, err := s.Push(ctx, remote, o); err != nil {
+	if _, err := Push(ctx, s, remote, o); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: "x", NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
@@ -333,14 +279,14 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("PACK"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Push(ctx, remote, o)
+	res, err := Push(ctx, s, remote, o)
 	if err != nil {
 		t.Fatalf("push with a stale lock: %v", err)
 	}
 	if len(res.Updated) != 1 || len(res.Rejected) != 0 {
 		t.Fatalf("push with a stale lock: %+v", res)
 	}
-	want, _ := s.be.readRef(mainRef(sess.ID))
+	want, _ := s.ReadRef(mainRef(sess.ID))
 	if got, _ := refs.Read(remote, mainRef(sess.ID)); got != want {
 		t.Errorf("remote ref = %s, want %s", got, want)
 	}
@@ -362,12 +308,12 @@ func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
 	if err := os.MkdirAll(remote, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := Open(remote, Options{}); err != nil {
+	if r, err := gitstore.Open(remote, gitstore.Options{}); err != nil {
 		t.Fatal(err)
 	} else {
 		r.Close()
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
+	s, err := gitstore.Open(filepath.Join(t.TempDir(), "a.git"), gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +330,7 @@ func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
 		if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: fmt.Sprint("thought ", i), NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Push(ctx, remote, o); err != nil {
+		if _, err := Push(ctx, s, remote, o); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(refFile); err != nil {
