@@ -285,52 +285,6 @@ func (s *sharer) pushCheck(ref string, l, r hash) (reason RejectReason, msg stri
 	return RejectDiverged, "this session was extended differently here and on the remote: pull keeps both chains", nil
 }
 
-// isAncestor reports whether anc is tip or one of its ancestors.
-func (s *sharer) isAncestor(anc, tip hash) (bool, error) {
-	seen := map[hash]bool{}
-	queue := []hash{tip}
-	for len(queue) > 0 {
-		id := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if id == anc {
-			return true, nil
-		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		c, err := s.ReadCommit(id)
-		if err != nil {
-			return false, fmt.Errorf("commit %s: %w", id, err)
-		}
-		queue = append(queue, c.Parents...)
-	}
-	return false, nil
-}
-
-// markAncestors adds tip and its ancestors to set; a tip we do not have is
-// skipped (the remote has it, but we cannot walk it).
-func (s *sharer) markAncestors(tip hash, set map[hash]bool) error {
-	queue := []hash{tip}
-	for len(queue) > 0 {
-		id := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if set[id] {
-			continue
-		}
-		c, err := s.ReadCommit(id)
-		if errors.Is(err, object.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("commit %s: %w", id, err)
-		}
-		set[id] = true
-		queue = append(queue, c.Parents...)
-	}
-	return nil
-}
-
 // packWalker adds to a pack what commits unknown to the remote bring: each
 // commit and the trees and blobs that differ from its first parent's. Each
 // path's previous version is kept as the delta base of its next one, so a

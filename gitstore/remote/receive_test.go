@@ -7,12 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -344,5 +349,81 @@ func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
 		if _, err := os.Stat(refFile + ".lock"); err == nil {
 			t.Fatalf("push %d left %s.lock", i+1, refFile)
 		}
+	}
+}
+
+// TestBuiltinReceiverDeletesRefsGitsWay: a ref deleted through the built-in
+// receiver goes from packed-refs (rewritten under packed-refs.lock, every
+// other line and its peeled line kept) and from its loose file; a ref that
+// moved since the pusher read it is not deleted; a name outside refs/ is
+// refused.
+func TestBuiltinReceiverDeletesRefsGitsWay(t *testing.T) {
+	if !gitInstalled() {
+		t.Skip("the git CLI is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := runGit(filepath.Dir(dir), "init", "-q", "--bare", dir); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	// Three commits on three refs, one of them annotated-tagged (a peeled
+	// line in packed-refs), all packed; then one made loose again.
+	work := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "one"},
+		{"-c", "user.name=t", "-c", "user.email=t@x", "tag", "-a", "-m", "v1", "v1"},
+		{"push", "-q", dir, "HEAD:refs/heads/a", "HEAD:refs/heads/b", "HEAD:refs/heads/c", "v1"},
+	} {
+		if out, err := runGit(work, args...); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	if out, err := runGit(dir, "pack-refs", "--all"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	head, _ := runGit(work, "rev-parse", "HEAD")
+	id := strings.TrimSpace(head)
+	if out, err := runGit(dir, "update-ref", "refs/heads/c", id); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+
+	st, err := loadReceiver(&transport.Endpoint{Protocol: "file", Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := object.ParseHash(id)
+	st.expect[plumbing.ReferenceName("refs/heads/b")] = zeroHash // the pusher saw no b
+	if err := st.RemoveReference("refs/heads/b"); err == nil || !strings.Contains(err.Error(), "moved meanwhile") {
+		t.Fatalf("deleting a ref that moved: %v", err)
+	}
+	st.expect[plumbing.ReferenceName("refs/heads/b")] = h
+	for _, name := range []plumbing.ReferenceName{"refs/heads/b", "refs/heads/c"} {
+		if err := st.RemoveReference(name); err != nil {
+			t.Fatalf("delete %s: %v", name, err)
+		}
+	}
+	if err := st.RemoveReference("HEAD/../config"); err == nil {
+		t.Error("a name outside refs/ was taken")
+	}
+	out, err := runGit(dir, "for-each-ref", "--format=%(refname)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(out); !slices.Equal(got, []string{"refs/heads/a", "refs/tags/v1"}) {
+		t.Errorf("refs left: %v; want a and the tag", got)
+	}
+	packed, err := os.ReadFile(filepath.Join(dir, "packed-refs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(packed), "\n^") || strings.Contains(string(packed), "refs/heads/b") {
+		t.Errorf("packed-refs lost the tag's peeled line or kept b:\n%s", packed)
+	}
+	for _, leftover := range []string{"packed-refs.lock", "refs/heads/b.lock", "refs/heads/c", "refs/heads/c.lock"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(leftover))); err == nil {
+			t.Errorf("%s is still there", leftover)
+		}
+	}
+	if out, err := runGit(dir, "fsck", "--strict"); err != nil {
+		t.Errorf("fsck: %v\n%s", err, out)
 	}
 }
