@@ -178,5 +178,5 @@ type kindError struct {
 func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
-// withKind marks err as being of kind (ErrNoKeptChain, ErrNoConfig).
+// withKind marks err as being of kind (ErrNoKeptChain).
 func withKind(kind, err error) error { return &kindError{kind: kind, err: err} }

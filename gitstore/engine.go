@@ -21,8 +21,9 @@ import (
 // The engine's surface for gitstore/remote: what push, pull and the remotes
 // configuration need of a store below its ledger-level methods. It is the
 // one file of the package that reaches the backend for remote, so a change
-// of the backend's methods is answered here. Nothing outside gitstore/ can
-// use it: its types are those of gitstore/internal packages.
+// of the backend's methods is answered here. It speaks the types of
+// gitstore/internal packages, which packages outside gitstore/ cannot name,
+// so in practice only the packages under gitstore/ use it.
 //
 // None of these methods takes the store's session locks or updates its
 // cached chains: a ref moved through Apply is seen by the next read of the

@@ -24,7 +24,7 @@ import (
 // a pull accepts when TransferOptions.MaxThoughtBytes is 0: the ledger's
 // own default, so that what one ledger accepts from an agent another
 // accepts from a pull.
-const DefaultMaxThoughtBytes = 1 << 20
+const DefaultMaxThoughtBytes = ledger.DefaultMaxThoughtBytes
 
 // Quarantined is an incoming chain a pull refused to make live.
 type Quarantined struct {

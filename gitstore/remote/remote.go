@@ -62,7 +62,7 @@ type TransferOptions struct {
 	// MaxThoughtBytes is the longest thought (and critique) text a pull
 	// accepts, in bytes, measured as the ledger measures a thought it is
 	// given; 0 means DefaultMaxThoughtBytes (1 MiB). Files are bounded by
-	// what such texts can take once encoded (see maxIncomingFileBytes).
+	// what such texts can take once encoded (see gitstore.MaxIncomingFileBytes).
 	MaxThoughtBytes int
 }
 
