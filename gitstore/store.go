@@ -168,6 +168,12 @@ func validBranchID(id string) error {
 	return err
 }
 
+// readmeTime dates the README commit of refs/heads/main. It is fixed, not
+// the time a ledger was made, so that every ledger starts the same main:
+// two servers of a team that push to an empty remote at once then offer
+// the same commit, and neither ledger's main differs from the remote's.
+var readmeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func (s *Store) ensureReadme(ctx context.Context) error {
 	cur, err := s.be.ReadRef(ctx, "refs/heads/main")
 	if err != nil || cur != zeroHash {

@@ -49,6 +49,8 @@ var rules = []rule{
 		To: exactly("ledger")},
 	{Name: "nothing but gitstore imports go-git", From: func(p string) bool { return ours[p] && !under("gitstore")(p) },
 		To: under("github.com/go-git"), Direct: true},
+	{Name: "only gitstore/remote speaks to remotes (go-git's transports and wire protocol)",
+		From: func(p string) bool { return ours[p] && p != "gitstore/remote" }, To: goGitWire, Direct: true},
 	{Name: "the CLI reaches Git only through project", From: under("cmd/thoughtbox"),
 		To: under("gitstore"), Direct: true, Tests: true},
 	{Name: "observatory never imports gitstore", From: under("observatory"),
@@ -61,6 +63,12 @@ var rules = []rule{
 		}},
 	{Name: "config never imports gitstore", From: under("config"),
 		To: under("gitstore")},
+}
+
+// goGitWire matches go-git's transports and the wire protocol they speak.
+func goGitWire(p string) bool {
+	return under("github.com/go-git/go-git/v5/plumbing/transport")(p) ||
+		under("github.com/go-git/go-git/v5/plumbing/protocol")(p)
 }
 
 // ours holds the packages of this module (in the short form), as go list
@@ -187,7 +195,7 @@ func short(p string) string {
 // TestArrows holds the module to the arrows of doc/architecture.md.
 func TestArrows(t *testing.T) {
 	g := loadGraph(t)
-	for _, want := range []string{"ledger", "gitstore", "project", "cmd/thoughtbox/internal/cli", "observatory", "export"} {
+	for _, want := range []string{"ledger", "gitstore", "gitstore/remote", "project", "cmd/thoughtbox/internal/cli", "observatory", "export"} {
 		if _, ok := g[want]; !ok {
 			t.Fatalf("go list did not report package %s: the rules would check nothing", want)
 		}
@@ -242,6 +250,13 @@ func TestCheckNamesTheChain(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	g["gitstore"] = append(g["gitstore"], "github.com/go-git/go-git/v5/plumbing/transport/client")
+	g["gitstore/remote"] = []string{"gitstore", "github.com/go-git/go-git/v5/plumbing/transport/client", "github.com/go-git/go-git/v5/plumbing/protocol/packp"}
+	ours["gitstore/remote"] = true
+	got = check(g, rules[3])
+	if strings.Join(got, "\n") != "only gitstore/remote speaks to remotes (go-git's transports and wire protocol): gitstore imports github.com/go-git/go-git/v5/plumbing/transport/client" {
+		t.Errorf("a transport import outside gitstore/remote: %q", got)
 	}
 	g["events"] = append(g["events"], "github.com/go-git/go-git/v5/plumbing")
 	got = check(g, rules[2])
