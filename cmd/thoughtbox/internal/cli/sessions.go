@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -59,8 +61,12 @@ func (c *sessionsCmd) Run(a *app) error {
 	if c.Limit != nil {
 		limit = *c.Limit
 	}
-	if len(c.Tags) == 0 && c.Since == "" && c.Status == "" && !c.All {
-		// Unfiltered: one page, which costs the page, not the ledger.
+	if c.All {
+		limit = math.MaxInt
+	}
+	if len(c.Tags) == 0 && c.Since == "" && c.Status == "" {
+		// Unfiltered: one page (with --all, every session), read from the
+		// store's index: it costs the page, not every session's history.
 		page, total, err := a.ledger.ListPage(a.ctx, c.Offset, limit)
 		if err != nil {
 			return err
@@ -132,13 +138,19 @@ func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) 
 	if shown := c.Offset + len(list); shown < filtered {
 		defer fmt.Fprintf(a.env.Stderr, "%d of %d sessions shown; --offset %d shows more\n", len(list), filtered, shown)
 	}
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+	// tabwriter writes each cell and its padding apart: buffered, a
+	// listing of every session is a few writes instead of a million.
+	out := bufio.NewWriterSize(a.env.Stdout, 64<<10)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tTHOUGHTS\tBRANCHES\tUPDATED")
 	for _, s := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n",
 			s.ID, clip(oneLine(s.Title), 48), s.ThoughtCount, s.BranchCount, stamp(s.UpdatedAt))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // resolve turns a session id or unique prefix into the full id. An
