@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -124,7 +122,7 @@ const defaultSessionsLimit = 50
 // filtered how many passed the filters.
 func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) error {
 	if a.format == FormatJSON {
-		return writeJSON(a.env.Stdout, list)
+		return writeJSONList(a.env.Stdout, list)
 	}
 	if len(list) == 0 {
 		if total == 0 {
@@ -138,19 +136,12 @@ func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) 
 	if shown := c.Offset + len(list); shown < filtered {
 		defer fmt.Fprintf(a.env.Stderr, "%d of %d sessions shown; --offset %d shows more\n", len(list), filtered, shown)
 	}
-	// tabwriter writes each cell and its padding apart: buffered, a
-	// listing of every session is a few writes instead of a million.
-	out := bufio.NewWriterSize(a.env.Stdout, 64<<10)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tTHOUGHTS\tBRANCHES\tUPDATED")
+	rows := make([][]string, 0, len(list)+1)
+	rows = append(rows, []string{"ID", "TITLE", "THOUGHTS", "BRANCHES", "UPDATED"})
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n",
-			s.ID, clip(oneLine(s.Title), 48), s.ThoughtCount, s.BranchCount, stamp(s.UpdatedAt))
+		rows = append(rows, []string{s.ID, clip(oneLine(s.Title), 48), strconv.Itoa(s.ThoughtCount), strconv.Itoa(s.BranchCount), stamp(s.UpdatedAt)})
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return out.Flush()
+	return writeTable(a.env.Stdout, rows)
 }
 
 // resolve turns a session id or unique prefix into the full id. An
