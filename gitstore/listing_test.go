@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -55,6 +56,22 @@ func listedAsGit(t *testing.T, repo string, want ...string) []ledger.Session {
 	return page
 }
 
+// settle makes packed-refs look older than the racy window (3 s), as it
+// is on any ledger not written this instant; a listing is written only
+// then. It leaves a packed-refs that is old already as it is.
+func settle(t *testing.T, repo string) {
+	t.Helper()
+	p := filepath.Join(repo, "packed-refs")
+	fi, err := os.Stat(p)
+	if err != nil || time.Since(fi.ModTime()) > time.Minute {
+		return
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func thoughtsOf(page []ledger.Session, id string) int {
 	for _, s := range page {
 		if s.ID == id {
@@ -77,6 +94,22 @@ func TestListingFollowsEveryChangeOfTheRefs(t *testing.T) {
 	c.branch(br, "alt", 1, "Two, elsewhere")
 	c.store.Close()
 
+	// Loose refs only: their values are in the stamp, so a listing is
+	// written at once.
+	listedAsGit(t, repo, a, b, br)
+	if _, err := os.Stat(listingPath(repo)); err != nil {
+		t.Fatalf("no listing over loose refs: %v", err)
+	}
+	// packed-refs written this instant: no listing under its stamp yet,
+	// since a rewrite within the same tick of a coarse clock could look
+	// unchanged.
+	mustGit(t, repo, "pack-refs", "--all")
+	os.Remove(listingPath(repo))
+	listedAsGit(t, repo, a, b, br)
+	if _, err := os.Stat(listingPath(repo)); err == nil {
+		t.Fatal("a listing was written under the stamp of a packed-refs changed just now")
+	}
+	settle(t, repo)
 	listedAsGit(t, repo, a, b, br)
 	fi, err := os.Stat(listingPath(repo))
 	if err != nil {
@@ -94,26 +127,32 @@ func TestListingFollowsEveryChangeOfTheRefs(t *testing.T) {
 	if _, err := wl.AddThought(context.Background(), a, ledger.ThoughtInput{Thought: "An okapi joins", NextThoughtNeeded: true}, ledger.Author{Name: "w"}); err != nil {
 		t.Fatal(err)
 	}
+	settle(t, repo)
 	if n := thoughtsOf(listedAsGit(t, repo, a, b, br), a); n != 2 {
 		t.Fatalf("after another process's thought: %s lists %d thoughts, want 2", a, n)
 	}
 	ws.Close()
+	settle(t, repo)
 	listedAsGit(t, repo, a, b, br)
 
 	// git moves a ref (a loose ref over the packed one): b back to its
 	// first commit.
 	mustGit(t, repo, "update-ref", "refs/heads/sessions/"+b+"/main", "refs/heads/sessions/"+b+"/main~1")
+	settle(t, repo)
 	if n := thoughtsOf(listedAsGit(t, repo, a, b, br), b); n != 0 {
 		t.Fatalf("after git moved %s back: %d thoughts listed, want 0", b, n)
 	}
 	// git gc packs the refs: same tips, another packed-refs.
 	mustGit(t, repo, "gc", "--prune=now", "--quiet")
+	settle(t, repo)
 	listedAsGit(t, repo, a, b, br)
 	// git deletes a session's refs: it is never listed again.
 	mustGit(t, repo, "update-ref", "-d", "refs/heads/sessions/"+a+"/main")
+	settle(t, repo)
 	listedAsGit(t, repo, b, br)
 	// A branch of its own moves the session's key too.
 	mustGit(t, repo, "update-ref", "-d", "refs/heads/sessions/"+br+"/branches/alt")
+	settle(t, repo)
 	page := listedAsGit(t, repo, b, br)
 	for _, s := range page {
 		if s.ID == br && s.BranchCount != 0 {
@@ -126,6 +165,7 @@ func TestListingDamagedIsDroppedAndRebuilt(t *testing.T) {
 	_, c, a, b := twoSessions(t)
 	repo := repoOf(c)
 	c.store.Close()
+	settle(t, repo)
 	listedAsGit(t, repo, a, b)
 	data, err := os.ReadFile(listingPath(repo))
 	if err != nil {
