@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -195,5 +196,32 @@ func TestListingDamagedIsDroppedAndRebuilt(t *testing.T) {
 		if strings.HasPrefix(e.Name(), "listing") && e.Name() != "listing" && e.Name() != "listing-1.tmp" {
 			t.Errorf("left behind: %s", e.Name())
 		}
+	}
+}
+
+func TestListingFollowsAPullThatMovedSessions(t *testing.T) {
+	remote := bareRemote(t)
+	a := newRepoClone(t, "a")
+	b := newRepoClone(t, "b")
+	id := a.start("Shared investigation")
+	a.think(id, "First the pangolin")
+	a.push(remote, gitstore.TransferOptions{})
+	b.pull(remote, gitstore.TransferOptions{})
+	b.store.Flush()
+	settle(t, repoOf(b))
+	if n := thoughtsOf(listedAsGit(t, repoOf(b), id), id); n != 1 {
+		t.Fatalf("b lists %d thoughts, want 1", n)
+	}
+	if _, err := os.Stat(listingPath(repoOf(b))); err != nil {
+		t.Fatalf("no listing on b before the pull: %v", err)
+	}
+	a.think(id, "Then the quokka")
+	other := a.start("Another quokka question")
+	a.push(remote, gitstore.TransferOptions{})
+	b.pull(remote, gitstore.TransferOptions{})
+	b.store.Flush()
+	settle(t, repoOf(b))
+	if n := thoughtsOf(listedAsGit(t, repoOf(b), id, other), id); n != 2 {
+		t.Fatalf("b lists %d thoughts after the pull, want 2", n)
 	}
 }
