@@ -45,7 +45,7 @@ func (ps *Set) ReadRaw(id object.Hash) (RawEntry, error) {
 		if err := pe.loadIdx(); err != nil {
 			return RawEntry{}, err
 		}
-		off, err := pe.idx.FindOffset(id)
+		off, err := findOffset(pe.idx, id)
 		if err != nil {
 			continue
 		}

@@ -48,8 +48,8 @@ func Read(gitDir, name string) (object.Hash, error) {
 	if err != nil {
 		return object.ZeroHash, err
 	}
-	h, _ := packed.lookup(name)
-	return h, nil
+	h, _, err := packed.lookup(name)
+	return h, err
 }
 
 // isNotDir reports a path through a file where a directory was expected:
@@ -70,14 +70,26 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
+	// data is the file; when git wrote it sorted (its header says so), one
+	// ref is found by a binary search over these bytes, so that a process
+	// reading a ref or two (opening a store) does not parse a packed-refs
+	// of a hundred thousand sessions.
+	data   []byte
+	sorted bool
+	// p is the file parsed, made when first needed.
+	p *packedParse
+}
+
+type packedParse struct {
+	once sync.Once
+	err  error
 	// names are the refs in order, hashes their values, so that one ref,
 	// or the refs under a prefix (one session's), are found by a binary
-	// search, not a scan of every ref of a ledger that may hold a hundred
-	// thousand sessions.
+	// search, not a scan of every ref.
 	names  []string
 	hashes []object.Hash
 	// m is the refs as a map, made for the callers that want one.
-	m *packedMap
+	m packedMap
 }
 
 type packedMap struct {
@@ -85,32 +97,126 @@ type packedMap struct {
 	refs map[string]object.Hash
 }
 
-// lookup returns a packed ref's value.
-func (e packedEntry) lookup(name string) (object.Hash, bool) {
-	i := sort.SearchStrings(e.names, name)
-	if i < len(e.names) && e.names[i] == name {
-		return e.hashes[i], true
+// parsed returns the file's refs in order.
+func (e packedEntry) parsed() ([]string, []object.Hash, error) {
+	if e.p == nil {
+		return nil, nil, nil
 	}
-	return object.ZeroHash, false
+	e.p.once.Do(func() {
+		e.p.names, e.p.hashes, e.p.err = parsePackedRefs(e.data)
+	})
+	return e.p.names, e.p.hashes, e.p.err
+}
+
+// lookup returns a packed ref's value.
+func (e packedEntry) lookup(name string) (object.Hash, bool, error) {
+	if e.sorted {
+		return lookupSorted(e.data, name)
+	}
+	names, hashes, err := e.parsed()
+	if err != nil {
+		return object.ZeroHash, false, err
+	}
+	i := sort.SearchStrings(names, name)
+	if i < len(names) && names[i] == name {
+		return hashes[i], true, nil
+	}
+	return object.ZeroHash, false, nil
+}
+
+// isSorted reports whether a packed-refs file declares its lines sorted
+// ("# pack-refs with: ... sorted"), and where its first ref line starts.
+func isSorted(data []byte) (bool, int) {
+	const head = "# pack-refs with:"
+	if !bytes.HasPrefix(data, []byte(head)) {
+		return false, 0
+	}
+	end := bytes.IndexByte(data, '\n')
+	if end < 0 {
+		return false, 0
+	}
+	for _, t := range strings.Fields(string(data[len(head):end])) {
+		if t == "sorted" {
+			return true, end + 1
+		}
+	}
+	return false, 0
+}
+
+// lookupSorted finds name in a sorted packed-refs file by bisecting its
+// bytes: each probe backs up to the start of its line, and over the "^"
+// lines that follow a peeled tag to the tag's own line.
+func lookupSorted(data []byte, name string) (object.Hash, bool, error) {
+	_, start := isSorted(data)
+	lineStart := func(lo, at int) int {
+		if i := bytes.LastIndexByte(data[lo:at], '\n'); i >= 0 {
+			return lo + i + 1
+		}
+		return lo
+	}
+	lineEnd := func(at int) int {
+		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+			return at + i
+		}
+		return len(data)
+	}
+	// nextRef skips peel lines from the line start at.
+	nextRef := func(at int) int {
+		for at < len(data) && data[at] == '^' {
+			at = lineEnd(at) + 1
+		}
+		return min(at, len(data))
+	}
+	lo, hi := nextRef(start), len(data)
+	for lo < hi {
+		ls := lineStart(lo, lo+(hi-lo)/2)
+		for ls > lo && data[ls] == '^' {
+			ls = lineStart(lo, ls-1)
+		}
+		le := lineEnd(ls)
+		line := bytes.TrimSuffix(data[ls:le], []byte("\r"))
+		id, ref, ok := bytes.Cut(line, []byte(" "))
+		if !ok {
+			return object.ZeroHash, false, fmt.Errorf("packed-refs: line %q is not <id> <name>", line)
+		}
+		switch c := strings.Compare(string(ref), name); {
+		case c == 0:
+			h, err := object.ParseHash(string(id))
+			if err != nil {
+				return object.ZeroHash, false, fmt.Errorf("packed-refs: %w", err)
+			}
+			return h, true, nil
+		case c < 0:
+			lo = nextRef(le + 1)
+		default:
+			hi = ls
+		}
+	}
+	return object.ZeroHash, false, nil
 }
 
 // ReadPacked parses the packed-refs file, if any. The map returned is
 // shared: callers must not modify it.
 func ReadPacked(gitDir string) (map[string]object.Hash, error) {
 	e, err := readPackedEntry(gitDir)
-	if err != nil || e.m == nil {
+	if err != nil || e.p == nil {
 		return map[string]object.Hash{}, err
 	}
-	e.m.once.Do(func() {
-		e.m.refs = make(map[string]object.Hash, len(e.names))
-		for i, n := range e.names {
-			e.m.refs[n] = e.hashes[i]
+	names, hashes, err := e.parsed()
+	if err != nil {
+		return nil, err
+	}
+	e.p.m.once.Do(func() {
+		e.p.m.refs = make(map[string]object.Hash, len(names))
+		for i, n := range names {
+			e.p.m.refs[n] = hashes[i]
 		}
 	})
-	return e.m.refs, nil
+	return e.p.m.refs, nil
 }
 
-// readPackedEntry is ReadPacked with the sorted names.
+// readPackedEntry reads packed-refs, or returns the copy read before
+// while the file is unchanged.
 func readPackedEntry(gitDir string) (packedEntry, error) {
 	path := filepath.Join(gitDir, "packed-refs")
 	fi, err := os.Stat(path)
@@ -134,10 +240,9 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	if err != nil {
 		return packedEntry{}, err
 	}
-	if key.names, key.hashes, err = parsePackedRefs(data); err != nil {
-		return packedEntry{}, err
-	}
-	key.m = &packedMap{}
+	key.data = data
+	key.sorted, _ = isSorted(data)
+	key.p = &packedParse{}
 	packedCache.Lock()
 	packedCache.m[gitDir] = key
 	packedCache.Unlock()
@@ -201,12 +306,16 @@ func List(gitDir, prefix string) (map[string]object.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
+	names, hashes, err := packed.parsed()
+	if err != nil {
+		return nil, err
+	}
 	refs := map[string]object.Hash{}
-	for i := sort.SearchStrings(packed.names, prefix); i < len(packed.names); i++ {
-		if !strings.HasPrefix(packed.names[i], prefix) {
+	for i := sort.SearchStrings(names, prefix); i < len(names); i++ {
+		if !strings.HasPrefix(names[i], prefix) {
 			break
 		}
-		refs[packed.names[i]] = packed.hashes[i]
+		refs[names[i]] = hashes[i]
 	}
 	loose, err := ListLoose(gitDir, prefix)
 	for name, h := range loose {
@@ -224,11 +333,15 @@ func PackedUnder(gitDir, prefix string) ([]string, []object.Hash, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	start := sort.SearchStrings(packed.names, prefix)
-	end := start + sort.Search(len(packed.names)-start, func(i int) bool {
-		return !strings.HasPrefix(packed.names[start+i], prefix)
+	names, hashes, err := packed.parsed()
+	if err != nil {
+		return nil, nil, err
+	}
+	start := sort.SearchStrings(names, prefix)
+	end := start + sort.Search(len(names)-start, func(i int) bool {
+		return !strings.HasPrefix(names[start+i], prefix)
 	})
-	return packed.names[start:end:end], packed.hashes[start:end:end], nil
+	return names[start:end:end], hashes[start:end:end], nil
 }
 
 // ListLoose returns the loose ref files under prefix. An empty or
