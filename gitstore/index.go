@@ -5,11 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"errors"
-	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,7 +14,6 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -133,46 +128,15 @@ func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
 // written under the stamp (see racyWindow). False for memory storage, or
 // when the refs cannot be looked at.
 func (s *Store) refsStamp() (st sessionindex.Stamp, settled, ok bool) {
-	fb, isFS := s.be.(*fsBackend)
+	fb, isFS := s.be.(*repo.FS)
 	if !isFS {
 		return st, false, false
 	}
-	locked, err := fb.rlock()
+	sum, packedAt, err := fb.RefsStamp(context.Background(), refPrefix)
 	if err != nil {
 		return st, false, false
 	}
-	defer fb.runlock(locked)
-	h := sha1.New()
-	fi, err := os.Stat(filepath.Join(fb.gitDir, "packed-refs"))
-	switch {
-	case err == nil:
-		fmt.Fprintf(h, "packed-refs %d %d %d\n", durable.StatID(fi), fi.Size(), fi.ModTime().UnixNano())
-		settled = time.Since(fi.ModTime()) > racyWindow
-	case errors.Is(err, fs.ErrNotExist):
-		fmt.Fprintf(h, "no packed-refs\n")
-		settled = true
-	default:
-		return st, false, false
-	}
-	over, err := refs.ListLoose(fb.gitDir, refPrefix)
-	if err != nil {
-		return st, false, false
-	}
-	lines := make([]string, 0, len(over))
-	for n, id := range over {
-		lines = append(lines, "loose "+n+" "+id.String())
-	}
-	for n, id := range fb.refs {
-		if strings.HasPrefix(n, refPrefix) {
-			lines = append(lines, "logged "+n+" "+id.String())
-		}
-	}
-	slices.Sort(lines)
-	for _, l := range lines {
-		fmt.Fprintln(h, l)
-	}
-	h.Sum(st[:0])
-	return st, settled, true
+	return sessionindex.Stamp(sum), packedAt.IsZero() || time.Since(packedAt) > racyWindow, true
 }
 
 // racyWindow is how long packed-refs must have stood unchanged before a

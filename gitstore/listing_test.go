@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -200,13 +200,13 @@ func TestListingDamagedIsDroppedAndRebuilt(t *testing.T) {
 }
 
 func TestListingFollowsAPullThatMovedSessions(t *testing.T) {
-	remote := bareRemote(t)
+	bare := bareRemote(t)
 	a := newRepoClone(t, "a")
 	b := newRepoClone(t, "b")
 	id := a.start("Shared investigation")
 	a.think(id, "First the pangolin")
-	a.push(remote, gitstore.TransferOptions{})
-	b.pull(remote, gitstore.TransferOptions{})
+	a.push(bare, remote.TransferOptions{})
+	b.pull(bare, remote.TransferOptions{})
 	b.store.Flush()
 	settle(t, repoOf(b))
 	if n := thoughtsOf(listedAsGit(t, repoOf(b), id), id); n != 1 {
@@ -217,8 +217,8 @@ func TestListingFollowsAPullThatMovedSessions(t *testing.T) {
 	}
 	a.think(id, "Then the quokka")
 	other := a.start("Another quokka question")
-	a.push(remote, gitstore.TransferOptions{})
-	b.pull(remote, gitstore.TransferOptions{})
+	a.push(bare, remote.TransferOptions{})
+	b.pull(bare, remote.TransferOptions{})
 	b.store.Flush()
 	settle(t, repoOf(b))
 	if n := thoughtsOf(listedAsGit(t, repoOf(b), id, other), id); n != 2 {
