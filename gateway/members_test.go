@@ -85,3 +85,25 @@ func oldEncodeMembers(ms []member) []byte {
 	}
 	return append(b, '}')
 }
+
+// BenchmarkCallArgs: a thought call's arguments split and re-encoded, by
+// the one-pass scan and by encoding/json as before.
+func BenchmarkCallArgs(b *testing.B) {
+	raw := json.RawMessage(`{"operation":"thought","args":{"thought":"S3|E|S1,S2|the logs show the cache was cold when the deploy started, so the first requests missed","nextThoughtNeeded":true,"thoughtNumber":3,"totalThoughts":10}}`)
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ms, _ := objectMembers(raw, "arguments")
+			args, _ := objectMembers(ms[1].value, "args")
+			encodeMembers(args)
+		}
+	})
+	b.Run("decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ms, _ := decodeMembers(raw, "arguments")
+			args, _ := decodeMembers(ms[1].value, "args")
+			oldEncodeMembers(args)
+		}
+	})
+}
