@@ -15,10 +15,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,12 +46,84 @@ func Read(gitDir, name string) (object.Hash, error) {
 	default:
 		return object.ZeroHash, err
 	}
+	if h, ok := probePacked(gitDir, name); ok {
+		return h, nil
+	}
 	packed, err := readPackedEntry(gitDir)
 	if err != nil {
 		return object.ZeroHash, err
 	}
 	h, _, err := packed.lookup(name)
 	return h, err
+}
+
+// probeSize is how much of a large packed-refs that is not parsed yet a
+// lookup of one ref reads before it parses the whole file instead.
+const probeSize = 64 << 10
+
+// probePacked looks name up in the head of a sorted packed-refs that is
+// large and not in the cache: opening a ledger of a hundred thousand
+// sessions asks for refs/heads/main, which sorts before every session,
+// and should not wait for ten megabytes to be read and parsed. ok is
+// false when the answer is not in that head (or the file is not marked
+// sorted, or anything in it does not parse): the caller parses the file.
+func probePacked(gitDir, name string) (h object.Hash, ok bool) {
+	path := filepath.Join(gitDir, "packed-refs")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() <= probeSize {
+		return object.ZeroHash, false
+	}
+	packedCache.Lock()
+	e, cached := packedCache.m[gitDir]
+	packedCache.Unlock()
+	if cached && e.ino == int64(durable.StatID(fi)) && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano() {
+		h, _, err := e.lookup(name)
+		return h, err == nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return object.ZeroHash, false
+	}
+	defer f.Close()
+	buf := make([]byte, probeSize)
+	n, err := io.ReadFull(f, buf)
+	if err != nil {
+		return object.ZeroHash, false
+	}
+	text := string(buf[:n])
+	header, text, _ := strings.Cut(text, "\n")
+	if !strings.HasPrefix(header, "# pack-refs with:") || !slices.Contains(strings.Fields(header), "sorted") {
+		return object.ZeroHash, false
+	}
+	// Only whole lines: the last may be cut.
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[:i+1]
+	} else {
+		return object.ZeroHash, false
+	}
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		id, ref, found := strings.Cut(line, " ")
+		if !found {
+			continue
+		}
+		if ref > name {
+			// Past it in a sorted file: h is the last line for name, or
+			// zero when there was none.
+			return h, true
+		}
+		if ref == name {
+			if h, err = object.ParseHash(id); err != nil {
+				return object.ZeroHash, false
+			}
+		}
+	}
+	return object.ZeroHash, false
 }
 
 // isNotDir reports a path through a file where a directory was expected:
