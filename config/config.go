@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/events"
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -132,7 +131,7 @@ type Config struct {
 	Storage Storage
 	// Partition is the session-folder granularity in force for this run:
 	// THOUGHTBOX_PARTITION if set, else the one in config.json.
-	Partition gitstore.Granularity
+	Partition ledger.Granularity
 	// LockTimeout is THOUGHTBOX_LOCK_TIMEOUT, or 0 for the store's default.
 	LockTimeout time.Duration
 	// File is config.json as read, or as just created (see FileCreated).
@@ -282,7 +281,7 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 	c.File, c.FileCreated = file, created
 	c.Partition = file.SessionPartitionGranularity
 	if partitionSet {
-		c.Partition = gitstore.Granularity(partition)
+		c.Partition = ledger.Granularity(partition)
 	}
 	return c, nil
 }
@@ -436,13 +435,13 @@ func ValidateProject(name string) error {
 	return nil
 }
 
-// parseGranularity is gitstore.ParseGranularity without its default for
+// parseGranularity is ledger.ParseGranularity without its default for
 // "", and with a message that lists the choices.
-func parseGranularity(s string) (gitstore.Granularity, error) {
+func parseGranularity(s string) (ledger.Granularity, error) {
 	if s == "" {
 		return "", errors.New("expected monthly, weekly, daily or none")
 	}
-	g, err := gitstore.ParseGranularity(s)
+	g, err := ledger.ParseGranularity(s)
 	if err != nil {
 		return "", errors.New("expected monthly, weekly, daily or none")
 	}

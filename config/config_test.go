@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -29,7 +28,7 @@ func TestResolveDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := filepath.Join(home, ".thoughtbox")
-	if c.DataDir != want || c.Project != DefaultProject || c.Storage != StorageFS || c.Partition != gitstore.Monthly {
+	if c.DataDir != want || c.Project != DefaultProject || c.Storage != StorageFS || c.Partition != ledger.PartitionMonthly {
 		t.Errorf("got data dir %q, project %q, storage %q, partition %q; want %q, _default, fs, monthly",
 			c.DataDir, c.Project, c.Storage, c.Partition, want)
 	}
@@ -57,7 +56,7 @@ func TestResolvePrecedence(t *testing.T) {
 	if c.DataDir != filepath.Join(dir, "from-flag") || c.Project != "flag.project" {
 		t.Errorf("flags did not win: data dir %q, project %q", c.DataDir, c.Project)
 	}
-	if c.Storage != StorageMemory || c.Partition != gitstore.Daily {
+	if c.Storage != StorageMemory || c.Partition != ledger.PartitionDaily {
 		t.Errorf("storage %q, partition %q; want memory, daily", c.Storage, c.Partition)
 	}
 
@@ -199,14 +198,14 @@ func TestConfigFilePartitionAndOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Partition != gitstore.Weekly || !c.File.DisableThoughtLogging || c.File.InstallID != "x" {
+	if c.Partition != ledger.PartitionWeekly || !c.File.DisableThoughtLogging || c.File.InstallID != "x" {
 		t.Errorf("config.json not honoured: partition %q, file %+v", c.Partition, c.File)
 	}
 	c, err = Resolve(Flags{}, envOf(map[string]string{EnvDataDir: dir, EnvPartition: "none"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Partition != gitstore.None || c.File.SessionPartitionGranularity != gitstore.Weekly {
+	if c.Partition != ledger.PartitionNone || c.File.SessionPartitionGranularity != ledger.PartitionWeekly {
 		t.Errorf("THOUGHTBOX_PARTITION=none: partition %q, file %q", c.Partition, c.File.SessionPartitionGranularity)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, FileName)); string(got) != write {

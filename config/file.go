@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // File is config.json, the Config of seed 002.
@@ -23,8 +23,8 @@ type File struct {
 	// DisableThoughtLogging asks for no thought output on stderr.
 	DisableThoughtLogging bool `json:"disableThoughtLogging"`
 	// SessionPartitionGranularity groups session folders by creation time.
-	SessionPartitionGranularity gitstore.Granularity `json:"sessionPartitionGranularity"`
-	CreatedAt                   time.Time            `json:"createdAt"`
+	SessionPartitionGranularity ledger.Granularity `json:"sessionPartitionGranularity"`
+	CreatedAt                   time.Time          `json:"createdAt"`
 }
 
 // newFile returns the configuration written on a first run.
@@ -32,7 +32,7 @@ func newFile(dataDir string, now time.Time) File {
 	return File{
 		InstallID:                   uuid.NewString(),
 		DataDir:                     dataDir,
-		SessionPartitionGranularity: gitstore.Monthly,
+		SessionPartitionGranularity: ledger.PartitionMonthly,
 		CreatedAt:                   now.UTC().Truncate(time.Second),
 	}
 }
@@ -52,7 +52,7 @@ func parseFile(path string, data []byte) (File, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return File{}, fmt.Errorf("%s: %w", path, err)
 	}
-	g, err := gitstore.ParseGranularity(string(f.SessionPartitionGranularity))
+	g, err := ledger.ParseGranularity(string(f.SessionPartitionGranularity))
 	if err != nil {
 		return File{}, fmt.Errorf("%s: sessionPartitionGranularity %q: expected monthly, weekly, daily or none",
 			path, f.SessionPartitionGranularity)

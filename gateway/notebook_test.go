@@ -14,7 +14,9 @@ import (
 )
 
 // notebookEnv is a gateway over a ledger in a bare repository on disk,
-// with notebooks whose runs stop after timeout.
+// with notebooks whose runs stop after timeout. Tests not about the limit
+// give a minute: under -race on two busy cores a TypeScript cell has
+// taken more than five seconds.
 func notebookEnv(t *testing.T, timeout time.Duration) (*env, string) {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "p.git")
@@ -50,7 +52,7 @@ func TestNotebookThroughMCP(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs the git CLI")
 	}
-	e, repo := notebookEnv(t, 5*time.Second)
+	e, repo := notebookEnv(t, time.Minute)
 	c := e.connect(t, clientOpts{})
 	c.ok("start_new", map[string]any{"sessionTitle": "Notebooks"})
 	body := c.fail("notebook", map[string]any{"operation": "list"}, ledger.CodeStageRequirementNotMet)
@@ -237,7 +239,7 @@ func TestNotebookNotConfigured(t *testing.T) {
 // earlier one's export, the outside world refused, and npm packages
 // installed and required (skipped where npm or its registry is absent).
 func TestNotebookCellsThroughMCP(t *testing.T) {
-	e, _ := notebookEnv(t, 5*time.Second)
+	e, _ := notebookEnv(t, time.Minute)
 	c := e.connect(t, clientOpts{})
 	c.ready("Cells")
 	c.ok("notebook", map[string]any{"operation": "create", "name": "Cells"})
@@ -293,7 +295,7 @@ func TestNotebookCellsThroughMCP(t *testing.T) {
 // TestNotebookInstallWithoutNPM: where npm is absent, install_deps says so
 // and what to do; nothing else needs it.
 func TestNotebookInstallWithoutNPM(t *testing.T) {
-	e, _ := notebookEnv(t, 5*time.Second)
+	e, _ := notebookEnv(t, time.Minute)
 	c := e.connect(t, clientOpts{})
 	c.ready("No npm")
 	c.ok("notebook", map[string]any{"operation": "create", "name": "No npm", "language": "javascript"})

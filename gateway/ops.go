@@ -307,6 +307,10 @@ func splitGatewayArgs(raw json.RawMessage) (op *string, args json.RawMessage, er
 	for _, m := range members {
 		switch m.key {
 		case "operation":
+			if name, ok := plainString(m.value); ok {
+				op = &name
+				continue
+			}
 			var name string
 			if err := json.Unmarshal(m.value, &name); err != nil {
 				e := ledger.InvalidField("operation", "expected string, got %s", jsonKind(m.value))
@@ -360,6 +364,17 @@ func objectMembers(raw json.RawMessage, field string) ([]member, error) {
 		e.Details["expected"] = "object"
 		return nil, e
 	}
+	if json.Valid(raw) {
+		if out, ok := scanMembers(raw); ok {
+			return out, nil
+		}
+	}
+	return decodeMembers(raw, field)
+}
+
+// decodeMembers is objectMembers through encoding/json, for what
+// scanMembers leaves to it (and its errors).
+func decodeMembers(raw json.RawMessage, field string) ([]member, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, ledger.InvalidField(field, "invalid JSON: %v", err)
@@ -387,19 +402,21 @@ func objectMembers(raw json.RawMessage, field string) ([]member, error) {
 
 // encodeMembers writes members back as one JSON object.
 func encodeMembers(ms []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, m := range ms {
+		n += len(m.key) + len(m.value) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, m := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.value)
+		b = appendKey(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
 // sameJSON reports whether two JSON values are equal as values (key order

@@ -176,7 +176,7 @@ func FuzzPackStream(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer mem.Close()
-		if used := allocated(func() { mem.ingestPack(ctx, bytes.NewReader(p)) }); used > limit {
+		if used := allocated(func() { mem.IngestPack(ctx, bytes.NewReader(p)) }); used > limit {
 			t.Fatalf("memory backend: a %d-byte pack allocated %d bytes", len(p), used)
 		}
 

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -160,5 +163,74 @@ func TestReadsLooseObjectsWrittenByGit(t *testing.T) {
 	typ, data, err := s.be.ReadObject(t.Context(), id)
 	if err != nil || typ != typeBlob || string(data) != "written by git\n" {
 		t.Fatalf("read %s: %v %q %v", id, typ, data, err)
+	}
+}
+
+func gitInstalled() bool {
+	_, err := exec.LookPath("git")
+	return err == nil
+}
+
+func runGit(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+os.TempDir(), "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// TestOpenCleansTransferLeftovers: a store removes, when it opens, the
+// temporary packs of transfers that died, and keeps those a live transfer
+// holds (flock'd) and those too new to be judged.
+func TestOpenCleansTransferLeftovers(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "a.git")
+	s, err := Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.tmpDir()
+	s.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * pack.TransferLeftoverAge)
+	write := func(name string, when time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("PACK"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dead := write("fetch-1.pack", old)
+	deadIdx := write("fetch-1.idx", old)
+	live := write("push-2.pack", old)
+	fresh := write("push-3.pack", time.Now())
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := durable.Lock(context.Background(), f, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(repo, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, p := range []string{dead, deadIdx} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s: a dead transfer's pack is still there", p)
+		}
+	}
+	for _, p := range []string{live, fresh} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: removed, but its transfer may be running: %v", p, err)
+		}
 	}
 }

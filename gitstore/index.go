@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
@@ -117,6 +118,35 @@ func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
 	}
 	return names, hashes, nil
 }
+
+// refsStamp identifies the state of the session refs without reading
+// them: the packed refs file's identity, size and modification time, and
+// the few loose and logged refs laid over it. Git never rewrites
+// packed-refs in place (it writes packed-refs.lock and renames it), so any
+// change to a packed ref gives another file. settled says the packed refs
+// were last changed more than racyWindow ago: only then may a listing be
+// written under the stamp (see racyWindow). False for memory storage, or
+// when the refs cannot be looked at.
+func (s *Store) refsStamp() (st sessionindex.Stamp, settled, ok bool) {
+	fb, isFS := s.be.(*repo.FS)
+	if !isFS {
+		return st, false, false
+	}
+	sum, packedAt, err := fb.RefsStamp(context.Background(), refPrefix)
+	if err != nil {
+		return st, false, false
+	}
+	return sessionindex.Stamp(sum), packedAt.IsZero() || time.Since(packedAt) > racyWindow, true
+}
+
+// racyWindow is how long packed-refs must have stood unchanged before a
+// listing is written under its stamp. On a file system whose times are
+// coarse (FAT's two seconds, a second on some others), a packed-refs
+// rewritten within the same tick, to the same size, on a reused inode,
+// would look unchanged; once its time is older than a tick when the
+// listing is written, any later rewrite has a later time. Git's index
+// guards against "racily clean" files the same way.
+const racyWindow = 3 * time.Second
 
 // indexKey is the main tip of a session without branches, else a digest
 // of all its tips.
@@ -329,6 +359,18 @@ func (s *Store) indexedSummaries(ctx context.Context) ([]ledger.SessionSummary, 
 // PageSessions implements ledger.SessionIndex.
 func (x *storeIndex) PageSessions(ctx context.Context, offset, limit int) ([]ledger.SessionSummary, int, error) {
 	s := (*Store)(x)
+	// While the refs are as they were when every session was last
+	// checked, the listing written then is the answer.
+	stamp, settled, stamped := s.refsStamp()
+	if stamped {
+		if page, total, ok := s.sessIndex.ReadListing(stamp, offset, limit); ok {
+			out := make([]ledger.SessionSummary, len(page))
+			for i, p := range page {
+				out[i] = fromIndexSummary(p.ID, p.Summary)
+			}
+			return out, total, nil
+		}
+	}
 	ix, err := s.refresh(ctx, false, nil)
 	if err != nil {
 		return nil, 0, err
@@ -350,6 +392,17 @@ func (x *storeIndex) PageSessions(ctx context.Context, offset, limit int) ([]led
 	// Sessions are by id already: a stable sort by time keeps ties in
 	// id order.
 	slices.SortStableFunc(all, func(a, b entry) int { return cmp.Compare(b.updated, a.updated) })
+	if stamped && settled && len(ix.bad) == 0 && len(all) == ix.v.Len() {
+		// Every session checked and recorded: keep the order for the next
+		// call, if the refs did not move while they were read.
+		if again, _, ok := s.refsStamp(); ok && again == stamp {
+			order := make([]int, len(all))
+			for k, e := range all {
+				order[k] = e.i
+			}
+			_ = ix.v.WriteListing(stamp, order) // derived data: failing costs speed only
+		}
+	}
 	page := all[min(offset, len(all)):]
 	page = page[:min(limit, len(page))]
 	out := make([]ledger.SessionSummary, 0, len(page))

@@ -169,9 +169,11 @@ func knowledgeEntry(kind ledger.KnowledgeKind, id string, blob hash, data []byte
 
 // WriteKnowledge implements ledger.KnowledgeStore: one commit on
 // refs/heads/knowledge, moved by compare-and-swap from the tip it was built
-// on. Losing the swap means another writer committed first, possibly to
-// another entry; the write is then rebuilt on the new tip, and refused with
-// ErrKnowledgeChanged only if its own entry changed.
+// on. It is one attempt: a write whose own entry is not at w.Expected is
+// refused with ErrKnowledgeChanged; one that lost the swap because another
+// writer committed first (possibly to another entry) gets ErrConflict, and
+// the ledger's one retry loop builds it again on the new tip. Retrying here
+// too would nest two loops (64 attempts inside each of the ledger's 128).
 func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (ledger.KnowledgeVersion, error) {
 	e := w.Entry
 	dirName, err := knowledgeDir(e.Kind)
@@ -192,7 +194,7 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 	if when.IsZero() {
 		when = time.Now()
 	}
-	err = retryCAS(ctx, func(int) error {
+	err = func() error {
 		k, err := s.readKnowledgeTip()
 		if err != nil {
 			return err
@@ -229,10 +231,9 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		}
 		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
 		return s.be.Apply(ctx, b)
-	})
-	var gaveUp *gaveUpError
-	if errors.As(err, &gaveUp) {
-		return "", fmt.Errorf("%s kept moving under %d attempts: %w", knowledgeRef, gaveUp.attempts, ledger.ErrKnowledgeChanged)
+	}()
+	if errors.Is(err, errConflict) {
+		return "", fmt.Errorf("%s moved while the write was built: %w", knowledgeRef, ledger.ErrConflict)
 	}
 	if err != nil || w.Delete {
 		return "", err
@@ -365,4 +366,146 @@ func parseKnowledge(data []byte) ledger.KnowledgeEntry {
 		}
 	}
 	return e
+}
+
+// MergeKnowledge joins two histories of the knowledge zone that went apart
+// (a pull's, whose remote names the merge commit): a file changed on one
+// side only takes that side's version; a file changed on both sides
+// differently is a conflict, and then nothing is merged and the conflicting
+// paths are returned. On success it returns the batch of the merge commit
+// (parents: ours, then theirs) and the objects it needs, with no ref moves
+// (the caller adds the one it makes), and the commit's id. It writes
+// nothing.
+func (s *Store) MergeKnowledge(ours, theirs hash, remote string) (*batch, hash, []string, error) {
+	mine := map[hash]bool{}
+	if err := s.markAncestors(ours, mine); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	base := zeroHash
+	queue, seen := []hash{theirs}, map[hash]bool{}
+	for len(queue) > 0 && base == zeroHash {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if mine[id] {
+			base = id
+			break
+		}
+		c, err := s.readCommit(id)
+		if err != nil {
+			return nil, zeroHash, nil, err
+		}
+		queue = append(queue, c.Parents...)
+	}
+	treeOf := func(id hash) (hash, error) {
+		if id == zeroHash {
+			return zeroHash, nil
+		}
+		c, err := s.readCommit(id)
+		if err != nil {
+			return zeroHash, err
+		}
+		return c.Tree, nil
+	}
+	var bt, ot, tt hash
+	var err error
+	if bt, err = treeOf(base); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	if ot, err = treeOf(ours); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	if tt, err = treeOf(theirs); err != nil {
+		return nil, zeroHash, nil, err
+	}
+	b := &batch{}
+	var conflicts []string
+	root, err := s.merge3("", bt, ot, tt, b, &conflicts)
+	if err != nil || len(conflicts) > 0 {
+		return nil, zeroHash, conflicts, err
+	}
+	cid := addCommit(b, commitSpec{tree: root, parents: []hash{ours, theirs},
+		message: "Merge the knowledge zone from " + remote + "\n\nThoughtbox-Knowledge: merge\n",
+		when:    time.Now().UTC().Truncate(time.Second)})
+	return b, cid, nil, nil
+}
+
+// merge3 merges the trees base, ours and theirs (any may be zeroHash: the
+// folder is absent) entry by entry, adding new trees to b.
+func (s *Store) merge3(path string, base, ours, theirs hash, b *batch, conflicts *[]string) (hash, error) {
+	switch {
+	case ours == theirs, theirs == base:
+		return ours, nil
+	case ours == base:
+		return theirs, nil
+	}
+	read := func(id hash) (*object.Tree, error) {
+		if id == zeroHash {
+			return &object.Tree{}, nil
+		}
+		t, _, err := s.readTreeBytes(id)
+		return t, err
+	}
+	bt, err := read(base)
+	if err != nil {
+		return zeroHash, err
+	}
+	ot, err := read(ours)
+	if err != nil {
+		return zeroHash, err
+	}
+	tt, err := read(theirs)
+	if err != nil {
+		return zeroHash, err
+	}
+	names := map[string]bool{}
+	for _, t := range []*object.Tree{bt, ot, tt} {
+		for _, e := range t.Entries {
+			names[e.Name] = true
+		}
+	}
+	out := &object.Tree{}
+	for name := range names {
+		be, _ := bt.Get(name)
+		oe, _ := ot.Get(name)
+		te, _ := tt.Get(name)
+		var pick object.TreeEntry
+		switch {
+		case oe == te:
+			pick = oe
+		case oe == be:
+			pick = te
+		case te == be:
+			pick = oe
+		case (oe.ID == zeroHash || oe.Dir) && (te.ID == zeroHash || te.Dir) && (be.ID == zeroHash || be.Dir):
+			id, err := s.merge3(path+name+"/", dirID(be), dirID(oe), dirID(te), b, conflicts)
+			if err != nil {
+				return zeroHash, err
+			}
+			pick = object.TreeEntry{Name: name, Dir: true, ID: id}
+		default:
+			*conflicts = append(*conflicts, path+name)
+			continue
+		}
+		if pick.ID != zeroHash {
+			out.Set(object.TreeEntry{Name: pick.Name, Dir: pick.Dir, ID: pick.ID})
+		}
+	}
+	if len(out.Entries) == 0 {
+		return zeroHash, nil
+	}
+	data := out.Encode()
+	id := object.HashObject(typeTree, data)
+	b.Objects = append(b.Objects, logObject{ID: id, Type: typeTree, Data: data})
+	return id, nil
+}
+
+func dirID(e object.TreeEntry) hash {
+	if e.Dir {
+		return e.ID
+	}
+	return zeroHash
 }

@@ -168,12 +168,14 @@ func knowledgeHistory(t *testing.T, s *Store) []string {
 }
 
 // TestKnowledgeConcurrentWriters: writers of different entries share one
-// ref; each loses some compare-and-swaps and must retry, never fail, and
-// every change must be one commit.
+// ref; each loses some compare-and-swaps (the store's write is one attempt,
+// answering ledger.ErrConflict) and the Knowledge service's one loop
+// retries it, never failing, and every change must be one commit.
 func TestKnowledgeConcurrentWriters(t *testing.T) {
 	backends(t, func(t *testing.T, open func() *Store) {
 		ctx := context.Background()
 		s := open()
+		k := ledger.NewKnowledge(s, ledger.KnowledgeOptions{Now: func() time.Time { return t0 }})
 		const writers = 8
 		var wg sync.WaitGroup
 		errs := make(chan error, writers)
@@ -181,8 +183,7 @@ func TestKnowledgeConcurrentWriters(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				e := ledger.KnowledgeEntry{Kind: ledger.KindNote, ID: fmt.Sprintf("note-%d", i), Title: "Note", Content: "x", CreatedAt: t0, UpdatedAt: t0}
-				if _, err := s.WriteKnowledge(ctx, ledger.KnowledgeWrite{Entry: e, Author: knowledgeAuthor, When: t0}); err != nil {
+				if _, err := k.WriteNote(ctx, ledger.WriteNoteParams{ID: fmt.Sprintf("note-%d", i), Title: "Note", Content: "x"}, knowledgeAuthor); err != nil {
 					errs <- err
 				}
 			}()

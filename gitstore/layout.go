@@ -7,6 +7,7 @@ package gitstore
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	// A drop-in decoder several times faster than encoding/json (already
 	// in the build through the MCP SDK): decoding 10,000 thought files was
@@ -46,6 +47,55 @@ func chainRef(id, branch string) string {
 	return branchRef(id, branch)
 }
 func notebookRef(id string) string { return notebookPrefix + id }
+
+// quarantinePrefix holds incoming chains a pull's checks refused:
+// refs/thoughtbox/quarantine/<remote>/sessions/<id>/main (and branches).
+const quarantinePrefix = "refs/thoughtbox/quarantine/"
+
+// sessionOfRef names the session a ref belongs to ("" for knowledge, main).
+func sessionOfRef(ref string) string {
+	if rest, ok := strings.CutPrefix(ref, refPrefix); ok {
+		id, _, _ := strings.Cut(rest, "/")
+		return id
+	}
+	return ""
+}
+
+// shared reports whether a transfer (push, pull) moves ref.
+func shared(ref string) bool {
+	return strings.HasPrefix(ref, refPrefix) || strings.HasPrefix(ref, notebookPrefix) ||
+		ref == knowledgeRef || ref == "refs/heads/main"
+}
+
+// refOrder sorts a session's main chain before its branches.
+func refOrder(ref string) string {
+	if strings.HasSuffix(ref, "/main") {
+		return "0" + ref
+	}
+	return "1" + ref
+}
+
+// validSharedRef accepts refs/heads/knowledge, a notebook's
+// refs/heads/notebooks/<id> and the refs of a session:
+// refs/heads/sessions/<id>/main and refs/heads/sessions/<id>/branches/<b>.
+func validSharedRef(name string) bool {
+	if name == knowledgeRef || notebookOfRef(name) != "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, refPrefix)
+	if !ok {
+		return false
+	}
+	id, chain, ok := strings.Cut(rest, "/")
+	if !ok || validSessionID(id) != nil {
+		return false
+	}
+	if chain == "main" {
+		return true
+	}
+	b, ok := strings.CutPrefix(chain, "branches/")
+	return ok && validBranchID(b) == nil
+}
 
 // The committer of every commit the store writes (addCommit).
 const (

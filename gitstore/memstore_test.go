@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -28,7 +29,7 @@ func newMemClone(t *testing.T, name string) *clone {
 // can extend it, push again, and a disk clone sees the same.
 func TestMemoryStoreLongSession(t *testing.T) {
 	ctx := context.Background()
-	remote := bareRemote(t)
+	url := bareRemote(t)
 	a, b, c := newMemClone(t, "a"), newMemClone(t, "b"), newClone(t, "c")
 	id := a.start("Long, in memory")
 	const n = 150
@@ -45,7 +46,7 @@ func TestMemoryStoreLongSession(t *testing.T) {
 	if got := a.thoughts(id); len(got) != n+1 {
 		t.Fatalf("a has %d thoughts, want %d", len(got), n+1)
 	}
-	a.push(remote, gitstore.TransferOptions{})
+	a.push(url, remote.TransferOptions{})
 
 	// b already holds a session of its own, long enough to have objects
 	// kept as edits when the pack arrives.
@@ -53,7 +54,7 @@ func TestMemoryStoreLongSession(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		b.think(own, fmt.Sprintf("b step %d", i))
 	}
-	b.pull(remote, gitstore.TransferOptions{})
+	b.pull(url, remote.TransferOptions{})
 	if !slices.Equal(b.thoughts(id), a.thoughts(id)) {
 		t.Fatal("b's copy differs from a's")
 	}
@@ -61,9 +62,9 @@ func TestMemoryStoreLongSession(t *testing.T) {
 		b.think(id, fmt.Sprintf("step %d", i))
 	}
 	b.think(own, "b step 41")
-	b.push(remote, gitstore.TransferOptions{})
+	b.push(url, remote.TransferOptions{})
 
-	c.pull(remote, gitstore.TransferOptions{})
+	c.pull(url, remote.TransferOptions{})
 	if got, want := c.thoughts(id), b.thoughts(id); !slices.Equal(got, want) || len(got) != n+41 {
 		t.Fatalf("c has %d thoughts of the long session, b %d", len(got), len(want))
 	}
@@ -71,7 +72,7 @@ func TestMemoryStoreLongSession(t *testing.T) {
 		t.Fatalf("c has %d thoughts of b's session, want 41", len(got))
 	}
 	if _, err := exec.LookPath("git"); err == nil {
-		if out, err := exec.Command("git", "-C", remote, "fsck", "--strict").CombinedOutput(); err != nil {
+		if out, err := exec.Command("git", "-C", url, "fsck", "--strict").CombinedOutput(); err != nil {
 			t.Fatalf("git fsck of the remote: %v\n%s", err, out)
 		}
 	}

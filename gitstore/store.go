@@ -23,42 +23,21 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// Granularity is how session folders are grouped by creation time.
-type Granularity string
+// Granularity is how session folders are grouped by creation time; the
+// rule is the ledger's (ledger.Granularity), named here too so that
+// Options reads as before.
+type Granularity = ledger.Granularity
 
 // The partition granularities of seed 002.
 const (
-	Monthly Granularity = "monthly"
-	Weekly  Granularity = "weekly"
-	Daily   Granularity = "daily"
-	None    Granularity = "none"
+	Monthly = ledger.PartitionMonthly
+	Weekly  = ledger.PartitionWeekly
+	Daily   = ledger.PartitionDaily
+	None    = ledger.PartitionNone
 )
 
-// ParseGranularity validates a granularity name.
-func ParseGranularity(s string) (Granularity, error) {
-	switch g := Granularity(s); g {
-	case Monthly, Weekly, Daily, None:
-		return g, nil
-	case "":
-		return Monthly, nil
-	}
-	return "", fmt.Errorf("partition granularity %q: expected monthly, weekly, daily or none", s)
-}
-
-// Partition names the folder a session created at t goes in ("" for none).
-func (g Granularity) Partition(t time.Time) string {
-	t = t.UTC()
-	switch g {
-	case Weekly:
-		y, w := t.ISOWeek()
-		return fmt.Sprintf("%04d-W%02d", y, w)
-	case Daily:
-		return t.Format("2006-01-02")
-	case None:
-		return ""
-	}
-	return t.Format("2006-01")
-}
+// ParseGranularity validates a granularity name ("" is monthly).
+func ParseGranularity(s string) (Granularity, error) { return ledger.ParseGranularity(s) }
 
 // Options configure a Store.
 type Options struct {
@@ -188,6 +167,12 @@ func validBranchID(id string) error {
 	_, err := ledger.NewBranchID(id)
 	return err
 }
+
+// readmeTime dates the README commit of refs/heads/main. It is fixed, not
+// the time a ledger was made, so that every ledger starts the same main:
+// two servers of a team that push to an empty remote at once then offer
+// the same commit, and neither ledger's main differs from the remote's.
+var readmeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func (s *Store) ensureReadme(ctx context.Context) error {
 	cur, err := s.be.ReadRef(ctx, "refs/heads/main")

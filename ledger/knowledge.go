@@ -76,7 +76,10 @@ type KnowledgeStore interface {
 	ReadKnowledge(ctx context.Context, kind KnowledgeKind, id string) (KnowledgeEntry, error)
 	// WriteKnowledge records w and returns the new version ("" after a
 	// delete). It returns ErrKnowledgeChanged, and records nothing, when
-	// the entry is no longer at w.Expected.
+	// the entry is no longer at w.Expected. It may return ErrConflict, and
+	// record nothing, when another write to the zone landed while this one
+	// was built: it is one attempt, and the caller (the Knowledge service's
+	// one retry loop) tries again.
 	WriteKnowledge(ctx context.Context, w KnowledgeWrite) (KnowledgeVersion, error)
 }
 
@@ -245,7 +248,14 @@ func (k *Knowledge) CreatePattern(ctx context.Context, p CreatePatternParams, au
 	}
 	now := k.now()
 	e.CreatedAt, e.UpdatedAt = now, now
-	_, err = k.store.WriteKnowledge(ctx, KnowledgeWrite{Entry: e, Author: author, When: now})
+	err = Retry(ctx, MaxAppendAttempts, RandomPause, func(int) error {
+		_, err := k.store.WriteKnowledge(ctx, KnowledgeWrite{Entry: e, Author: author, When: now})
+		if errors.Is(err, ErrConflict) {
+			// Another entry was written first: build again on it.
+			return Again(err)
+		}
+		return err
+	})
 	if errors.Is(err, ErrKnowledgeChanged) {
 		return KnowledgePattern{}, idTaken(KindPattern, e.ID, derived)
 	}
@@ -332,7 +342,7 @@ func (k *Knowledge) modify(ctx context.Context, kind KnowledgeKind, id string, a
 			return nil
 		}
 		serr := storageError(fmt.Sprintf("update %s %s", kind, id), err)
-		if errors.Is(err, ErrKnowledgeChanged) {
+		if errors.Is(err, ErrKnowledgeChanged) || errors.Is(err, ErrConflict) {
 			return Again(serr)
 		}
 		return serr
@@ -510,7 +520,7 @@ func (k *Knowledge) delete(ctx context.Context, kind KnowledgeKind, id string, a
 			return nil
 		}
 		serr := storageError(fmt.Sprintf("delete %s %s", kind, id), err)
-		if errors.Is(err, ErrKnowledgeChanged) || errors.Is(err, ErrKnowledgeNotFound) {
+		if errors.Is(err, ErrKnowledgeChanged) || errors.Is(err, ErrKnowledgeNotFound) || errors.Is(err, ErrConflict) {
 			// Changed or deleted meanwhile: look again; a second delete
 			// then reports that it is gone.
 			return Again(serr)
@@ -568,7 +578,7 @@ func (k *Knowledge) WriteNote(ctx context.Context, p WriteNoteParams, author Aut
 			return nil
 		}
 		serr := storageError("write note "+id, err)
-		if errors.Is(err, ErrKnowledgeChanged) {
+		if errors.Is(err, ErrKnowledgeChanged) || errors.Is(err, ErrConflict) {
 			return Again(serr)
 		}
 		return serr

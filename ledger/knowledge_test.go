@@ -25,6 +25,10 @@ type memKnowledge struct {
 	// beforeWrite, if set, runs at the start of every write, outside the
 	// lock: tests use it to change an entry behind the service's back.
 	beforeWrite func(w ledger.KnowledgeWrite)
+	// conflicts, if positive, is how many writes in a row lose the
+	// zone's compare-and-swap (ErrConflict) before one lands; negative:
+	// every write loses. calls counts the writes tried.
+	conflicts, calls int
 }
 
 func newMemKnowledge() *memKnowledge {
@@ -64,6 +68,11 @@ func (m *memKnowledge) WriteKnowledge(_ context.Context, w ledger.KnowledgeWrite
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.calls++
+	if m.conflicts != 0 {
+		m.conflicts--
+		return "", fmt.Errorf("the zone moved: %w", ledger.ErrConflict)
+	}
 	key := knowledgeKey(w.Entry.Kind, w.Entry.ID)
 	cur, ok := m.entries[key]
 	if cur.Version != w.Expected || (!ok && w.Expected != "") {
@@ -500,5 +509,52 @@ func TestConcurrentNoteWrites(t *testing.T) {
 		if store.writes[i].Expected == "" {
 			t.Errorf("write %d created the note again instead of replacing it", i)
 		}
+	}
+}
+
+// TestKnowledgeOneRetryLoop: a store's write is one attempt, and losing the
+// zone's compare-and-swap to a write of another entry (ErrConflict) is
+// retried by the service's one loop, for creates, updates, notes and
+// deletes alike; a create is not mistaken for a taken id. A store that
+// always loses is tried MaxAppendAttempts times in all, not that many
+// times some inner bound.
+func TestKnowledgeOneRetryLoop(t *testing.T) {
+	ctx := context.Background()
+	k, store := knowledgeEnv(t)
+	lose := func(n int) {
+		store.mu.Lock()
+		store.conflicts, store.calls = n, 0
+		store.mu.Unlock()
+	}
+	calls := func() int {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return store.calls
+	}
+	lose(3)
+	p, err := k.CreatePattern(ctx, bisect(), knowledgeAgent)
+	if err != nil || calls() != 4 {
+		t.Fatalf("create after 3 lost swaps: %v after %d writes, want success after 4", err, calls())
+	}
+	lose(2)
+	content := "changed"
+	if _, err := k.UpdatePattern(ctx, ledger.UpdatePatternParams{ID: p.ID, Content: &content}, knowledgeAgent); err != nil || calls() != 3 {
+		t.Fatalf("update after 2 lost swaps: %v after %d writes", err, calls())
+	}
+	lose(2)
+	if _, err := k.WriteNote(ctx, ledger.WriteNoteParams{Title: "A note", Content: "c"}, knowledgeAgent); err != nil || calls() != 3 {
+		t.Fatalf("note after 2 lost swaps: %v after %d writes", err, calls())
+	}
+	lose(1)
+	if _, err := k.DeletePattern(ctx, p.ID, knowledgeAgent); err != nil || calls() != 2 {
+		t.Fatalf("delete after 1 lost swap: %v after %d writes", err, calls())
+	}
+	lose(-1)
+	_, err = k.CreatePattern(ctx, ledger.CreatePatternParams{Title: "Never lands", Description: "d", Content: "c"}, knowledgeAgent)
+	if err == nil || !errors.Is(err, ledger.ErrConflict) || ledger.CodeOf(err) != ledger.CodeStorage {
+		t.Fatalf("create that always loses: %v, want a storage error wrapping ErrConflict", err)
+	}
+	if n := calls(); n != ledger.MaxAppendAttempts {
+		t.Errorf("a write that always loses was tried %d times, want %d", n, ledger.MaxAppendAttempts)
 	}
 }

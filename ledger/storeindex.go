@@ -117,22 +117,32 @@ func (l *Ledger) ListPage(ctx context.Context, offset, limit int) ([]Session, in
 		return nil, 0, storageError("list sessions", err)
 	}
 	out := make([]Session, len(sums))
+	at := l.accessLookup()
+	for i, s := range sums {
+		out[i] = session(s.Meta, s.ThoughtCount, s.BranchCount, at(s.Meta.ID))
+	}
+	return out, total, nil
+}
+
+// accessLookup returns when each session was last accessed, reading only
+// the sessions asked for when the store can (AccessLookup), so that a page
+// does not cost every session's access time.
+func (l *Ledger) accessLookup() func(id string) time.Time {
 	lookup, ok := l.store.(AccessLookup)
 	if !ok {
 		l.loadAccess()
 	}
-	l.mu.Lock()
-	for i, s := range sums {
-		at := l.accessed[s.Meta.ID]
+	return func(id string) time.Time {
+		l.mu.Lock()
+		at := l.accessed[id]
+		l.mu.Unlock()
 		if ok {
-			if t := lookup.AccessedAt(s.Meta.ID); t.After(at) {
+			if t := lookup.AccessedAt(id); t.After(at) {
 				at = t
 			}
 		}
-		out[i] = session(s.Meta, s.ThoughtCount, s.BranchCount, at)
+		return at
 	}
-	l.mu.Unlock()
-	return out, total, nil
 }
 
 // searchStore is Search over the store's index: the index finds and
@@ -160,11 +170,9 @@ func (l *Ledger) searchStore(ctx context.Context, ix SessionIndex, q SearchQuery
 	} else {
 		hits = nil
 	}
-	l.loadAccess()
+	accessed := l.accessLookup()
 	for _, h := range hits {
-		l.mu.Lock()
-		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, l.accessed[h.sum.Meta.ID])
-		l.mu.Unlock()
+		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, accessed(h.sum.Meta.ID))
 		if h.Matched.Thoughts > 0 {
 			// The excerpts quote the thoughts: read this hit's session
 			// (from the ledger's view when it holds the current one).

@@ -23,6 +23,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	gitremote "github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/observatory"
 )
@@ -1045,7 +1046,7 @@ func TestSessionPulledFromRemote(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		if _, err := s.AddRemote("origin", remote); err != nil {
+		if _, err := gitremote.AddRemote(s, "origin", remote); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -1065,7 +1066,7 @@ func TestSessionPulledFromRemote(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := alice.Push(ctx, "origin", gitstore.TransferOptions{BuiltinFile: true}); err != nil {
+	if _, err := gitremote.Push(ctx, alice, "origin", gitremote.TransferOptions{BuiltinFile: true}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -1082,7 +1083,7 @@ func TestSessionPulledFromRemote(t *testing.T) {
 	c.expect("observatory", "subscribed", nil)
 	c.expect("observatory", "sessions:active", nil)
 
-	if _, err := bob.Pull(ctx, "origin", gitstore.TransferOptions{BuiltinFile: true}); err != nil {
+	if _, err := gitremote.Pull(ctx, bob, "origin", gitremote.TransferOptions{BuiltinFile: true}); err != nil {
 		t.Fatal(err)
 	}
 	topic := "reasoning:" + s.ID

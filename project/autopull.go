@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 )
 
 // autoPuller pulls from a remote in the background, as
@@ -23,7 +23,7 @@ type autoPuller struct {
 	project  *Project
 	remote   string
 	interval time.Duration
-	opts     gitstore.TransferOptions
+	opts     remote.TransferOptions
 	log      *slog.Logger
 
 	ctx    context.Context
@@ -66,7 +66,7 @@ func startAutoPull(proj *Project, log *slog.Logger) (*autoPuller, error) {
 	return newAutoPuller(proj, remote, cfg.AutoPullInterval, autoPullStart, o, log), nil
 }
 
-func newAutoPuller(proj *Project, remote string, interval, first time.Duration, opts gitstore.TransferOptions, log *slog.Logger) *autoPuller {
+func newAutoPuller(proj *Project, remote string, interval, first time.Duration, opts remote.TransferOptions, log *slog.Logger) *autoPuller {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &autoPuller{project: proj, remote: remote, interval: interval, opts: opts, log: log,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), reported: map[string]bool{}}

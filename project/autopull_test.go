@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	gitremote "github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -110,7 +110,7 @@ func TestAutoPullServerSeesTeam(t *testing.T) {
 	a, b := newTeamMember(t), newTeamMember(t)
 	ctx := context.Background()
 	var log syncBuffer
-	p := newAutoPuller(b, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{}, log.logger())
+	p := newAutoPuller(b, remote, 10*time.Millisecond, 0, gitremote.TransferOptions{}, log.logger())
 	defer p.close()
 
 	s, err := a.Ledger().StartSession(ctx, ledger.CreateSessionParams{Title: "Why the cache misses"}, ledger.Author{Name: "alice"})
@@ -183,7 +183,7 @@ func TestAutoPullFailureIsLoggedOnce(t *testing.T) {
 	a, b := newTeamMember(t), newTeamMember(t)
 	ctx := context.Background()
 	var log syncBuffer
-	p := newAutoPuller(b, missing, 10*time.Millisecond, 0, gitstore.TransferOptions{}, log.logger())
+	p := newAutoPuller(b, missing, 10*time.Millisecond, 0, gitremote.TransferOptions{}, log.logger())
 	defer p.close()
 	pulledAfterNow(p)
 	pulledAfterNow(p)
@@ -225,7 +225,7 @@ func TestAutoPullFailureIsLoggedOnce(t *testing.T) {
 func TestAutoPullStopsPromptly(t *testing.T) {
 	remote := bareRemote(t)
 	b := newTeamMember(t)
-	p := newAutoPuller(b, remote, time.Hour, 0, gitstore.TransferOptions{}, (&syncBuffer{}).logger())
+	p := newAutoPuller(b, remote, time.Hour, 0, gitremote.TransferOptions{}, (&syncBuffer{}).logger())
 	p.waitPulls(1)
 	done := make(chan struct{})
 	go func() { p.close(); close(done) }()
@@ -250,7 +250,7 @@ func TestAutoPullQuarantine(t *testing.T) {
 	a.think(t, s.ID, strings.Repeat("a long thought ", 20))
 	a.push(t, remote)
 	var log syncBuffer
-	p := newAutoPuller(b, remote, 10*time.Millisecond, 0, gitstore.TransferOptions{MaxThoughtBytes: 64}, log.logger())
+	p := newAutoPuller(b, remote, 10*time.Millisecond, 0, gitremote.TransferOptions{MaxThoughtBytes: 64}, log.logger())
 	defer p.close()
 	pulledAfterNow(p)
 	pulledAfterNow(p)

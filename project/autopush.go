@@ -12,6 +12,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -29,7 +30,7 @@ type autoPusher struct {
 	// process (the next CLI command) retries them too; "" keeps them in
 	// memory only.
 	pendingFile string
-	opts        gitstore.TransferOptions
+	opts        remote.TransferOptions
 	log         *slog.Logger
 	next        ledger.EventSink // the sink this one wraps (may be nil)
 	// every is THOUGHTBOX_AUTO_PUSH_INTERVAL: 0 pushes closed sessions
@@ -54,7 +55,7 @@ type autoPusher struct {
 	lastErr string
 }
 
-func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time.Duration, opts gitstore.TransferOptions, log *slog.Logger, next ledger.EventSink) *autoPusher {
+func newAutoPusher(store *gitstore.Store, remote, pendingFile string, every time.Duration, opts remote.TransferOptions, log *slog.Logger, next ledger.EventSink) *autoPusher {
 	p := &autoPusher{store: store, remote: remote, pendingFile: pendingFile, every: every, opts: opts, log: log, next: next,
 		pending: map[string]bool{}, marked: map[string]int{}, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.loadPending()
@@ -157,7 +158,7 @@ func (p *autoPusher) pushPending() {
 	o.Sessions = ids
 	o.Progress = nil
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	res, err := p.store.Push(ctx, p.remote, o)
+	res, err := remote.Push(ctx, p.store, p.remote, o)
 	cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()

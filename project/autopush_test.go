@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	gitremote "github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -38,7 +39,7 @@ func TestAutoPushInterval(t *testing.T) {
 			t.Fatal(err)
 		}
 		log := &syncBuffer{}
-		p := newAutoPusher(s, remote, "", every, gitstore.TransferOptions{}, log.logger(), nil)
+		p := newAutoPusher(s, remote, "", every, gitremote.TransferOptions{}, log.logger(), nil)
 		defer func() { t.Log(log.String()) }()
 		l := ledger.New(s, ledger.Options{Events: p})
 		ctx := context.Background()
@@ -97,7 +98,7 @@ func TestAutoPushIntervalFailureLoggedOnce(t *testing.T) {
 	}
 	defer s.Close()
 	log := &syncBuffer{}
-	p := newAutoPusher(s, remote, "", 10*time.Millisecond, gitstore.TransferOptions{}, log.logger(), nil)
+	p := newAutoPusher(s, remote, "", 10*time.Millisecond, gitremote.TransferOptions{}, log.logger(), nil)
 	defer p.close()
 	l := ledger.New(s, ledger.Options{Events: p})
 	ctx := context.Background()

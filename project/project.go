@@ -49,6 +49,14 @@ type Options struct {
 	// auto-pull failures and recoveries, chains a pull kept aside, a flush
 	// the store retries. nil discards it.
 	Logger *slog.Logger
+	// Now is the ledger's clock (session and thought timestamps); nil
+	// means time.Now. Tests set it to get the same ledger every run.
+	Now func() time.Time
+	// FlushInterval is how long an acknowledged thought may stay in the
+	// write-ahead log before the store publishes it to plain Git; 0 keeps
+	// the store's default. A long one leaves the repository as a killed
+	// writer would (what the recovery tests need).
+	FlushInterval time.Duration
 }
 
 // Project is an open project. Its methods are safe for concurrent use;
@@ -79,7 +87,7 @@ func Open(cfg *config.Config, opts Options) (*Project, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	store, err := openStore(cfg, log)
+	store, err := openStore(cfg, opts.FlushInterval, log)
 	if err != nil {
 		return nil, err
 	}
@@ -89,13 +97,13 @@ func Open(cfg *config.Config, opts Options) (*Project, error) {
 		return nil, err
 	}
 	p := &Project{cfg: cfg, store: store, events: sink, log: log, pusher: pusher}
-	p.ledger = newLedger(cfg, store, ledger.Options{NewID: opts.NewID, Events: sink})
+	p.ledger = newLedger(cfg, store, ledger.Options{NewID: opts.NewID, Events: sink, Now: opts.Now})
 	p.knowledge = ledger.NewKnowledge(store, ledger.KnowledgeOptions{})
 	return p, nil
 }
 
-func openStore(cfg *config.Config, log *slog.Logger) (*gitstore.Store, error) {
-	opts := gitstore.Options{Partition: cfg.Partition, LockTimeout: cfg.LockTimeout, Logger: log}
+func openStore(cfg *config.Config, flush time.Duration, log *slog.Logger) (*gitstore.Store, error) {
+	opts := gitstore.Options{Partition: cfg.Partition, LockTimeout: cfg.LockTimeout, FlushInterval: flush, Logger: log}
 	if cfg.Storage == config.StorageMemory {
 		return gitstore.OpenMemory(opts)
 	}

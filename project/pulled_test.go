@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	gitremote "github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -83,7 +84,7 @@ func TestPullReloadsHeldSessions(t *testing.T) {
 	server := ledger.New(store, ledger.Options{Events: events})
 	// Pulls run only when the test asks (p.pull), not on a timer.
 	proj := &Project{store: gs, ledger: server, log: (&syncBuffer{}).logger()}
-	p := newAutoPuller(proj, remote, time.Hour, time.Hour, gitstore.TransferOptions{}, proj.log)
+	p := newAutoPuller(proj, remote, time.Hour, time.Hour, gitremote.TransferOptions{}, proj.log)
 	defer p.close()
 
 	s, err := a.ledger.StartSession(ctx, ledger.CreateSessionParams{Title: "Why the cache misses"}, ledger.Author{Name: "alice"})

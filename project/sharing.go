@@ -9,20 +9,21 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// The types of sharing, as gitstore defines them: the CLI prints and
+// The types of sharing, as gitstore/remote defines them: the CLI prints and
 // encodes them but reaches them only through this package.
 type (
 	// Remote is a named Git remote of the project.
-	Remote = gitstore.Remote
+	Remote = remote.Remote
 	// PushResult is what a push did, ref by ref.
-	PushResult = gitstore.PushResult
+	PushResult = remote.PushResult
 	// PullResult is what a pull did, ref by ref, and what it kept aside.
-	PullResult = gitstore.PullResult
+	PullResult = remote.PullResult
 	// RefChange is one ref a push or pull created or moved.
-	RefChange = gitstore.RefChange
+	RefChange = remote.RefChange
 	// DivergedChain is a remote's chain of a session that a pull kept
 	// aside because it was extended differently here.
 	DivergedChain = gitstore.DivergedChain
@@ -31,40 +32,42 @@ type (
 )
 
 // RejectReason says why a push left a ref alone; Rejection.Reason.
-type RejectReason = gitstore.RejectReason
+type RejectReason = remote.RejectReason
 
-// The reasons a push rejects a ref, as gitstore defines them.
+// The reasons a push rejects a ref, as gitstore/remote defines them.
 const (
-	RejectBehind   = gitstore.RejectBehind
-	RejectDiverged = gitstore.RejectDiverged
-	RejectAhead    = gitstore.RejectAhead
-	RejectRefused  = gitstore.RejectRefused
-	RejectHeld     = gitstore.RejectHeld
+	RejectBehind   = remote.RejectBehind
+	RejectDiverged = remote.RejectDiverged
+	RejectAhead    = remote.RejectAhead
+	RejectRefused  = remote.RejectRefused
+	RejectHeld     = remote.RejectHeld
 )
 
-// The sharing failures a caller may tell apart with errors.Is, as gitstore
-// defines them.
+// The sharing failures a caller may tell apart with errors.Is, as
+// gitstore/remote (and gitstore, for kept chains) defines them.
 var (
-	ErrNoRemote          = gitstore.ErrNoRemote
-	ErrRemoteExists      = gitstore.ErrRemoteExists
-	ErrInvalidRemoteName = gitstore.ErrInvalidRemoteName
-	ErrInvalidRemoteURL  = gitstore.ErrInvalidRemoteURL
-	ErrNoRepository      = gitstore.ErrNoRepository
-	ErrCredentials       = gitstore.ErrCredentials
+	ErrNoRemote          = remote.ErrNoRemote
+	ErrRemoteExists      = remote.ErrRemoteExists
+	ErrInvalidRemoteName = remote.ErrInvalidRemoteName
+	ErrInvalidRemoteURL  = remote.ErrInvalidRemoteURL
+	ErrNoRepository      = remote.ErrNoRepository
+	ErrCredentials       = remote.ErrCredentials
 	ErrNoKeptChain       = gitstore.ErrNoKeptChain
 )
 
 // ValidRemoteName checks a remote's name (letters, digits, '.', '_', '-').
-func ValidRemoteName(name string) error { return gitstore.ValidRemoteName(name) }
+func ValidRemoteName(name string) error { return remote.ValidRemoteName(name) }
 
 // Remotes lists the project's remotes by name.
-func (p *Project) Remotes() ([]Remote, error) { return p.store.Remotes() }
+func (p *Project) Remotes() ([]Remote, error) { return remote.Remotes(p.store) }
 
 // AddRemote adds a remote, checking its name and URL.
-func (p *Project) AddRemote(name, url string) (Remote, error) { return p.store.AddRemote(name, url) }
+func (p *Project) AddRemote(name, url string) (Remote, error) {
+	return remote.AddRemote(p.store, name, url)
+}
 
 // RemoveRemote forgets a remote; chains kept from it stay.
-func (p *Project) RemoveRemote(name string) error { return p.store.RemoveRemote(name) }
+func (p *Project) RemoveRemote(name string) error { return remote.RemoveRemote(p.store, name) }
 
 // PushOptions choose what a push sends.
 type PushOptions struct {
@@ -81,28 +84,28 @@ type PushOptions struct {
 // Push sends the project to remote (a name, URL or path; "" for the only
 // remote, or origin), with the credentials and transport of the
 // configuration.
-func (p *Project) Push(ctx context.Context, remote string, o PushOptions) (*PushResult, error) {
+func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*PushResult, error) {
 	to, err := transferOptions(p.cfg, o.Progress)
 	if err != nil {
 		return nil, err
 	}
 	to.Sessions, to.Force = o.Sessions, o.Force
-	return p.store.Push(ctx, remote, to)
+	return remote.Push(ctx, p.store, name, to)
 }
 
 // Pull brings remote's sessions, knowledge and notebooks in, then has the
 // ledger forget its views of the sessions the pull moved, so that its next
 // read shows them as they are now.
-func (p *Project) Pull(ctx context.Context, remote string, progress io.Writer) (*PullResult, error) {
+func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*PullResult, error) {
 	to, err := transferOptions(p.cfg, progress)
 	if err != nil {
 		return nil, err
 	}
-	return p.pull(ctx, remote, to)
+	return p.pull(ctx, name, to)
 }
 
-func (p *Project) pull(ctx context.Context, remote string, to gitstore.TransferOptions) (*PullResult, error) {
-	res, err := p.store.Pull(ctx, remote, to)
+func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptions) (*PullResult, error) {
+	res, err := remote.Pull(ctx, p.store, name, to)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +159,8 @@ func (p *Project) DropDiverged(ctx context.Context, keptAs string) error {
 
 // transferOptions reads the credentials, transport choice and thought
 // limit of push and pull from the configuration.
-func transferOptions(cfg *config.Config, progress io.Writer) (gitstore.TransferOptions, error) {
-	o := gitstore.TransferOptions{
+func transferOptions(cfg *config.Config, progress io.Writer) (remote.TransferOptions, error) {
+	o := remote.TransferOptions{
 		Progress:         progress,
 		Token:            cfg.Getenv(config.EnvGitToken),
 		User:             cfg.Getenv(config.EnvGitUser),
@@ -200,7 +203,7 @@ func Inspect(cfg *config.Config) Status {
 	if _, err := os.Stat(repo); err != nil {
 		return Status{}
 	}
-	s := Status{Exists: true, Sessions: len(gitstore.PeekSessionIDs(repo)), Remotes: gitstore.PeekRemoteConfig(repo)}
+	s := Status{Exists: true, Sessions: len(gitstore.PeekSessionIDs(repo)), Remotes: remote.PeekConfig(repo)}
 	s.PendingRecords, s.PendingBytes = gitstore.PeekLog(repo)
 	return s
 }
@@ -218,7 +221,7 @@ func PeekSessionIDs(repo string) []string { return gitstore.PeekSessionIDs(repo)
 func PeekBranches(repo, sessionID string) []string { return gitstore.PeekBranches(repo, sessionID) }
 
 // PeekRemotes lists the names of the repository's remotes.
-func PeekRemotes(repo string) []string { return gitstore.PeekRemotes(repo) }
+func PeekRemotes(repo string) []string { return remote.PeekRemotes(repo) }
 
 // RepairLog salvages the project's damaged write-ahead log before it is
 // opened (a damaged log stops the opening): every record that checks out

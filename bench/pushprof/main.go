@@ -1,5 +1,5 @@
 // Command pushprof pushes a ledger's repository to a remote, or pulls a
-// remote into one, through gitstore alone, with a CPU profile and a heap
+// remote into one, through gitstore/remote alone, with a CPU profile and a heap
 // profile written every 10 seconds (the last one shows the transfer's peak
 // working set better than one taken after it): the harness behind the
 // push and clone rows of BENCHMARKS.md's "A million thoughts".
@@ -20,17 +20,18 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 )
 
 func main() {
 	repo := flag.String("repo", "", "the ledger's Git directory (<data dir>/projects/<name>.git; required)")
-	remote := flag.String("remote", "", "the remote: a path or URL (required)")
+	remoteURL := flag.String("remote", "", "the remote: a path or URL (required)")
 	pull := flag.Bool("pull", false, "pull from the remote instead of pushing to it")
 	builtin := flag.Bool("builtin", false, "serve a file remote in-process even when git is installed")
 	cpu := flag.String("cpu", "", "write a CPU profile here")
 	mem := flag.String("mem", "", "write a heap profile here every 10 s")
 	flag.Parse()
-	if *repo == "" || *remote == "" {
+	if *repo == "" || *remoteURL == "" {
 		fmt.Fprintln(os.Stderr, "pushprof: -repo and -remote are required")
 		os.Exit(2)
 	}
@@ -54,15 +55,15 @@ func main() {
 			}
 		}()
 	}
-	o := gitstore.TransferOptions{Progress: os.Stderr, BuiltinFile: *builtin}
+	o := remote.TransferOptions{Progress: os.Stderr, BuiltinFile: *builtin}
 	start := time.Now()
 	if *pull {
-		res, err := st.Pull(context.Background(), *remote, o)
+		res, err := remote.Pull(context.Background(), st, *remoteURL, o)
 		check(err)
 		fmt.Printf("pulled: %d refs created, %d objects, %d bytes, %s\n", len(res.Created), res.Objects, res.Bytes, time.Since(start).Round(time.Millisecond))
 		return
 	}
-	res, err := st.Push(context.Background(), *remote, o)
+	res, err := remote.Push(context.Background(), st, *remoteURL, o)
 	check(err)
 	fmt.Printf("pushed: %d refs, %d objects, %d bytes, %s\n", len(res.Updated), res.Objects, res.Bytes, time.Since(start).Round(time.Millisecond))
 }

@@ -22,8 +22,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 var multiserveDuration = flag.Duration("multiserve.duration", 0,
@@ -724,13 +725,20 @@ func msCheckRepo(t *testing.T, repo string, rec *msRecord, unknown []msAck, shar
 	for _, a := range unknown {
 		maybe[a.token] = true
 	}
-	store, err := gitstore.Open(repo, gitstore.Options{})
+	// The repository is read back the way the CLI opens it: through
+	// project, from its data directory (<data>/projects/_default.git).
+	cfg, err := config.Resolve(config.Flags{DataDir: filepath.Dir(filepath.Dir(repo))}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := project.Open(cfg, project.Options{})
 	if err != nil {
 		t.Fatalf("open the repository: %v", err)
 	}
-	defer store.Close()
+	defer p.Close()
 	ctx := context.Background()
-	sums, err := store.ListSessions(ctx)
+	l := p.Ledger()
+	sums, err := l.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -741,12 +749,11 @@ func msCheckRepo(t *testing.T, repo string, rec *msRecord, unknown []msAck, shar
 	if len(sums) != len(sessionsAcked) {
 		t.Errorf("the repository has %d sessions, the servers acknowledged thoughts in %d", len(sums), len(sessionsAcked))
 	}
-	l := ledger.New(store, ledger.Options{})
 	found := map[string]int{}
 	inFlightFound := 0
 	for _, sum := range sums {
-		id := sum.Meta.ID
-		ss, err := store.LoadSession(ctx, id)
+		id := sum.ID
+		ss, err := l.Load(ctx, id)
 		if err != nil {
 			t.Errorf("load %s: %v", id, err)
 			continue
@@ -754,14 +761,14 @@ func msCheckRepo(t *testing.T, repo string, rec *msRecord, unknown []msAck, shar
 		if !ss.Integrity.Valid {
 			t.Errorf("session %s fails its integrity check: %+v", id, ss.Integrity)
 		}
-		if len(ss.Branches) != 0 {
-			t.Errorf("session %s has branches: %d", id, len(ss.Branches))
+		if n := ss.Graph.BranchCount(); n != 0 {
+			t.Errorf("session %s has branches: %d", id, n)
 		}
 		if res, err := l.Verify(ctx, id); err != nil || !res.Valid {
 			t.Errorf("ledger verify %s: %+v, %v", id, res, err)
 		}
 		numbers := map[int]string{}
-		for _, th := range ss.Main {
+		for _, th := range ss.Graph.MainChain() {
 			d := th.Data
 			m := msTokenRE.FindStringSubmatch(d.Thought)
 			if m == nil {

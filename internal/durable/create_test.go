@@ -96,3 +96,26 @@ func TestCreateWholeNeverReplaces(t *testing.T) {
 		t.Fatalf("directory holds %d entries, want 1 (no temporary left)", len(ents))
 	}
 }
+
+// TestCreateWholeSyncsTheDirectory: the new name is made durable — the
+// directory is synced once the file is linked into it — so a completion
+// export (export.Completed) or any other CreateWhole file that was
+// reported written survives a power cut.
+func TestCreateWholeSyncsTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "export.json")
+	var synced []string
+	dirSynced = func(d string) {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("directory %s synced before the file was linked: %v", d, err)
+		}
+		synced = append(synced, d)
+	}
+	defer func() { dirSynced = nil }()
+	if err := CreateWhole(path, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || synced[0] != dir {
+		t.Fatalf("directories synced: %q, want [%q]", synced, dir)
+	}
+}

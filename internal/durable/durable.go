@@ -19,7 +19,17 @@ func Datasync(f *os.File) error { return datasync(f) }
 // SyncDir makes a directory's entries (new files, renames) durable. On
 // Windows a rename is made durable by Rename itself (write-through), and
 // directories cannot be flushed, so it does nothing there.
-func SyncDir(dir string) error { return syncDir(dir) }
+func SyncDir(dir string) error {
+	if dirSynced != nil {
+		dirSynced(dir)
+	}
+	return syncDir(dir)
+}
+
+// dirSynced, when set (by tests), sees each directory SyncDir is asked to
+// sync: a missing directory sync cannot be seen any other way short of a
+// power cut.
+var dirSynced func(dir string)
 
 // Rename moves oldpath onto newpath, replacing newpath atomically: a
 // reader opening newpath finds the old file or the new one, never neither.

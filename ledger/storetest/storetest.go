@@ -588,10 +588,7 @@ func testConcurrentSessions(t *testing.T, s ledger.Store) {
 }
 
 func testChainCatchUp(t *testing.T, s ledger.Store) {
-	cu, ok := s.(ledger.ChainCatchUp)
-	if !ok {
-		t.Skip("the store is not a ledger.ChainCatchUp")
-	}
+	cu := ability[ledger.ChainCatchUp](t, s)
 	ctx := context.Background()
 	c := create(t, s, 1)
 	start := c.tips[""]
@@ -644,10 +641,7 @@ func testChainCatchUp(t *testing.T, s ledger.Store) {
 }
 
 func testSessionEditor(t *testing.T, s ledger.Store) {
-	ed, ok := s.(ledger.SessionEditor)
-	if !ok {
-		t.Skip("the store is not a ledger.SessionEditor")
-	}
+	ed := ability[ledger.SessionEditor](t, s)
 	ctx := context.Background()
 	c := create(t, s, 1)
 	c.add("", thought(1, "one"))
@@ -673,10 +667,7 @@ func testSessionEditor(t *testing.T, s ledger.Store) {
 }
 
 func testSessionDeleter(t *testing.T, s ledger.Store) {
-	d, ok := s.(ledger.SessionDeleter)
-	if !ok {
-		t.Skip("the store is not a ledger.SessionDeleter")
-	}
+	d := ability[ledger.SessionDeleter](t, s)
 	ctx := context.Background()
 	c := create(t, s, 1)
 	one := c.add("", thought(1, "one"))
@@ -729,10 +720,7 @@ func testSessionDeleter(t *testing.T, s ledger.Store) {
 }
 
 func testKnowledgeStore(t *testing.T, s ledger.Store) {
-	ks, ok := s.(ledger.KnowledgeStore)
-	if !ok {
-		t.Skip("the store is not a ledger.KnowledgeStore")
-	}
+	ks := ability[ledger.KnowledgeStore](t, s)
 	ctx := context.Background()
 	if list, err := ks.ListKnowledge(ctx, ledger.KindPattern); err != nil || len(list) != 0 {
 		t.Fatalf("patterns of a new store: %+v, %v", list, err)
@@ -798,10 +786,7 @@ func testKnowledgeStore(t *testing.T, s ledger.Store) {
 }
 
 func testNotebookStore(t *testing.T, s ledger.Store) {
-	ns, ok := s.(ledger.NotebookStore)
-	if !ok {
-		t.Skip("the store is not a ledger.NotebookStore")
-	}
+	ns := ability[ledger.NotebookStore](t, s)
 	ctx := context.Background()
 	if list, err := ns.ListNotebooks(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("notebooks of a new store: %+v, %v", list, err)
@@ -847,10 +832,7 @@ func testNotebookStore(t *testing.T, s ledger.Store) {
 }
 
 func testSessionLocker(t *testing.T, s ledger.Store) {
-	sl, ok := s.(ledger.SessionLocker)
-	if !ok {
-		t.Skip("the store is not a ledger.SessionLocker")
-	}
+	sl := ability[ledger.SessionLocker](t, s)
 	ctx := context.Background()
 	c := create(t, s, 1)
 	unlock, err := sl.LockSession(ctx, c.meta.ID)
@@ -874,10 +856,7 @@ func testSessionLocker(t *testing.T, s ledger.Store) {
 }
 
 func testAccessKeeper(t *testing.T, s ledger.Store) {
-	ak, ok := s.(ledger.AccessKeeper)
-	if !ok {
-		t.Skip("the store is not a ledger.AccessKeeper")
-	}
+	ak := ability[ledger.AccessKeeper](t, s)
 	c := create(t, s, 1)
 	at := T0.Add(2 * time.Hour)
 	ak.RecordAccess(c.meta.ID, at)
@@ -888,4 +867,15 @@ func testAccessKeeper(t *testing.T, s ledger.Store) {
 	if ss := c.load(); ss.MainTip != c.tips[""] {
 		t.Errorf("RecordAccess moved the main chain to %s", ss.MainTip)
 	}
+}
+
+// ability returns s as the optional store ability T, or skips the test
+// when the store does not have it.
+func ability[T any](t *testing.T, s ledger.Store) T {
+	t.Helper()
+	a, ok := s.(T)
+	if !ok {
+		t.Skipf("the store is not a %s", strings.TrimPrefix(fmt.Sprintf("%T", (*T)(nil)), "*"))
+	}
+	return a
 }

@@ -44,6 +44,7 @@ func Plan(recs []*wal.Batch, heads map[object.Hash][]byte, has func(object.Hash)
 		keepFull bool
 		owned    bool   // content was built here, so it may be reused
 		first    []byte // content, for a chain start whose base is older
+		at       int    // its place in order
 	}
 	vers := map[object.Hash]*ver{}
 	var order []object.Hash
@@ -56,7 +57,7 @@ func Plan(recs []*wal.Batch, heads map[object.Hash][]byte, has func(object.Hash)
 			if has != nil && has(o.ID) {
 				continue
 			}
-			vers[o.ID] = &ver{o: o}
+			vers[o.ID] = &ver{o: o, at: len(order)}
 			order = append(order, o.ID)
 		}
 	}
@@ -115,7 +116,13 @@ func Plan(recs []*wal.Batch, heads map[object.Hash][]byte, has func(object.Hash)
 				return nil, err
 			}
 			v.owned = true
-			if bv, ok := vers[v.o.Base]; ok && !bv.hasChild {
+			// Only a base logged before the edit becomes its delta: the
+			// entries are written in the reverse of order, and a delta's
+			// base must precede it. Sessions with the same content log
+			// the same ids, so a base packed by an earlier flush can be
+			// logged again, whole, after an edit of it; that copy stays
+			// whole.
+			if bv, ok := vers[v.o.Base]; ok && bv.at < v.at && !bv.hasChild {
 				rev := delta.Diff(c, base)
 				if len(base) > 0 && len(c) > 0 && 4*rev.Inserted() < len(base) {
 					bv.hasChild, bv.child = true, id
@@ -174,7 +181,11 @@ func Plan(recs []*wal.Batch, heads map[object.Hash][]byte, has func(object.Hash)
 		v := vers[id]
 		po := Object{ID: id, Type: v.o.Type, Base: -1}
 		if v.hasChild && !v.keepFull {
-			po.Base = index[v.child]
+			b, ok := index[v.child]
+			if !ok { // a missing index would read as entry 0: a wrong base
+				return nil, fmt.Errorf("object %s: its delta base %s is not laid out before it", id, v.child)
+			}
+			po.Base = b
 			po.Delta = v.delta
 		} else {
 			po.Data = kept[id]

@@ -306,3 +306,46 @@ func TestStreamInstall(t *testing.T) {
 		t.Fatalf("a refused pack left %d files", len(left))
 	}
 }
+
+// TestPlanBaseLoggedLater: two sessions with the same content log the same
+// object ids, so within one flush an edit's base can first appear after
+// the edit. Here version 2 (an edit of version 1, which the previous flush
+// packed) is logged first, then another session logs version 1 again,
+// whole. Version 1 must not become a delta of version 2: a pack entry's
+// base precedes it, and version 2 comes after version 1 in the pack.
+// (Plan once took the base's index as 0 here: the delta was written
+// against the pack's first entry, a pack that git fsck rejects.)
+func TestPlanBaseLoggedLater(t *testing.T) {
+	first, err := Plan(logged(0, 1), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := func(s string) *wal.Batch {
+		data := []byte(s)
+		return &wal.Batch{Objects: []wal.Object{{ID: object.HashObject(object.TypeBlob, data), Type: object.TypeBlob, Data: data}}}
+	}
+	again := folder(1)
+	recs := []*wal.Batch{blob("before"), logged(2, 2)[0],
+		{Objects: []wal.Object{{ID: object.HashObject(object.TypeTree, again), Type: object.TypeTree, Data: again}}},
+		blob("after")}
+	lay, err := Plan(recs, first.Heads, nil, func(id object.Hash) ([]byte, error) {
+		t.Fatalf("Plan read %s, which the flush or heads hold", id)
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range lay.Objects {
+		if o.Base >= 0 && lay.Objects[o.Base].ID != object.HashObject(object.TypeTree, folder(2)) {
+			t.Errorf("entry %d (%s) is a delta of entry %d (%s)", i, o.ID, o.Base, lay.Objects[o.Base].ID)
+		}
+	}
+	dir := t.TempDir()
+	readAll(t, dir, lay.Objects)
+	if _, err := exec.LookPath("git"); err == nil {
+		packs, _ := filepath.Glob(filepath.Join(dir, "*.idx"))
+		if out, err := exec.Command("git", "verify-pack", packs[0]).CombinedOutput(); err != nil {
+			t.Errorf("git verify-pack: %v\n%s", err, out)
+		}
+	}
+}

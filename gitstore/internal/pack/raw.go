@@ -45,11 +45,8 @@ func (ps *Set) ReadRaw(id object.Hash) (RawEntry, error) {
 		if err := pe.loadIdx(); err != nil {
 			return RawEntry{}, err
 		}
-		off, found, err := findOffset(pe.idx, id)
+		off, err := findOffset(pe.idx, id)
 		if err != nil {
-			return RawEntry{}, fmt.Errorf("%s: %w", pe.name, err)
-		}
-		if !found {
 			continue
 		}
 		crc, err := pe.idx.FindCRC32(id)
@@ -82,52 +79,15 @@ func readRawAt(pe *Entry, off int64, crc uint32) (RawEntry, error) {
 	if crc32.ChecksumIEEE(raw) != crc {
 		return RawEntry{}, ErrCRC
 	}
-	re := RawEntry{Pack: pe, Off: off, BaseOff: -1}
-	p := 0
-	c := raw[p]
-	p++
-	typ := int(c>>4) & 7
-	size := int(c & 0x0f)
-	for shift := 4; c&0x80 != 0; shift += 7 {
-		if p >= len(raw) || shift > 56 {
-			return RawEntry{}, fmt.Errorf("truncated entry header")
-		}
-		c = raw[p]
-		p++
-		size |= int(c&0x7f) << shift
+	h, err := parseEntryHeader(raw, off)
+	if err != nil {
+		return RawEntry{}, err
 	}
-	switch typ {
-	case ofsDeltaType:
-		if p >= len(raw) {
-			return RawEntry{}, fmt.Errorf("truncated delta offset")
-		}
-		c = raw[p]
-		p++
-		dist := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if p >= len(raw) || dist > 1<<48 {
-				return RawEntry{}, fmt.Errorf("truncated delta offset")
-			}
-			c = raw[p]
-			p++
-			dist = ((dist + 1) << 7) | int64(c&0x7f)
-		}
-		if dist <= 0 || dist > off {
-			return RawEntry{}, fmt.Errorf("delta base offset out of range")
-		}
-		re.BaseOff = off - dist
-	case 7:
-		if p+20 > len(raw) {
-			return RawEntry{}, fmt.Errorf("truncated delta base id")
-		}
-		copy(re.RefBase[:], raw[p:p+20])
-		p += 20
-		re.RefDelta = true
-	case 1, 2, 3, 4:
-		re.Type = object.Type(typ)
-	default:
-		return RawEntry{}, fmt.Errorf("unknown entry type %d", typ)
+	re := RawEntry{Pack: pe, Off: off, BaseOff: h.baseOff, RefBase: h.refBase, RefDelta: h.typ == refDeltaType}
+	if h.typ != ofsDeltaType && h.typ != refDeltaType {
+		re.Type = object.Type(h.typ)
 	}
+	p, size := h.n, h.size
 	data, stored := StoredPayload(raw[p:], size)
 	if !stored {
 		var err error
@@ -137,6 +97,79 @@ func readRawAt(pe *Entry, off int64, crc uint32) (RawEntry, error) {
 	}
 	re.Data = data
 	return re, nil
+}
+
+// entryHead is what the header of a pack entry says.
+type entryHead struct {
+	typ     int // 1-4 a whole object, ofsDeltaType or refDeltaType
+	size    int // the inflated payload's size
+	baseOff int64
+	refBase object.Hash
+	n       int // the header's length: the compressed payload follows
+}
+
+// parseEntryHeader parses the header of the entry at off, whose bytes (up
+// to the next entry) are raw. Every length is checked against raw and
+// every offset against the pack, since a damaged or hostile pack (a
+// received one is read back with this) must give an error, not a panic.
+func parseEntryHeader(raw []byte, off int64) (entryHead, error) {
+	h := entryHead{baseOff: -1}
+	if len(raw) == 0 {
+		return h, fmt.Errorf("empty entry")
+	}
+	p := 0
+	c := raw[p]
+	p++
+	h.typ = int(c>>4) & 7
+	h.size = int(c & 0x0f)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if p >= len(raw) || shift > 56 {
+			return h, fmt.Errorf("truncated entry header")
+		}
+		c = raw[p]
+		p++
+		h.size |= int(c&0x7f) << shift
+	}
+	if h.size < 0 {
+		return h, fmt.Errorf("entry size out of range")
+	}
+	switch h.typ {
+	case ofsDeltaType:
+		if p >= len(raw) {
+			return h, fmt.Errorf("truncated delta offset")
+		}
+		c = raw[p]
+		p++
+		dist := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if p >= len(raw) || dist > 1<<48 {
+				return h, fmt.Errorf("truncated delta offset")
+			}
+			c = raw[p]
+			p++
+			dist = ((dist + 1) << 7) | int64(c&0x7f)
+		}
+		if dist <= 0 || dist > off {
+			return h, fmt.Errorf("delta base offset out of range")
+		}
+		h.baseOff = off - dist
+	case refDeltaType:
+		if p+20 > len(raw) {
+			return h, fmt.Errorf("truncated delta base id")
+		}
+		copy(h.refBase[:], raw[p:p+20])
+		p += 20
+	case 1, 2, 3, 4:
+	default:
+		return h, fmt.Errorf("unknown entry type %d", h.typ)
+	}
+	// Deflate expands at most 1032 to 1, so a size beyond that is a
+	// damaged header, refused before a buffer of that size is allocated.
+	if (h.size-64)/1032 > len(raw)-p {
+		return h, fmt.Errorf("entry size %d out of range for %d stored bytes", h.size, len(raw)-p)
+	}
+	h.n = p
+	return h, nil
 }
 
 // inflateRaw is Set.inflate for a caller without a Set.

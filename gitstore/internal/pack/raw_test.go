@@ -3,7 +3,6 @@ package pack
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,22 +17,7 @@ import (
 // entry is then refused with ErrCRC, and an unknown id is not found.
 func TestReadRaw(t *testing.T) {
 	dir := t.TempDir()
-	var objs []Object
-	var prev []byte
-	for i := 0; i < 40; i++ {
-		var b bytes.Buffer
-		for j := 0; j <= i; j++ {
-			fmt.Fprintf(&b, "line %d\n", j)
-		}
-		data := b.Bytes()
-		o := Object{ID: object.HashObject(object.TypeBlob, data), Type: object.TypeBlob, Data: data, Base: -1}
-		if prev != nil && i%10 != 0 {
-			o.Base = len(objs) - 1
-			o.Delta = delta.Diff(prev, data).GitDelta(len(prev))
-		}
-		objs = append(objs, o)
-		prev = data
-	}
+	objs := chainObjects(40)
 	name, err := Write(dir, objs)
 	if err != nil {
 		t.Fatal(err)

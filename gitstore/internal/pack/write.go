@@ -47,7 +47,11 @@ type Object struct {
 	Delta []byte // the Git delta, for delta entries
 }
 
-const ofsDeltaType = 6
+// The pack entry types of deltas (1 to 4 are the object types).
+const (
+	ofsDeltaType = 6
+	refDeltaType = 7
+)
 
 // countingWriter tracks the offset and checksum of everything written.
 type countingWriter struct {

@@ -15,9 +15,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -43,12 +46,84 @@ func Read(gitDir, name string) (object.Hash, error) {
 	default:
 		return object.ZeroHash, err
 	}
+	if h, ok := probePacked(gitDir, name); ok {
+		return h, nil
+	}
 	packed, err := readPackedEntry(gitDir)
 	if err != nil {
 		return object.ZeroHash, err
 	}
-	h, _ := packed.lookup(name)
-	return h, nil
+	h, _, err := packed.lookup(name)
+	return h, err
+}
+
+// probeSize is how much of a large packed-refs that is not parsed yet a
+// lookup of one ref reads before it parses the whole file instead.
+const probeSize = 64 << 10
+
+// probePacked looks name up in the head of a sorted packed-refs that is
+// large and not in the cache: opening a ledger of a hundred thousand
+// sessions asks for refs/heads/main, which sorts before every session,
+// and should not wait for ten megabytes to be read and parsed. ok is
+// false when the answer is not in that head (or the file is not marked
+// sorted, or anything in it does not parse): the caller parses the file.
+func probePacked(gitDir, name string) (h object.Hash, ok bool) {
+	path := filepath.Join(gitDir, "packed-refs")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() <= probeSize {
+		return object.ZeroHash, false
+	}
+	packedCache.Lock()
+	e, cached := packedCache.m[gitDir]
+	packedCache.Unlock()
+	if cached && e.ino == int64(durable.StatID(fi)) && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano() {
+		h, _, err := e.lookup(name)
+		return h, err == nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return object.ZeroHash, false
+	}
+	defer f.Close()
+	buf := make([]byte, probeSize)
+	n, err := io.ReadFull(f, buf)
+	if err != nil {
+		return object.ZeroHash, false
+	}
+	text := string(buf[:n])
+	header, text, _ := strings.Cut(text, "\n")
+	if !strings.HasPrefix(header, "# pack-refs with:") || !slices.Contains(strings.Fields(header), "sorted") {
+		return object.ZeroHash, false
+	}
+	// Only whole lines: the last may be cut.
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[:i+1]
+	} else {
+		return object.ZeroHash, false
+	}
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		id, ref, found := strings.Cut(line, " ")
+		if !found {
+			continue
+		}
+		if ref > name {
+			// Past it in a sorted file: h is the last line for name, or
+			// zero when there was none.
+			return h, true
+		}
+		if ref == name {
+			if h, err = object.ParseHash(id); err != nil {
+				return object.ZeroHash, false
+			}
+		}
+	}
+	return object.ZeroHash, false
 }
 
 // isNotDir reports a path through a file where a directory was expected:
@@ -69,14 +144,26 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
+	// data is the file; when git wrote it sorted (its header says so), one
+	// ref is found by a binary search over these bytes, so that a process
+	// reading a ref or two (opening a store) does not parse a packed-refs
+	// of a hundred thousand sessions.
+	data   []byte
+	sorted bool
+	// p is the file parsed, made when first needed.
+	p *packedParse
+}
+
+type packedParse struct {
+	once sync.Once
+	err  error
 	// names are the refs in order, hashes their values, so that one ref,
 	// or the refs under a prefix (one session's), are found by a binary
-	// search, not a scan of every ref of a ledger that may hold a hundred
-	// thousand sessions.
+	// search, not a scan of every ref.
 	names  []string
 	hashes []object.Hash
 	// m is the refs as a map, made for the callers that want one.
-	m *packedMap
+	m packedMap
 }
 
 type packedMap struct {
@@ -84,32 +171,126 @@ type packedMap struct {
 	refs map[string]object.Hash
 }
 
-// lookup returns a packed ref's value.
-func (e packedEntry) lookup(name string) (object.Hash, bool) {
-	i := sort.SearchStrings(e.names, name)
-	if i < len(e.names) && e.names[i] == name {
-		return e.hashes[i], true
+// parsed returns the file's refs in order.
+func (e packedEntry) parsed() ([]string, []object.Hash, error) {
+	if e.p == nil {
+		return nil, nil, nil
 	}
-	return object.ZeroHash, false
+	e.p.once.Do(func() {
+		e.p.names, e.p.hashes, e.p.err = parsePackedRefs(e.data)
+	})
+	return e.p.names, e.p.hashes, e.p.err
+}
+
+// lookup returns a packed ref's value.
+func (e packedEntry) lookup(name string) (object.Hash, bool, error) {
+	if e.sorted {
+		return lookupSorted(e.data, name)
+	}
+	names, hashes, err := e.parsed()
+	if err != nil {
+		return object.ZeroHash, false, err
+	}
+	i := sort.SearchStrings(names, name)
+	if i < len(names) && names[i] == name {
+		return hashes[i], true, nil
+	}
+	return object.ZeroHash, false, nil
+}
+
+// isSorted reports whether a packed-refs file declares its lines sorted
+// ("# pack-refs with: ... sorted"), and where its first ref line starts.
+func isSorted(data []byte) (bool, int) {
+	const head = "# pack-refs with:"
+	if !bytes.HasPrefix(data, []byte(head)) {
+		return false, 0
+	}
+	end := bytes.IndexByte(data, '\n')
+	if end < 0 {
+		return false, 0
+	}
+	for _, t := range strings.Fields(string(data[len(head):end])) {
+		if t == "sorted" {
+			return true, end + 1
+		}
+	}
+	return false, 0
+}
+
+// lookupSorted finds name in a sorted packed-refs file by bisecting its
+// bytes: each probe backs up to the start of its line, and over the "^"
+// lines that follow a peeled tag to the tag's own line.
+func lookupSorted(data []byte, name string) (object.Hash, bool, error) {
+	_, start := isSorted(data)
+	lineStart := func(lo, at int) int {
+		if i := bytes.LastIndexByte(data[lo:at], '\n'); i >= 0 {
+			return lo + i + 1
+		}
+		return lo
+	}
+	lineEnd := func(at int) int {
+		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+			return at + i
+		}
+		return len(data)
+	}
+	// nextRef skips peel lines from the line start at.
+	nextRef := func(at int) int {
+		for at < len(data) && data[at] == '^' {
+			at = lineEnd(at) + 1
+		}
+		return min(at, len(data))
+	}
+	lo, hi := nextRef(start), len(data)
+	for lo < hi {
+		ls := lineStart(lo, lo+(hi-lo)/2)
+		for ls > lo && data[ls] == '^' {
+			ls = lineStart(lo, ls-1)
+		}
+		le := lineEnd(ls)
+		line := bytes.TrimSuffix(data[ls:le], []byte("\r"))
+		id, ref, ok := bytes.Cut(line, []byte(" "))
+		if !ok {
+			return object.ZeroHash, false, fmt.Errorf("packed-refs: line %q is not <id> <name>", line)
+		}
+		switch c := strings.Compare(string(ref), name); {
+		case c == 0:
+			h, err := object.ParseHash(string(id))
+			if err != nil {
+				return object.ZeroHash, false, fmt.Errorf("packed-refs: %w", err)
+			}
+			return h, true, nil
+		case c < 0:
+			lo = nextRef(le + 1)
+		default:
+			hi = ls
+		}
+	}
+	return object.ZeroHash, false, nil
 }
 
 // ReadPacked parses the packed-refs file, if any. The map returned is
 // shared: callers must not modify it.
 func ReadPacked(gitDir string) (map[string]object.Hash, error) {
 	e, err := readPackedEntry(gitDir)
-	if err != nil || e.m == nil {
+	if err != nil || e.p == nil {
 		return map[string]object.Hash{}, err
 	}
-	e.m.once.Do(func() {
-		e.m.refs = make(map[string]object.Hash, len(e.names))
-		for i, n := range e.names {
-			e.m.refs[n] = e.hashes[i]
+	names, hashes, err := e.parsed()
+	if err != nil {
+		return nil, err
+	}
+	e.p.m.once.Do(func() {
+		e.p.m.refs = make(map[string]object.Hash, len(names))
+		for i, n := range names {
+			e.p.m.refs[n] = hashes[i]
 		}
 	})
-	return e.m.refs, nil
+	return e.p.m.refs, nil
 }
 
-// readPackedEntry is ReadPacked with the sorted names.
+// readPackedEntry reads packed-refs, or returns the copy read before
+// while the file is unchanged.
 func readPackedEntry(gitDir string) (packedEntry, error) {
 	path := filepath.Join(gitDir, "packed-refs")
 	fi, err := os.Stat(path)
@@ -133,10 +314,9 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	if err != nil {
 		return packedEntry{}, err
 	}
-	if key.names, key.hashes, err = parsePackedRefs(data); err != nil {
-		return packedEntry{}, err
-	}
-	key.m = &packedMap{}
+	key.data = data
+	key.sorted, _ = isSorted(data)
+	key.p = &packedParse{}
 	packedCache.Lock()
 	packedCache.m[gitDir] = key
 	packedCache.Unlock()
@@ -200,12 +380,16 @@ func List(gitDir, prefix string) (map[string]object.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
+	names, hashes, err := packed.parsed()
+	if err != nil {
+		return nil, err
+	}
 	refs := map[string]object.Hash{}
-	for i := sort.SearchStrings(packed.names, prefix); i < len(packed.names); i++ {
-		if !strings.HasPrefix(packed.names[i], prefix) {
+	for i := sort.SearchStrings(names, prefix); i < len(names); i++ {
+		if !strings.HasPrefix(names[i], prefix) {
 			break
 		}
-		refs[packed.names[i]] = packed.hashes[i]
+		refs[names[i]] = hashes[i]
 	}
 	loose, err := ListLoose(gitDir, prefix)
 	for name, h := range loose {
@@ -223,11 +407,15 @@ func PackedUnder(gitDir, prefix string) ([]string, []object.Hash, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	start := sort.SearchStrings(packed.names, prefix)
-	end := start + sort.Search(len(packed.names)-start, func(i int) bool {
-		return !strings.HasPrefix(packed.names[start+i], prefix)
+	names, hashes, err := packed.parsed()
+	if err != nil {
+		return nil, nil, err
+	}
+	start := sort.SearchStrings(names, prefix)
+	end := start + sort.Search(len(names)-start, func(i int) bool {
+		return !strings.HasPrefix(names[start+i], prefix)
 	})
-	return packed.names[start:end:end], packed.hashes[start:end:end], nil
+	return names[start:end:end], hashes[start:end:end], nil
 }
 
 // ListLoose returns the loose ref files under prefix. An empty or
@@ -397,6 +585,23 @@ func removePackedRef(gitDir string, name string) error {
 	if _, ok := packed[name]; !ok {
 		return nil
 	}
+	return rewritePacked(gitDir, func(packed map[string]object.Hash) (map[string]object.Hash, error) {
+		delete(packed, name)
+		return packed, nil
+	})
+}
+
+// errPackedBusy marks a packed-refs.lock that could not be taken.
+var errPackedBusy = errors.New("packed-refs is locked")
+
+// rewritePacked writes packed-refs anew under packed-refs.lock with the
+// refs update returns, given a copy of those packed now (read again under
+// the lock: the file may have changed meanwhile); a nil map from update leaves the
+// file as it is. The caller holds flush.lock and only our flusher packs
+// refs, so a packed-refs.lock found is a dead flusher's and is removed
+// once; a lock that cannot be taken after that is an error wrapping
+// errPackedBusy.
+func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (map[string]object.Hash, error)) error {
 	lockPath := filepath.Join(gitDir, "packed-refs.lock")
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrExist) {
@@ -404,7 +609,7 @@ func removePackedRef(gitDir string, name string) error {
 		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("lock packed-refs: %w", err)
+		return fmt.Errorf("lock packed-refs: %w: %w", errPackedBusy, err)
 	}
 	done := false
 	defer func() {
@@ -413,21 +618,23 @@ func removePackedRef(gitDir string, name string) error {
 			os.Remove(lockPath)
 		}
 	}()
-	// Read again under the lock: the file may have changed meanwhile.
-	if packed, err = ReadPacked(gitDir); err != nil {
+	packed, err := ReadPacked(gitDir)
+	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(packed))
-	for n := range packed {
-		if n != name {
-			names = append(names, n)
-		}
+	refs, err := update(maps.Clone(packed)) // ReadPacked's map is shared
+	if err != nil || refs == nil {
+		return err
+	}
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b bytes.Buffer
 	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
 	for _, n := range names {
-		b.WriteString(packed[n].String())
+		b.WriteString(refs[n].String())
 		b.WriteByte(' ')
 		b.WriteString(n)
 		b.WriteByte('\n')
@@ -449,69 +656,21 @@ func removePackedRef(gitDir string, name string) error {
 }
 
 func Pack(gitDir string) error {
-	lockPath := filepath.Join(gitDir, "packed-refs.lock")
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		// Only our flusher packs refs, and the caller holds flush.lock: a
-		// flusher that died left this one.
-		os.Remove(lockPath)
-		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	}
-	if err != nil {
+	var loose map[string]object.Hash
+	err := rewritePacked(gitDir, func(packed map[string]object.Hash) (map[string]object.Hash, error) {
+		var err error
+		if loose, err = ListLoose(gitDir, "refs/"); err != nil || len(loose) == 0 {
+			return nil, err
+		}
+		for n, h := range loose {
+			packed[n] = h
+		}
+		return packed, nil
+	})
+	if errors.Is(err, errPackedBusy) {
 		return nil // the git CLI is packing refs; try another time
 	}
-	done := false
-	defer func() {
-		if !done {
-			lock.Close()
-			os.Remove(lockPath)
-		}
-	}()
-	packed, err := ReadPacked(gitDir)
 	if err != nil {
-		return err
-	}
-	loose, err := ListLoose(gitDir, "refs/")
-	if err != nil {
-		return err
-	}
-	if len(loose) == 0 {
-		return nil
-	}
-	all := make(map[string]object.Hash, len(packed)+len(loose))
-	for n, h := range packed {
-		all[n] = h
-	}
-	for n, h := range loose {
-		all[n] = h
-	}
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b bytes.Buffer
-	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
-	for _, n := range names {
-		b.WriteString(all[n].String())
-		b.WriteByte(' ')
-		b.WriteString(n)
-		b.WriteByte('\n')
-	}
-	if _, err := lock.Write(b.Bytes()); err != nil {
-		return err
-	}
-	if err := lock.Sync(); err != nil {
-		return err
-	}
-	if err := lock.Close(); err != nil {
-		return err
-	}
-	if err := durable.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
-		return err
-	}
-	done = true
-	if err := durable.SyncDir(gitDir); err != nil {
 		return err
 	}
 	// Prune: a loose ref still holding the packed value can go; its

@@ -2,6 +2,7 @@ package refs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,5 +173,69 @@ func TestParsePackedRefs(t *testing.T) {
 	}
 	if _, _, err := parsePackedRefs([]byte("zzzz refs/heads/a\n")); err == nil {
 		t.Error("a bad packed-refs line parsed")
+	}
+}
+
+// TestLookupSorted holds the bisection of a sorted packed-refs to the
+// parse: every ref found with its value (peeled tags and CRLF line ends
+// among them), and names before, between and after them not found.
+func TestLookupSorted(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 100, 1001} {
+		var b strings.Builder
+		b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+		var names []string
+		for i := range n {
+			name := fmt.Sprintf("refs/heads/s%05d", 2*i+1)
+			names = append(names, name)
+			end := "\n"
+			if i%5 == 2 {
+				end = "\r\n"
+			}
+			b.WriteString(id(name).String() + " " + name + end)
+			if i%7 == 3 {
+				b.WriteString("^" + id("peel"+name).String() + "\n")
+			}
+		}
+		data := []byte(b.String())
+		if ok, _ := isSorted(data); !ok {
+			t.Fatal("the header was not taken for sorted")
+		}
+		for _, name := range names {
+			h, ok, err := lookupSorted(data, name)
+			if err != nil || !ok || h != id(name) {
+				t.Fatalf("n=%d: lookupSorted(%s) = %v, %v, %v", n, name, h, ok, err)
+			}
+		}
+		for i := 0; i <= 2*n; i += 2 {
+			name := fmt.Sprintf("refs/heads/s%05d", i)
+			if _, ok, err := lookupSorted(data, name); ok || err != nil {
+				t.Fatalf("n=%d: lookupSorted found the absent %s (%v)", n, name, err)
+			}
+		}
+		for _, name := range []string{"refs/heads/", "refs/a", "refs/z", "refs/heads/s0000"} {
+			if _, ok, _ := lookupSorted(data, name); ok {
+				t.Fatalf("n=%d: lookupSorted found %s", n, name)
+			}
+		}
+	}
+	for _, head := range []string{"", "# pack-refs with: peeled\n", "# pack-refs with: peeled fully-peeled unsorted\n"} {
+		if ok, _ := isSorted([]byte(head + id("a").String() + " refs/heads/a\n")); ok {
+			t.Errorf("%q was taken for sorted", head)
+		}
+	}
+}
+
+// TestReadUnsortedPacked: a packed-refs without the sorted trait (an old
+// git's) is parsed, not bisected, and still answers.
+func TestReadUnsortedPacked(t *testing.T) {
+	dir := t.TempDir()
+	data := id("c").String() + " refs/heads/c\n" + id("a").String() + " refs/heads/a\n"
+	if err := os.WriteFile(filepath.Join(dir, "packed-refs"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"refs/heads/a", "refs/heads/c"} {
+		if h, err := Read(dir, name); err != nil || h != id(name[len("refs/heads/"):]) {
+			t.Errorf("Read(%s) = %v, %v", name, h, err)
+		}
 	}
 }

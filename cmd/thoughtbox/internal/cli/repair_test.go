@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // TestVerifyRepairLog: a flipped byte in the middle of the write-ahead log
@@ -24,13 +24,11 @@ func TestVerifyRepairLog(t *testing.T) {
 		t.Skip("cp is needed to copy a live repository")
 	}
 	ctx := context.Background()
-	live := filepath.Join(t.TempDir(), "live.git")
-	s, err := gitstore.Open(live, gitstore.Options{FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	l := ledger.New(s, ledger.Options{})
+	liveDir := t.TempDir()
+	live := filepath.Join(liveDir, "projects", "_default.git")
+	p := openTestProject(t, liveDir, project.Options{FlushInterval: time.Hour})
+	defer p.Close()
+	l := p.Ledger()
 	var ids []string
 	for i := 0; i < 3; i++ {
 		sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: fmt.Sprintf("session %d", i)}, ledger.Author{Name: "t"})

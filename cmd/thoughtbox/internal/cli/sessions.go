@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -59,8 +59,12 @@ func (c *sessionsCmd) Run(a *app) error {
 	if c.Limit != nil {
 		limit = *c.Limit
 	}
-	if len(c.Tags) == 0 && c.Since == "" && c.Status == "" && !c.All {
-		// Unfiltered: one page, which costs the page, not the ledger.
+	if c.All {
+		limit = math.MaxInt
+	}
+	if len(c.Tags) == 0 && c.Since == "" && c.Status == "" {
+		// Unfiltered: one page (with --all, every session), read from the
+		// store's index: it costs the page, not every session's history.
 		page, total, err := a.ledger.ListPage(a.ctx, c.Offset, limit)
 		if err != nil {
 			return err
@@ -118,7 +122,7 @@ const defaultSessionsLimit = 50
 // filtered how many passed the filters.
 func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) error {
 	if a.format == FormatJSON {
-		return writeJSON(a.env.Stdout, list)
+		return writeJSONList(a.env.Stdout, list)
 	}
 	if len(list) == 0 {
 		if total == 0 {
@@ -132,13 +136,12 @@ func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) 
 	if shown := c.Offset + len(list); shown < filtered {
 		defer fmt.Fprintf(a.env.Stderr, "%d of %d sessions shown; --offset %d shows more\n", len(list), filtered, shown)
 	}
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tTHOUGHTS\tBRANCHES\tUPDATED")
+	rows := make([][]string, 0, len(list)+1)
+	rows = append(rows, []string{"ID", "TITLE", "THOUGHTS", "BRANCHES", "UPDATED"})
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n",
-			s.ID, clip(oneLine(s.Title), 48), s.ThoughtCount, s.BranchCount, stamp(s.UpdatedAt))
+		rows = append(rows, []string{s.ID, clip(oneLine(s.Title), 48), strconv.Itoa(s.ThoughtCount), strconv.Itoa(s.BranchCount), stamp(s.UpdatedAt)})
 	}
-	return tw.Flush()
+	return writeTable(a.env.Stdout, rows)
 }
 
 // resolve turns a session id or unique prefix into the full id. An

@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/project"
 )
 
 // The sessions of the damaged ledgers: two healthy ones around the victim.
@@ -43,13 +44,9 @@ func newDamagedLedger(t *testing.T) *damagedLedger {
 	}
 	d := &damagedLedger{t: t, dataDir: t.TempDir()}
 	d.gitDir = filepath.Join(d.dataDir, "projects", "_default.git")
-	store, err := gitstore.Open(d.gitDir, gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	ids := []string{healthyA, victim, healthyC}
-	l := ledger.New(store, ledger.Options{
+	p := openTestProject(t, d.dataDir, project.Options{
 		Now: func() time.Time { clock = clock.Add(time.Second); return clock },
 		NewID: func() string {
 			id := ids[0]
@@ -57,6 +54,7 @@ func newDamagedLedger(t *testing.T) *damagedLedger {
 			return id
 		},
 	})
+	l := p.Ledger()
 	ctx := context.Background()
 	who := ledger.Author{Name: "verify-test"}
 	for _, title := range []string{"Healthy A", "The victim", "Healthy C"} {
@@ -78,7 +76,7 @@ func newDamagedLedger(t *testing.T) *damagedLedger {
 		add(ledger.ThoughtInput{Thought: "Suspect the database instead", NextThoughtNeeded: true, IsRevision: true, RevisesThought: intp(2)})
 		add(ledger.ThoughtInput{Thought: "It is the database", NextThoughtNeeded: false})
 	}
-	if err := store.Close(); err != nil {
+	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
 	d.unpack()
@@ -87,6 +85,22 @@ func newDamagedLedger(t *testing.T) *damagedLedger {
 }
 
 func intp(n int) *int { return &n }
+
+// openTestProject opens the default project of dataDir as the CLI does
+// (through project, with no environment), so that tests write ledgers
+// with the settings the commands under test will read them with.
+func openTestProject(t *testing.T, dataDir string, opts project.Options) *project.Project {
+	t.Helper()
+	cfg, err := config.Resolve(config.Flags{DataDir: dataDir}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := project.Open(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // unpack turns every pack into loose objects.
 func (d *damagedLedger) unpack() {

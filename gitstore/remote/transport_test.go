@@ -1,4 +1,4 @@
-package gitstore_test
+package remote_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -38,7 +38,7 @@ func TestThreeClonesShareOneRemote(t *testing.T) {
 			bare := filepath.Join(t.TempDir(), "team.git")
 			gitRun(t, "", "init", "--bare", "-q", bare)
 			var url string
-			o := gitstore.TransferOptions{}
+			o := remote.TransferOptions{}
 			switch kind {
 			case "path":
 				url = bare
@@ -50,8 +50,8 @@ func TestThreeClonesShareOneRemote(t *testing.T) {
 				o.Token = "s3cret"
 				// The wrong token is refused, and said so.
 				c := newClone(t, "intruder")
-				_, err := c.store.Pull(context.Background(), url, gitstore.TransferOptions{Token: "wrong"})
-				if !errors.Is(err, gitstore.ErrCredentials) || !strings.Contains(err.Error(), "THOUGHTBOX_GIT_TOKEN") {
+				_, err := remote.Pull(context.Background(), c.store, url, remote.TransferOptions{Token: "wrong"})
+				if !errors.Is(err, remote.ErrCredentials) || !strings.Contains(err.Error(), "THOUGHTBOX_GIT_TOKEN") {
 					t.Fatalf("pull with a wrong token: %v", err)
 				}
 			}
@@ -65,13 +65,13 @@ func TestThreeClonesShareOneRemote(t *testing.T) {
 	}
 }
 
-func shareThroughOneRemote(t *testing.T, url, cliURL string, o gitstore.TransferOptions) {
+func shareThroughOneRemote(t *testing.T, url, cliURL string, o remote.TransferOptions) {
 	var clones []*clone
 	var all []string
 	want := map[string][]string{}
 	for i, name := range []string{"ada", "bo", "cy"} {
 		c := newClone(t, name)
-		if _, err := c.store.AddRemote("origin", url); err != nil {
+		if _, err := remote.AddRemote(c.store, "origin", url); err != nil {
 			t.Fatal(err)
 		}
 		for j := 0; j < 2; j++ {

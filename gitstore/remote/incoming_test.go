@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -17,7 +18,7 @@ import (
 type incomingFixture struct {
 	t              *testing.T
 	remote, work   string
-	a, b           *Store
+	a, b           *gitstore.Store
 	al, bl         *ledger.Ledger
 	s1, s2         string
 	builtinPulling bool
@@ -34,8 +35,8 @@ func newIncomingFixture(t *testing.T, builtin bool) *incomingFixture {
 	if out, err := runGit(filepath.Dir(f.remote), "init", "-q", "--bare", f.remote); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	open := func(name string) (*Store, *ledger.Ledger) {
-		s, err := Open(filepath.Join(t.TempDir(), name), Options{})
+	open := func(name string) (*gitstore.Store, *ledger.Ledger) {
+		s, err := gitstore.Open(filepath.Join(t.TempDir(), name), gitstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func newIncomingFixture(t *testing.T, builtin bool) *incomingFixture {
 		}
 		f.think(f.al, sess.ID, "first thought of "+title)
 	}
-	if _, err := f.a.Push(ctx, f.remote, TransferOptions{}); err != nil {
+	if _, err := Push(ctx, f.a, f.remote, TransferOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.work = filepath.Join(t.TempDir(), "work")
@@ -111,7 +112,7 @@ func (f *incomingFixture) commitOn(id, msg string, edit func(folder string)) {
 func (f *incomingFixture) pull(o TransferOptions) *PullResult {
 	f.t.Helper()
 	o.BuiltinFile = f.builtinPulling
-	res, err := f.b.Pull(context.Background(), f.remote, o)
+	res, err := Pull(context.Background(), f.b, f.remote, o)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -133,15 +134,15 @@ func (f *incomingFixture) wantQuarantined(res *PullResult, id, want string, live
 		if !strings.Contains(strings.Join(q.Problems, "\n"), want) {
 			f.t.Errorf("problems of %s = %q, want one containing %q", q.Ref, q.Problems, want)
 		}
-		if !strings.HasPrefix(q.KeptAs, quarantinePrefix) {
-			f.t.Errorf("kept as %s, want under %s", q.KeptAs, quarantinePrefix)
+		if !strings.HasPrefix(q.KeptAs, gitstore.QuarantinePrefix) {
+			f.t.Errorf("kept as %s, want under %s", q.KeptAs, gitstore.QuarantinePrefix)
 		}
-		got, err := f.b.be.ReadRef(f.t.Context(), q.KeptAs)
+		got, err := f.b.ReadRef(q.KeptAs)
 		if err != nil || got.String() != q.Tip {
 			f.t.Errorf("%s = %s (%v), want %s", q.KeptAs, got, err, q.Tip)
 		}
 	}
-	got, err := f.b.be.ReadRef(f.t.Context(), mainRef(id))
+	got, err := f.b.ReadRef(mainRef(id))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestPullQuarantinesPlainGitCommit(t *testing.T) {
 	forBothFileTransports(t, func(t *testing.T, builtin bool) {
 		f := newIncomingFixture(t, builtin)
 		f.pull(TransferOptions{})
-		before, err := f.b.be.ReadRef(t.Context(), mainRef(f.s1))
+		before, err := f.b.ReadRef(mainRef(f.s1))
 		if err != nil || before == zeroHash {
 			t.Fatalf("first pull: %s %v", before, err)
 		}
@@ -224,7 +225,7 @@ func TestPullQuarantinesPlainGitCommit(t *testing.T) {
 func TestPullQuarantinesOversizedThought(t *testing.T) {
 	f := newIncomingFixture(t, false)
 	f.think(f.al, f.s2, strings.Repeat("long ", 400))
-	if _, err := f.a.Push(context.Background(), f.remote, TransferOptions{}); err != nil {
+	if _, err := Push(context.Background(), f.a, f.remote, TransferOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	res := f.pull(TransferOptions{MaxThoughtBytes: 1500})
@@ -243,7 +244,7 @@ func TestPullQuarantinesOversizedThought(t *testing.T) {
 func TestPullMeasuresThoughtText(t *testing.T) {
 	f := newIncomingFixture(t, false)
 	f.think(f.al, f.s2, strings.Repeat("<", ledger.DefaultMaxThoughtBytes))
-	if _, err := f.a.Push(context.Background(), f.remote, TransferOptions{}); err != nil {
+	if _, err := Push(context.Background(), f.a, f.remote, TransferOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	res := f.pull(TransferOptions{MaxThoughtBytes: ledger.DefaultMaxThoughtBytes - 1})
@@ -269,7 +270,7 @@ func TestPullLimitIgnoresFileEncoding(t *testing.T) {
 		for i := 0; i < 30; i++ {
 			f.think(f.al, f.s1, "step <"+strconv.Itoa(i)+">")
 		}
-		if _, err := f.a.Push(context.Background(), f.remote, TransferOptions{}); err != nil {
+		if _, err := Push(context.Background(), f.a, f.remote, TransferOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		res := f.pull(TransferOptions{MaxThoughtBytes: len("first thought of one")})
@@ -294,14 +295,16 @@ func TestPullQuarantinesBadKnowledge(t *testing.T) {
 	f.git("commit", "-q", "-m", "knowledge")
 	f.git("push", "-q", "origin", "k:refs/heads/knowledge")
 	res := f.pull(TransferOptions{})
-	if len(res.Quarantined) != 1 || res.Quarantined[0].Ref != knowledgeRef ||
+	if len(res.Quarantined) != 1 || res.Quarantined[0].Ref != gitstore.KnowledgeRef ||
 		!strings.Contains(strings.Join(res.Quarantined[0].Problems, " "), "front matter") {
 		t.Fatalf("quarantined %+v", res.Quarantined)
 	}
-	if h, _ := f.b.be.ReadRef(t.Context(), knowledgeRef); h != zeroHash {
+	if h, _ := f.b.ReadRef(gitstore.KnowledgeRef); h != zeroHash {
 		t.Errorf("knowledge ref moved to %s", h)
 	}
 	if len(res.Created) != 2 {
 		t.Errorf("created %+v, want the two sessions", res.Created)
 	}
 }
+
+func mainRef(id string) string { return gitstore.SessionRefPrefix + id + "/main" }

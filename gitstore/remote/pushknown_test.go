@@ -1,10 +1,10 @@
-package gitstore_test
+package remote_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 )
 
 // TestPushSendsOnlyWhatTheRemoteLacks: after a first push of several
@@ -13,9 +13,9 @@ import (
 // the remote has — which needs each session's own remote refs found,
 // branches included.
 func TestPushSendsOnlyWhatTheRemoteLacks(t *testing.T) {
-	remote := bareRemote(t)
+	bare := bareRemote(t)
 	a := newClone(t, "a")
-	o := gitstore.TransferOptions{BuiltinFile: true}
+	o := remote.TransferOptions{BuiltinFile: true}
 	const sessions = 6
 	var ids []string
 	for i := range sessions {
@@ -28,11 +28,11 @@ func TestPushSendsOnlyWhatTheRemoteLacks(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	first := a.push(remote, o)
+	first := a.push(bare, o)
 	for _, id := range ids {
 		a.think(id, "one more for "+id)
 	}
-	second := a.push(remote, o)
+	second := a.push(bare, o)
 	if len(second.Updated) != sessions {
 		t.Fatalf("second push moved %d refs, want %d: %+v", len(second.Updated), sessions, second.Updated)
 	}
@@ -44,7 +44,7 @@ func TestPushSendsOnlyWhatTheRemoteLacks(t *testing.T) {
 			second.Objects, perSession, first.Objects)
 	}
 	b := newClone(t, "b")
-	b.pull(remote, o)
+	b.pull(bare, o)
 	for _, id := range ids {
 		if got, want := len(b.thoughts(id)), len(a.thoughts(id)); got != want {
 			t.Fatalf("session %s: the remote has %d thoughts, want %d", id, got, want)

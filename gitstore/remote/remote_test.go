@@ -1,4 +1,4 @@
-package gitstore_test
+package remote_test
 
 import (
 	"context"
@@ -14,112 +14,8 @@ import (
 	"testing"
 	"time"
 
-	gogit "github.com/go-git/go-git/v5"
-
-	"github.com/thoughtbox/thoughtbox/gitstore"
-	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 )
-
-// clone is one agent's ledger: its own repository and a ledger on it.
-type clone struct {
-	t     *testing.T
-	name  string
-	store *gitstore.Store
-	l     *ledger.Ledger
-}
-
-func newClone(t *testing.T, name string) *clone {
-	t.Helper()
-	s, err := gitstore.Open(filepath.Join(t.TempDir(), name+".git"), gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return &clone{t: t, name: name, store: s, l: ledger.New(s, ledger.Options{})}
-}
-
-func (c *clone) start(title string) string {
-	c.t.Helper()
-	ss, err := c.l.StartSession(context.Background(), ledger.CreateSessionParams{Title: title}, ledger.Author{Name: c.name})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return ss.ID
-}
-
-func (c *clone) think(id, text string) {
-	c.t.Helper()
-	if _, err := c.l.AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: c.name}); err != nil {
-		c.t.Fatalf("%s: thought %q: %v", c.name, text, err)
-	}
-}
-
-func (c *clone) branch(id, branch string, from int, text string) {
-	c.t.Helper()
-	if _, err := c.l.AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true, BranchID: branch, BranchFromThought: &from}, ledger.Author{Name: c.name}); err != nil {
-		c.t.Fatalf("%s: branch thought %q: %v", c.name, text, err)
-	}
-}
-
-// thoughts lists a session's thoughts as "branch/n: text", as this clone's
-// store has them now (read fresh, not from the ledger's cache).
-func (c *clone) thoughts(id string) []string {
-	c.t.Helper()
-	v, err := ledger.New(c.store, ledger.Options{}).Load(context.Background(), id)
-	if err != nil {
-		c.t.Fatalf("%s: load %s: %v", c.name, id, err)
-	}
-	if !v.Integrity.Valid {
-		c.t.Fatalf("%s: session %s fails its integrity check: %+v", c.name, id, v.Integrity)
-	}
-	var out []string
-	for _, n := range v.Graph.Nodes() {
-		out = append(out, fmt.Sprintf("%s/%d: %s", n.Data.BranchID, n.Data.ThoughtNumber, n.Data.Thought))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (c *clone) sessions() []string {
-	c.t.Helper()
-	list, err := c.store.ListSessions(context.Background())
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var ids []string
-	for _, s := range list {
-		ids = append(ids, s.Meta.ID)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func (c *clone) push(remote string, o gitstore.TransferOptions) *gitstore.PushResult {
-	c.t.Helper()
-	r, err := c.store.Push(context.Background(), remote, o)
-	if err != nil {
-		c.t.Fatalf("%s: push: %v", c.name, err)
-	}
-	return r
-}
-
-func (c *clone) pull(remote string, o gitstore.TransferOptions) *gitstore.PullResult {
-	c.t.Helper()
-	r, err := c.store.Pull(context.Background(), remote, o)
-	if err != nil {
-		c.t.Fatalf("%s: pull: %v", c.name, err)
-	}
-	return r
-}
-
-func bareRemote(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "remote.git")
-	if _, err := gogit.PlainInit(dir, true); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // TestPushPullDivergence walks the life of a shared ledger on a bare
 // repository, with go-git's in-process server (no git programs needed):
@@ -133,16 +29,16 @@ func TestPushPullDivergence(t *testing.T) {
 					t.Skip("git-receive-pack is not installed; the builtin run covers paths")
 				}
 			}
-			testPushPullDivergence(t, gitstore.TransferOptions{BuiltinFile: builtin})
+			testPushPullDivergence(t, remote.TransferOptions{BuiltinFile: builtin})
 		})
 	}
 }
 
-func testPushPullDivergence(t *testing.T, o gitstore.TransferOptions) {
-	remote := bareRemote(t)
+func testPushPullDivergence(t *testing.T, o remote.TransferOptions) {
+	bare := bareRemote(t)
 	a, b := newClone(t, "alice"), newClone(t, "bob")
 	for _, c := range []*clone{a, b} {
-		if _, err := c.store.AddRemote("origin", remote); err != nil {
+		if _, err := remote.AddRemote(c.store, "origin", bare); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -197,7 +93,7 @@ func testPushPullDivergence(t *testing.T, o gitstore.TransferOptions) {
 	}
 	bobBefore := b.thoughts(s1)
 	if _, err := exec.LookPath("git"); err == nil {
-		if out, err := exec.Command("git", "-C", remote, "fsck", "--strict").CombinedOutput(); err != nil {
+		if out, err := exec.Command("git", "-C", bare, "fsck", "--strict").CombinedOutput(); err != nil {
 			t.Fatalf("git fsck of the remote: %v\n%s", err, out)
 		}
 	}
@@ -227,7 +123,7 @@ func testPushPullDivergence(t *testing.T, o gitstore.TransferOptions) {
 		t.Fatalf("push with one diverged session: %+v", pr)
 	}
 	// Forcing replaces the remote's chain; alice then keeps hers aside.
-	pr = b.push("origin", gitstore.TransferOptions{BuiltinFile: o.BuiltinFile, Force: []string{s1}})
+	pr = b.push("origin", remote.TransferOptions{BuiltinFile: o.BuiltinFile, Force: []string{s1}})
 	if len(pr.Updated) != 1 || len(pr.Rejected) != 0 {
 		t.Fatalf("forced push: %+v", pr)
 	}
@@ -244,44 +140,44 @@ func sorted(s ...string) []string { sort.Strings(s); return s }
 
 func TestRemotesConfig(t *testing.T) {
 	c := newClone(t, "c")
-	if _, err := c.store.AddRemote("bad name", "/x"); !errors.Is(err, gitstore.ErrInvalidRemoteName) {
+	if _, err := remote.AddRemote(c.store, "bad name", "/x"); !errors.Is(err, remote.ErrInvalidRemoteName) {
 		t.Fatalf("bad name: %v", err)
 	}
-	if _, err := c.store.AddRemote("origin", "ftp://example.com/x"); !errors.Is(err, gitstore.ErrInvalidRemoteURL) {
+	if _, err := remote.AddRemote(c.store, "origin", "ftp://example.com/x"); !errors.Is(err, remote.ErrInvalidRemoteURL) {
 		t.Fatalf("ftp: %v", err)
 	}
-	if _, err := c.store.AddRemote("origin", "relative/path.git"); err != nil {
+	if _, err := remote.AddRemote(c.store, "origin", "relative/path.git"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.store.AddRemote("origin", "/other"); !errors.Is(err, gitstore.ErrRemoteExists) {
+	if _, err := remote.AddRemote(c.store, "origin", "/other"); !errors.Is(err, remote.ErrRemoteExists) {
 		t.Fatalf("duplicate: %v", err)
 	}
-	if _, err := c.store.AddRemote("backup", "https://git.example.com/team/ledger.git"); err != nil {
+	if _, err := remote.AddRemote(c.store, "backup", "https://git.example.com/team/ledger.git"); err != nil {
 		t.Fatal(err)
 	}
-	list, err := c.store.Remotes()
+	list, err := remote.Remotes(c.store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 2 || list[0].Name != "backup" || list[1].Name != "origin" || !filepath.IsAbs(list[1].URL) {
 		t.Fatalf("remotes: %+v", list)
 	}
-	if err := c.store.RemoveRemote("backup"); err != nil {
+	if err := remote.RemoveRemote(c.store, "backup"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.store.RemoveRemote("backup"); !errors.Is(err, gitstore.ErrNoRemote) {
+	if err := remote.RemoveRemote(c.store, "backup"); !errors.Is(err, remote.ErrNoRemote) {
 		t.Fatal("removing twice succeeded")
 	}
-	if list, _ := c.store.Remotes(); len(list) != 1 {
+	if list, _ := remote.Remotes(c.store); len(list) != 1 {
 		t.Fatalf("after remove: %+v", list)
 	}
-	if _, err := c.store.Push(context.Background(), "nope", gitstore.TransferOptions{}); !errors.Is(err, gitstore.ErrNoRemote) {
+	if _, err := remote.Push(context.Background(), c.store, "nope", remote.TransferOptions{}); !errors.Is(err, remote.ErrNoRemote) {
 		t.Fatalf("push to unknown remote: %v", err)
 	}
 	// A path that is no repository says how to make one.
-	_, err = c.store.Push(context.Background(), t.TempDir(), gitstore.TransferOptions{BuiltinFile: true})
+	_, err = remote.Push(context.Background(), c.store, t.TempDir(), remote.TransferOptions{BuiltinFile: true})
 	// The hint is part of what the user reads, so its text is checked.
-	if !errors.Is(err, gitstore.ErrNoRepository) || !strings.Contains(err.Error(), "git init --bare") {
+	if !errors.Is(err, remote.ErrNoRepository) || !strings.Contains(err.Error(), "git init --bare") {
 		t.Fatalf("push to an empty directory: %v", err)
 	}
 }
@@ -292,7 +188,7 @@ var builtinLong = flag.Bool("remote.builtin", true, "TestPushLongSession: use th
 // manifest travel as deltas, so the pack stays small, and the remote and a
 // second clone read it back whole.
 func TestPushLongSession(t *testing.T) {
-	remote := bareRemote(t)
+	bare := bareRemote(t)
 	a, b := newClone(t, "a"), newClone(t, "b")
 	id := a.start("A long one")
 	const n = 800
@@ -300,9 +196,9 @@ func TestPushLongSession(t *testing.T) {
 		a.think(id, fmt.Sprintf("step %d of a long argument", i))
 	}
 	var progress strings.Builder
-	o := gitstore.TransferOptions{BuiltinFile: *builtinLong, Progress: &progress}
+	o := remote.TransferOptions{BuiltinFile: *builtinLong, Progress: &progress}
 	start := time.Now()
-	pr, err := a.store.Push(context.Background(), remote, o)
+	pr, err := remote.Push(context.Background(), a.store, bare, o)
 	t.Logf("push took %s", time.Since(start))
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +210,7 @@ func TestPushLongSession(t *testing.T) {
 		t.Errorf("the pack for %d thoughts is %d bytes; deltas should keep it under 2 MiB", n, pr.Bytes)
 	}
 	start = time.Now()
-	if _, err := b.store.Pull(context.Background(), remote, o); err != nil {
+	if _, err := remote.Pull(context.Background(), b.store, bare, o); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("pull took %s", time.Since(start))
@@ -327,7 +223,7 @@ func TestPushLongSession(t *testing.T) {
 		t.Fatalf("b has %d thoughts, want %d", len(got), n)
 	}
 	if _, err := exec.LookPath("git"); err == nil {
-		if out, err := exec.Command("git", "-C", remote, "fsck", "--strict").CombinedOutput(); err != nil {
+		if out, err := exec.Command("git", "-C", bare, "fsck", "--strict").CombinedOutput(); err != nil {
 			t.Fatalf("git fsck of the remote: %v\n%s", err, out)
 		}
 	}

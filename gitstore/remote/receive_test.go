@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -7,12 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -26,12 +31,12 @@ func TestPushChildProcess(t *testing.T) {
 	if os.Getenv(pushChildEnv) != "1" {
 		t.Skip("runs only as a child process")
 	}
-	s, err := Open(os.Getenv("TBP_REPO"), Options{})
+	s, err := gitstore.Open(os.Getenv("TBP_REPO"), gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Push(context.Background(), os.Getenv("TBP_REMOTE"), TransferOptions{BuiltinFile: true}); err != nil {
+	if _, err := Push(context.Background(), s, os.Getenv("TBP_REMOTE"), TransferOptions{BuiltinFile: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -66,7 +71,7 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	repo := filepath.Join(t.TempDir(), "a.git")
-	s, err := Open(repo, Options{})
+	s, err := gitstore.Open(repo, gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,18 +146,18 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 
 	// Pushing still works and brings the remote level with us.
 	think()
-	res, err := s.Push(ctx, remote, TransferOptions{BuiltinFile: true})
+	res, err := Push(ctx, s, remote, TransferOptions{BuiltinFile: true})
 	if err != nil {
 		t.Fatalf("push after the kills: %v", err)
 	}
 	if len(res.Rejected) > 0 {
 		t.Fatalf("push after the kills rejected %+v", res.Rejected)
 	}
-	local, err := s.be.ListRefs(ctx, refPrefix)
+	local, err := s.ListRefs(gitstore.SessionRefPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := refs.List(remote, refPrefix)
+	theirs, err := refs.List(remote, gitstore.SessionRefPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +169,11 @@ func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	fsckFull(t, remote, "after the last push")
 	// So does pulling, over both file transports.
 	for _, builtin := range []bool{true, false} {
-		b, err := Open(filepath.Join(t.TempDir(), "b.git"), Options{})
+		b, err := gitstore.Open(filepath.Join(t.TempDir(), "b.git"), gitstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := b.Pull(ctx, remote, TransferOptions{BuiltinFile: builtin})
+		pr, err := Pull(ctx, b, remote, TransferOptions{BuiltinFile: builtin})
 		if err != nil {
 			t.Fatalf("pull (builtin %v) after the kills: %v", builtin, err)
 		}
@@ -230,60 +235,6 @@ func runGit(dir string, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// TestOpenCleansTransferLeftovers: a store removes, when it opens, the
-// temporary packs of transfers that died, and keeps those a live transfer
-// holds (flock'd) and those too new to be judged.
-func TestOpenCleansTransferLeftovers(t *testing.T) {
-	repo := filepath.Join(t.TempDir(), "a.git")
-	s, err := Open(repo, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := s.tmpDir()
-	s.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-2 * pack.TransferLeftoverAge)
-	write := func(name string, when time.Time) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("PACK"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, when, when); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	dead := write("fetch-1.pack", old)
-	deadIdx := write("fetch-1.idx", old)
-	live := write("push-2.pack", old)
-	fresh := write("push-3.pack", time.Now())
-	f, err := os.Open(live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := durable.Lock(context.Background(), f, nil, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(repo, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, p := range []string{dead, deadIdx} {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s: a dead transfer's pack is still there", p)
-		}
-	}
-	for _, p := range []string{live, fresh} {
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("%s: removed, but its transfer may be running: %v", p, err)
-		}
-	}
-}
-
 // TestBuiltinReceiverTakesOverStaleLocks: a ref lock and a temporary pack
 // that a killed receiver left on the remote do not block later pushes.
 func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
@@ -292,7 +243,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := os.MkdirAll(remote, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(remote, Options{}) // a bare repository
+	r, err := gitstore.Open(remote, gitstore.Options{}) // a bare repository
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +252,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
+	s, err := gitstore.Open(filepath.Join(t.TempDir(), "a.git"), gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +263,7 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := TransferOptions{BuiltinFile: true}
-	if _, err := s.Push(ctx, remote, o); err != nil {
+	if _, err := Push(ctx, s, remote, o); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: "x", NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
@@ -333,14 +284,14 @@ func TestBuiltinReceiverTakesOverStaleLocks(t *testing.T) {
 	if err := os.WriteFile(tmp, []byte("PACK"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Push(ctx, remote, o)
+	res, err := Push(ctx, s, remote, o)
 	if err != nil {
 		t.Fatalf("push with a stale lock: %v", err)
 	}
 	if len(res.Updated) != 1 || len(res.Rejected) != 0 {
 		t.Fatalf("push with a stale lock: %+v", res)
 	}
-	want, _ := s.be.ReadRef(ctx, mainRef(sess.ID))
+	want, _ := s.ReadRef(mainRef(sess.ID))
 	if got, _ := refs.Read(remote, mainRef(sess.ID)); got != want {
 		t.Errorf("remote ref = %s, want %s", got, want)
 	}
@@ -362,12 +313,12 @@ func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
 	if err := os.MkdirAll(remote, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := Open(remote, Options{}); err != nil {
+	if r, err := gitstore.Open(remote, gitstore.Options{}); err != nil {
 		t.Fatal(err)
 	} else {
 		r.Close()
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "a.git"), Options{})
+	s, err := gitstore.Open(filepath.Join(t.TempDir(), "a.git"), gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +335,7 @@ func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
 		if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: fmt.Sprint("thought ", i), NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Push(ctx, remote, o); err != nil {
+		if _, err := Push(ctx, s, remote, o); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(refFile); err != nil {
@@ -398,5 +349,81 @@ func TestBuiltinReceiverNeverWritesRefsInPlace(t *testing.T) {
 		if _, err := os.Stat(refFile + ".lock"); err == nil {
 			t.Fatalf("push %d left %s.lock", i+1, refFile)
 		}
+	}
+}
+
+// TestBuiltinReceiverDeletesRefsGitsWay: a ref deleted through the built-in
+// receiver goes from packed-refs (rewritten under packed-refs.lock, every
+// other line and its peeled line kept) and from its loose file; a ref that
+// moved since the pusher read it is not deleted; a name outside refs/ is
+// refused.
+func TestBuiltinReceiverDeletesRefsGitsWay(t *testing.T) {
+	if !gitInstalled() {
+		t.Skip("the git CLI is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := runGit(filepath.Dir(dir), "init", "-q", "--bare", dir); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	// Three commits on three refs, one of them annotated-tagged (a peeled
+	// line in packed-refs), all packed; then one made loose again.
+	work := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "one"},
+		{"-c", "user.name=t", "-c", "user.email=t@x", "tag", "-a", "-m", "v1", "v1"},
+		{"push", "-q", dir, "HEAD:refs/heads/a", "HEAD:refs/heads/b", "HEAD:refs/heads/c", "v1"},
+	} {
+		if out, err := runGit(work, args...); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	if out, err := runGit(dir, "pack-refs", "--all"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	head, _ := runGit(work, "rev-parse", "HEAD")
+	id := strings.TrimSpace(head)
+	if out, err := runGit(dir, "update-ref", "refs/heads/c", id); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+
+	st, err := loadReceiver(&transport.Endpoint{Protocol: "file", Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := object.ParseHash(id)
+	st.expect[plumbing.ReferenceName("refs/heads/b")] = zeroHash // the pusher saw no b
+	if err := st.RemoveReference("refs/heads/b"); err == nil || !strings.Contains(err.Error(), "moved meanwhile") {
+		t.Fatalf("deleting a ref that moved: %v", err)
+	}
+	st.expect[plumbing.ReferenceName("refs/heads/b")] = h
+	for _, name := range []plumbing.ReferenceName{"refs/heads/b", "refs/heads/c"} {
+		if err := st.RemoveReference(name); err != nil {
+			t.Fatalf("delete %s: %v", name, err)
+		}
+	}
+	if err := st.RemoveReference("HEAD/../config"); err == nil {
+		t.Error("a name outside refs/ was taken")
+	}
+	out, err := runGit(dir, "for-each-ref", "--format=%(refname)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(out); !slices.Equal(got, []string{"refs/heads/a", "refs/tags/v1"}) {
+		t.Errorf("refs left: %v; want a and the tag", got)
+	}
+	packed, err := os.ReadFile(filepath.Join(dir, "packed-refs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(packed), "\n^") || strings.Contains(string(packed), "refs/heads/b") {
+		t.Errorf("packed-refs lost the tag's peeled line or kept b:\n%s", packed)
+	}
+	for _, leftover := range []string{"packed-refs.lock", "refs/heads/b.lock", "refs/heads/c", "refs/heads/c.lock"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(leftover))); err == nil {
+			t.Errorf("%s is still there", leftover)
+		}
+	}
+	if out, err := runGit(dir, "fsck", "--strict"); err != nil {
+		t.Errorf("fsck: %v\n%s", err, out)
 	}
 }

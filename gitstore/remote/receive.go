@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -259,7 +259,7 @@ func (st *receiveStorer) moveRef(name plumbing.ReferenceName, id, old hash) erro
 		return err
 	}
 	for _, d := range dirs {
-		if err := syncDir(d); err != nil {
+		if err := durable.SyncDir(d); err != nil {
 			return err
 		}
 	}
@@ -326,7 +326,7 @@ func (st *receiveStorer) RemoveReference(name plumbing.ReferenceName) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return durable.SyncDir(filepath.Dir(path))
 }
 
 // rewritePacked writes packed-refs without the line of name, keeping every
@@ -386,7 +386,7 @@ func (st *receiveStorer) rewritePacked(name string) error {
 		return err
 	}
 	done = true
-	return syncDir(st.gitDir)
+	return durable.SyncDir(st.gitDir)
 }
 
 // PackfileWriter receives a pushed pack into a temporary file; Close

@@ -1,13 +1,11 @@
-package gitstore
+package remote
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -20,9 +18,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
-
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // A project shares its ledger through ordinary Git remotes. Remotes are
@@ -67,7 +62,7 @@ type TransferOptions struct {
 	// MaxThoughtBytes is the longest thought (and critique) text a pull
 	// accepts, in bytes, measured as the ledger measures a thought it is
 	// given; 0 means DefaultMaxThoughtBytes (1 MiB). Files are bounded by
-	// what such texts can take once encoded (see maxIncomingFileBytes).
+	// what such texts can take once encoded (see gitstore.MaxIncomingFileBytes).
 	MaxThoughtBytes int
 }
 
@@ -80,9 +75,9 @@ func validRemoteName(name string) error {
 	return nil
 }
 
-// Remotes lists the project's remotes by name.
-func (s *Store) Remotes() ([]Remote, error) {
-	cfg, err := s.readConfig()
+// remotes lists the project's remotes by name.
+func (s *sharer) remotes() ([]Remote, error) {
+	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +93,9 @@ func (s *Store) Remotes() ([]Remote, error) {
 	return out, nil
 }
 
-// AddRemote records a remote. A path is stored as an absolute path, so that
+// addRemote records a remote. A path is stored as an absolute path, so that
 // the remote does not depend on the directory a command ran in.
-func (s *Store) AddRemote(name, rawURL string) (Remote, error) {
+func (s *sharer) addRemote(name, rawURL string) (Remote, error) {
 	if err := validRemoteName(name); err != nil {
 		return Remote{}, err
 	}
@@ -108,7 +103,7 @@ func (s *Store) AddRemote(name, rawURL string) (Remote, error) {
 	if err != nil {
 		return Remote{}, err
 	}
-	err = s.editConfig(func(cfg *gitconfig.Config) error {
+	err = s.EditConfig(func(cfg *gitconfig.Config) error {
 		if _, ok := cfg.Remotes[name]; ok {
 			return withKind(ErrRemoteExists, fmt.Errorf("remote %q already exists (url %s); remove it first to change it", name, cfg.Remotes[name].URLs[0]))
 		}
@@ -119,11 +114,11 @@ func (s *Store) AddRemote(name, rawURL string) (Remote, error) {
 	return Remote{Name: name, URL: u}, err
 }
 
-// RemoveRemote forgets a remote. Chains kept from it after a divergence
+// removeRemote forgets a remote. Chains kept from it after a divergence
 // stay (refs/thoughtbox/diverged/<name>/...): they may hold the only local
 // copy of someone's thoughts.
-func (s *Store) RemoveRemote(name string) error {
-	return s.editConfig(func(cfg *gitconfig.Config) error {
+func (s *sharer) removeRemote(name string) error {
+	return s.EditConfig(func(cfg *gitconfig.Config) error {
 		if _, ok := cfg.Remotes[name]; !ok {
 			return fmt.Errorf("remote %q: %w", name, ErrNoRemote)
 		}
@@ -137,8 +132,8 @@ func (s *Store) RemoveRemote(name string) error {
 
 // resolveRemote turns a remote name, or a URL or path given directly, into
 // the name to report and the URL to dial.
-func (s *Store) resolveRemote(nameOrURL string) (name, u string, err error) {
-	remotes, err := s.Remotes()
+func (s *sharer) resolveRemote(nameOrURL string) (name, u string, err error) {
+	remotes, err := s.remotes()
 	if err != nil {
 		return "", "", err
 	}
@@ -205,7 +200,7 @@ type remoteLink struct {
 // connect reaches a remote (a name, URL or path) through a session that
 // open starts (upload-pack to fetch, receive-pack to push), and reads the
 // refs it advertises. The caller closes the session.
-func (s *Store) connect(ctx context.Context, remote string, o TransferOptions,
+func (s *sharer) connect(ctx context.Context, remote string, o TransferOptions,
 	open func(transport.Transport, *transport.Endpoint, transport.AuthMethod) (transport.Session, error)) (*remoteLink, transport.Session, error) {
 	name, u, err := s.resolveRemote(remote)
 	if err != nil {
@@ -308,73 +303,6 @@ func redactURL(raw string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
-}
-
-// readConfig reads the repository's Git config.
-func (s *Store) readConfig() (*gitconfig.Config, error) {
-	switch be := s.be.(type) {
-	case *repo.FS:
-		data, err := os.ReadFile(filepath.Join(be.GitDir(), "config"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		cfg := gitconfig.NewConfig()
-		if err := cfg.Unmarshal(data); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(be.GitDir(), "config"), err)
-		}
-		return cfg, nil
-	case *repo.Mem:
-		return be.Config()
-	}
-	return nil, ErrNoConfig
-}
-
-// editConfig changes the config under git's config.lock, atomically.
-func (s *Store) editConfig(change func(*gitconfig.Config) error) error {
-	switch be := s.be.(type) {
-	case *repo.FS:
-		path := filepath.Join(be.GitDir(), "config")
-		lock := path + ".lock"
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("lock %s (another git or thoughtbox command may be changing it): %w", path, err)
-		}
-		done := false
-		defer func() {
-			if !done {
-				f.Close()
-				os.Remove(lock)
-			}
-		}()
-		cfg, err := s.readConfig()
-		if err != nil {
-			return err
-		}
-		if err := change(cfg); err != nil {
-			return err
-		}
-		data, err := cfg.Marshal()
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(data); err != nil {
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		if err := durable.Rename(lock, path); err != nil {
-			return err
-		}
-		done = true
-		return syncDir(be.GitDir())
-	case *repo.Mem:
-		return be.EditConfig(change)
-	}
-	return ErrNoConfig
 }
 
 // ValidRemoteName says why name cannot name a remote, or nil if it can; the

@@ -1,4 +1,4 @@
-package gitstore_test
+package remote_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	gogit "github.com/go-git/go-git/v5"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -42,8 +43,8 @@ func BenchmarkShare1kSessions(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		remote := filepath.Join(b.TempDir(), "remote.git")
-		if _, err := gogit.PlainInit(remote, true); err != nil {
+		bare := filepath.Join(b.TempDir(), "remote.git")
+		if _, err := gogit.PlainInit(bare, true); err != nil {
 			b.Fatal(err)
 		}
 		dst, err := gitstore.Open(filepath.Join(b.TempDir(), "dst.git"), gitstore.Options{})
@@ -52,13 +53,13 @@ func BenchmarkShare1kSessions(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		pr, err := src.Push(ctx, remote, gitstore.TransferOptions{})
+		pr, err := remote.Push(ctx, src, bare, remote.TransferOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		pushTime += time.Since(t0)
 		t0 = time.Now()
-		res, err := dst.Pull(ctx, remote, gitstore.TransferOptions{})
+		res, err := remote.Pull(ctx, dst, bare, remote.TransferOptions{})
 		pullTime += time.Since(t0)
 		if err != nil {
 			b.Fatal(err)

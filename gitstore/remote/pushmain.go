@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -22,7 +22,7 @@ var readmeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // both offer to create main and the later one is refused because the
 // other's now exists — which is what "only a remote without a main gets
 // ours" asks for, not a failure. zeroHash if the remote still has none.
-func (s *Store) remoteMain(ctx context.Context, remote string, o TransferOptions) (hash, error) {
+func (s *sharer) remoteMain(ctx context.Context, remote string, o TransferOptions) (hash, error) {
 	link, sess, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
 		return tr.NewUploadPackSession(ep, auth)
 	})

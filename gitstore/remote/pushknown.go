@@ -1,9 +1,11 @@
-package gitstore
+package remote
 
 import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
 )
 
 // remoteKnown is what the remote has of what a push sends: everything
@@ -13,10 +15,10 @@ import (
 // through an index built once: a scan of every remote ref per command was
 // quadratic when a push moved many sessions that the remote already had.
 // Other commands (knowledge, notebooks, main) are few and scan by prefix.
-func (s *Store) remoteKnown(cmds []*packp.Command, remoteRefs map[string]hash) (map[hash]bool, error) {
+func (s *sharer) remoteKnown(cmds []*packp.Command, remoteRefs map[string]hash) (map[hash]bool, error) {
 	bySession := map[string][]hash{}
 	for ref, h := range remoteRefs {
-		if id := sessionOfRef(ref); id != "" {
+		if id := gitstore.SessionOfRef(ref); id != "" {
 			bySession[id] = append(bySession[id], h)
 		}
 	}
@@ -24,13 +26,13 @@ func (s *Store) remoteKnown(cmds []*packp.Command, remoteRefs map[string]hash) (
 	done := map[string]bool{}
 	for _, c := range cmds {
 		name := c.Name.String()
-		if id := sessionOfRef(name); id != "" {
+		if id := gitstore.SessionOfRef(name); id != "" {
 			if done[id] {
 				continue
 			}
 			done[id] = true
 			for _, h := range bySession[id] {
-				if err := s.markAncestors(h, known); err != nil {
+				if err := s.MarkAncestors(h, known); err != nil {
 					return nil, err
 				}
 			}
@@ -38,7 +40,7 @@ func (s *Store) remoteKnown(cmds []*packp.Command, remoteRefs map[string]hash) (
 		}
 		for ref, h := range remoteRefs {
 			if strings.HasPrefix(ref, name) {
-				if err := s.markAncestors(h, known); err != nil {
+				if err := s.MarkAncestors(h, known); err != nil {
 					return nil, err
 				}
 			}

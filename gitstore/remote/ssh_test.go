@@ -1,4 +1,4 @@
-package gitstore_test
+package remote_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 )
 
 // TestSSHRemote pushes and pulls over ssh, to a loopback ssh server that
@@ -62,7 +62,7 @@ func TestSSHRemote(t *testing.T) {
 	a := newClone(t, "a")
 	id := a.start("Over ssh")
 	a.think(id, "sent through an ssh tunnel")
-	if res := a.push(url, gitstore.TransferOptions{SSHKeyFile: keyFile}); len(res.Updated) != 2 {
+	if res := a.push(url, remote.TransferOptions{SSHKeyFile: keyFile}); len(res.Updated) != 2 {
 		t.Fatalf("push over ssh with a key file: %+v", res)
 	}
 
@@ -88,7 +88,7 @@ func TestSSHRemote(t *testing.T) {
 	}()
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	b := newClone(t, "b")
-	if res := b.pull(url, gitstore.TransferOptions{}); len(res.Created) != 1 {
+	if res := b.pull(url, remote.TransferOptions{}); len(res.Created) != 1 {
 		t.Fatalf("pull over ssh with the agent: %+v", res)
 	}
 	if !slices.Equal(b.thoughts(id), a.thoughts(id)) {
@@ -99,7 +99,7 @@ func TestSSHRemote(t *testing.T) {
 	if err := os.WriteFile(known, []byte(host+" "+string(ssh.MarshalAuthorizedKey(userSigner.PublicKey()))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.store.Pull(t.Context(), url, gitstore.TransferOptions{SSHKeyFile: keyFile}); err == nil || !strings.Contains(err.Error(), "key") {
+	if _, err := remote.Pull(t.Context(), b.store, url, remote.TransferOptions{SSHKeyFile: keyFile}); err == nil || !strings.Contains(err.Error(), "key") {
 		t.Fatalf("pull from a host with another key: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -24,8 +25,8 @@ func TestValidSharedRef(t *testing.T) {
 		"refs/heads/main":                                false,
 		"refs/tags/v1":                                   false,
 	} {
-		if got := validSharedRef(name); got != want {
-			t.Errorf("validSharedRef(%q) = %v, want %v", name, got, want)
+		if got := gitstore.ValidSharedRef(name); got != want {
+			t.Errorf("gitstore.ValidSharedRef(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -39,8 +40,8 @@ func TestPullRacesALocalWriter(t *testing.T) {
 	if _, err := gogit.PlainInit(remote, true); err != nil {
 		t.Fatal(err)
 	}
-	open := func(name string) (*Store, *ledger.Ledger) {
-		s, err := Open(filepath.Join(t.TempDir(), name), Options{})
+	open := func(name string) (*gitstore.Store, *ledger.Ledger) {
+		s, err := gitstore.Open(filepath.Join(t.TempDir(), name), gitstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,10 +62,10 @@ func TestPullRacesALocalWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	think(al, s1.ID, "a1")
-	if _, err := as.Push(ctx, remote, o); err != nil {
+	if _, err := Push(ctx, as, remote, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bs.Pull(ctx, remote, o); err != nil {
+	if _, err := Pull(ctx, bs, remote, o); err != nil {
 		t.Fatal(err)
 	}
 	// a goes on with s1 and starts s2; b, while pulling that, writes s1.
@@ -74,12 +75,12 @@ func TestPullRacesALocalWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	think(al, s2.ID, "a-two")
-	if _, err := as.Push(ctx, remote, o); err != nil {
+	if _, err := Push(ctx, as, remote, o); err != nil {
 		t.Fatal(err)
 	}
 	pullPlanned = func() { think(bl, s1.ID, "b2, written during the pull") }
 	defer func() { pullPlanned = nil }()
-	res, err := bs.Pull(ctx, remote, o)
+	res, err := Pull(ctx, bs, remote, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 //go:build !windows
 
-package gitstore
+package remote
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
 )
 
 // TestRemotePathsWithBackslashes: on unix a backslash is an ordinary file
@@ -13,7 +15,7 @@ import (
 // (as git sees it), never scp syntax for a host "C"; and scp syntax with
 // a host name stays ssh.
 func TestRemotePathsWithBackslashes(t *testing.T) {
-	s, err := OpenMemory(Options{})
+	s, err := gitstore.OpenMemory(gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestRemotePathsWithBackslashes(t *testing.T) {
 		if !filepath.IsAbs(u) || !strings.HasSuffix(u, string(filepath.Separator)+raw) {
 			t.Errorf("%s normalized to %s, want an absolute path ending in it", raw, u)
 		}
-		_, dialed, err := s.resolveRemote(raw)
+		_, dialed, err := (&sharer{s}).resolveRemote(raw)
 		if err != nil || dialed != u {
 			t.Errorf("resolveRemote(%s) = %s, %v; want %s", raw, dialed, err, u)
 		}

@@ -1,6 +1,10 @@
-package gitstore
+package remote
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+)
 
 // The failures of sharing a caller may tell apart. Each is matched with
 // errors.Is; the error's text stays the full sentence the user reads.
@@ -23,11 +27,8 @@ var (
 	// (or wanted some); it wraps go-git's transport error too.
 	ErrCredentials = errors.New("the remote refused our credentials")
 	// ErrNoConfig is returned by remote configuration on a store that
-	// keeps no Git config.
-	ErrNoConfig = errors.New("this store keeps no config")
-	// ErrNoKeptChain is returned for a name that is not a chain a pull
-	// kept aside (refs/thoughtbox/diverged/...), or one no longer kept.
-	ErrNoKeptChain = errors.New("no such kept chain")
+	// keeps no Git config (the store's own sentinel).
+	ErrNoConfig = gitstore.ErrNoConfig
 )
 
 // kindError gives err a sentinel kind for errors.Is without changing the

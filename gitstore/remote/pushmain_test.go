@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -24,8 +25,8 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	open := func(name string) *Store {
-		s, err := Open(filepath.Join(t.TempDir(), name+".git"), Options{})
+	open := func(name string) *gitstore.Store {
+		s, err := gitstore.Open(filepath.Join(t.TempDir(), name+".git"), gitstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,10 +34,8 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 		return s
 	}
 	a, b := open("a"), open("b")
-	w := newSession(t, a, "a1b2c3d4-0000-4000-8000-00000000a11c")
-	w.add("", thoughtData(1, "alice's first thought"), "")
-	w = newSession(t, b, "a1b2c3d4-0000-4000-8000-000000000b0b")
-	w.add("", thoughtData(1, "bob's first thought"), "")
+	firstThought(t, a, "alice", "alice's first thought")
+	firstThought(t, b, "bob", "bob's first thought")
 
 	var bobs *PushResult
 	pushPlanned = func() {
@@ -44,12 +43,12 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 		// all of its own before A sends them.
 		pushPlanned = nil
 		var err error
-		if bobs, err = b.Push(ctx, remote, TransferOptions{}); err != nil {
+		if bobs, err = Push(ctx, b, remote, TransferOptions{}); err != nil {
 			t.Errorf("b's push: %v", err)
 		}
 	}
 	t.Cleanup(func() { pushPlanned = nil })
-	alices, err := a.Push(ctx, remote, TransferOptions{})
+	alices, err := Push(ctx, a, remote, TransferOptions{})
 	if err != nil {
 		t.Fatalf("a's push: %v", err)
 	}
@@ -73,8 +72,8 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 	if len(refs) != 3 {
 		t.Errorf("remote refs: %v; want main and both sessions", refs)
 	}
-	for who, s := range map[string]*Store{"a": a, "b": b} {
-		m, err := s.be.ReadRef(ctx, "refs/heads/main")
+	for who, s := range map[string]*gitstore.Store{"a": a, "b": b} {
+		m, err := s.ReadRef("refs/heads/main")
 		if err != nil || m.String() != refs["refs/heads/main"] {
 			t.Errorf("%s's main is %s (%v); the remote's is %s", who, m, err, refs["refs/heads/main"])
 		}
@@ -84,6 +83,16 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 	}
 }
 
-func thoughtData(n int, text string) ledger.ThoughtData {
-	return ledger.ThoughtData{Thought: text, ThoughtNumber: n, NextThoughtNeeded: true}
+// firstThought starts a session on s and records one thought in it.
+func firstThought(t *testing.T, s *gitstore.Store, who, text string) {
+	t.Helper()
+	l := ledger.New(s, ledger.Options{})
+	ctx := context.Background()
+	sess, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: who + "'s session"}, ledger.Author{Name: who})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddThought(ctx, sess.ID, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: who}); err != nil {
+		t.Fatal(err)
+	}
 }

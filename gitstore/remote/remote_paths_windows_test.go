@@ -1,11 +1,15 @@
-package gitstore
+package remote
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+)
 
 // TestRemotePathsWithDriveLetters: on Windows a drive letter is a path,
 // not scp syntax for a host "C", with either slash; so is a UNC share.
 func TestRemotePathsWithDriveLetters(t *testing.T) {
-	s, err := OpenMemory(Options{})
+	s, err := gitstore.OpenMemory(gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +26,7 @@ func TestRemotePathsWithDriveLetters(t *testing.T) {
 			t.Errorf("normalizeURL(%s) = %s, %v; want %s", raw, u, err, want)
 			continue
 		}
-		_, dialed, err := s.resolveRemote(raw)
+		_, dialed, err := (&sharer{s}).resolveRemote(raw)
 		if err != nil || dialed != want {
 			t.Errorf("resolveRemote(%s) = %s, %v; want %s", raw, dialed, err, want)
 		}

@@ -1,4 +1,4 @@
-package gitstore
+package remote
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 )
@@ -66,36 +66,11 @@ type PushResult struct {
 	Bytes    int64       `json:"bytes"`
 }
 
-// sessionOfRef names the session a ref belongs to ("" for knowledge, main).
-func sessionOfRef(ref string) string {
-	if rest, ok := strings.CutPrefix(ref, refPrefix); ok {
-		id, _, _ := strings.Cut(rest, "/")
-		return id
-	}
-	return ""
-}
-
-// groupOfRef is the unit a transfer moves whole: a session's refs go
-// together, so that a remote never gets a branch without the main chain it
-// forks from. A notebook is one ref, and so a group of its own.
-func groupOfRef(ref string) string {
-	if id := sessionOfRef(ref); id != "" {
-		return "session " + id
-	}
-	return ref
-}
-
-// shared reports whether a transfer moves ref.
-func shared(ref string) bool {
-	return strings.HasPrefix(ref, refPrefix) || strings.HasPrefix(ref, notebookPrefix) ||
-		ref == knowledgeRef || ref == "refs/heads/main"
-}
-
-// Push sends the project's sessions and knowledge to a remote (a remote
+// push sends the project's sessions and knowledge to a remote (a remote
 // name, or a URL or path). A ref moves only forward: if the remote's tip is
 // not an ancestor of ours, the ref — and the rest of its session — is
 // rejected and reported, unless the session is listed in o.Force.
-func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*PushResult, error) {
+func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*PushResult, error) {
 	link, session, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
 		return tr.NewReceivePackSession(ep, auth)
 	})
@@ -111,7 +86,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		remoteRefs[n] = h
 	}
 
-	local, err := s.be.ListRefs(ctx, "refs/heads/")
+	local, err := s.ListRefs("refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +100,10 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 	}
 	groups := map[string][]string{}
 	for ref := range local {
-		if !shared(ref) {
+		if !gitstore.SharedRef(ref) {
 			continue
 		}
-		if id := sessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
+		if id := gitstore.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
 			continue
 		}
 		if ref == "refs/heads/main" {
@@ -145,7 +120,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 	for g := range groups {
 		names = append(names, g)
 		// main chain first, so that its commits precede a branch's
-		sort.Slice(groups[g], func(i, j int) bool { return refOrder(groups[g][i]) < refOrder(groups[g][j]) })
+		sort.Slice(groups[g], func(i, j int) bool { return gitstore.RefOrder(groups[g][i]) < gitstore.RefOrder(groups[g][j]) })
 	}
 	sort.Strings(names)
 
@@ -157,7 +132,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		var rejected []Rejection
 		for _, ref := range groups[g] {
 			l, r := local[ref], remoteRefs[ref]
-			id := sessionOfRef(ref)
+			id := gitstore.SessionOfRef(ref)
 			switch {
 			case l == r:
 				res.UpToDate++
@@ -178,7 +153,7 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		if len(rejected) > 0 {
 			res.Rejected = append(res.Rejected, rejected...)
 			for _, c := range gcmds {
-				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: sessionOfRef(c.Name.String()), Reason: RejectHeld,
+				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: gitstore.SessionOfRef(c.Name.String()), Reason: RejectHeld,
 					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
 			}
 			continue
@@ -200,12 +175,12 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 		return nil, err
 	}
 	start := time.Now()
-	pack, err := pack.NewStream(s.tmpDir())
+	pack, err := pack.NewStream(s.TransferDir())
 	if err != nil {
 		return nil, err
 	}
 	defer pack.Discard()
-	pw := &packWalker{s: s, pack: pack, known: known}
+	pw := &packWalker{s: s.Store, pack: pack, known: known}
 	for i, tip := range sendTips {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -262,10 +237,10 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 					continue
 				}
 			}
-			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: sessionOfRef(ref), Reason: RejectRefused, Message: msg})
+			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: gitstore.SessionOfRef(ref), Reason: RejectRefused, Message: msg})
 			continue
 		}
-		ch := RefChange{Ref: ref, Session: sessionOfRef(ref), New: c.New.String()}
+		ch := RefChange{Ref: ref, Session: gitstore.SessionOfRef(ref), New: c.New.String()}
 		if c.Old != zeroHash {
 			ch.Old = c.Old.String()
 		}
@@ -277,27 +252,19 @@ func (s *Store) Push(ctx context.Context, remote string, o TransferOptions) (*Pu
 	return res, nil
 }
 
-// refOrder sorts a session's main chain before its branches.
-func refOrder(ref string) string {
-	if strings.HasSuffix(ref, "/main") {
-		return "0" + ref
-	}
-	return "1" + ref
-}
-
 // pushCheck says whether our tip l may replace the remote's r.
-func (s *Store) pushCheck(ref string, l, r hash) (reason RejectReason, msg string, err error) {
-	if _, _, err := s.be.ReadObject(context.Background(), r); err != nil {
-		if errors.Is(err, errNotFound) {
+func (s *sharer) pushCheck(ref string, l, r hash) (reason RejectReason, msg string, err error) {
+	if _, _, err := s.ReadObject(r); err != nil {
+		if errors.Is(err, object.ErrNotFound) {
 			return RejectAhead, "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
 		}
 		return "", "", err
 	}
-	ok, err := s.isAncestor(r, l)
+	ok, err := s.IsAncestor(r, l)
 	if err != nil || ok {
 		return "", "", err
 	}
-	behind, err := s.isAncestor(l, r)
+	behind, err := s.IsAncestor(l, r)
 	if err != nil {
 		return "", "", err
 	}
@@ -307,58 +274,12 @@ func (s *Store) pushCheck(ref string, l, r hash) (reason RejectReason, msg strin
 	return RejectDiverged, "this session was extended differently here and on the remote: pull keeps both chains", nil
 }
 
-// isAncestor reports whether anc is tip or one of its ancestors.
-func (s *Store) isAncestor(anc, tip hash) (bool, error) {
-	seen := map[hash]bool{}
-	queue := []hash{tip}
-	for len(queue) > 0 {
-		id := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if id == anc {
-			return true, nil
-		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		c, err := s.readCommit(id)
-		if err != nil {
-			return false, fmt.Errorf("commit %s: %w", id, err)
-		}
-		queue = append(queue, c.Parents...)
-	}
-	return false, nil
-}
-
-// markAncestors adds tip and its ancestors to set; a tip we do not have is
-// skipped (the remote has it, but we cannot walk it).
-func (s *Store) markAncestors(tip hash, set map[hash]bool) error {
-	queue := []hash{tip}
-	for len(queue) > 0 {
-		id := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if set[id] {
-			continue
-		}
-		c, err := s.readCommit(id)
-		if errors.Is(err, errNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("commit %s: %w", id, err)
-		}
-		set[id] = true
-		queue = append(queue, c.Parents...)
-	}
-	return nil
-}
-
 // packWalker adds to a pack what commits unknown to the remote bring: each
 // commit and the trees and blobs that differ from its first parent's. Each
 // path's previous version is kept as the delta base of its next one, so a
 // session's growing folder tree and manifest travel as small deltas.
 type packWalker struct {
-	s     *Store
+	s     *gitstore.Store
 	pack  *pack.Stream
 	known map[hash]bool
 	group string
@@ -382,7 +303,7 @@ func (w *packWalker) addHistory(tip hash, group string) error {
 	for _, c := range commits {
 		var parentTree hash
 		if len(c.parsed.Parents) > 0 {
-			pc, err := w.s.readCommit(c.parsed.Parents[0])
+			pc, err := w.s.ReadCommit(c.parsed.Parents[0])
 			if err != nil {
 				return fmt.Errorf("commit %s: %w", c.parsed.Parents[0], err)
 			}
@@ -419,7 +340,7 @@ func (w *packWalker) newCommits(tip hash) ([]walkedCommit, error) {
 			return nil
 		}
 		visited[id] = true
-		data, err := w.s.readTyped(id, typeCommit)
+		data, err := w.s.ReadTyped(id, typeCommit)
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", id, err)
 		}
@@ -454,7 +375,7 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 	if id == old || w.pack.Has(id) {
 		return nil
 	}
-	data, err := w.s.readTyped(id, typeTree)
+	data, err := w.s.ReadTyped(id, typeTree)
 	if err != nil {
 		return fmt.Errorf("tree %s at %q: %w", id, path, err)
 	}
@@ -464,7 +385,7 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 	}
 	var oldTree *object.Tree
 	if old != zeroHash {
-		od, err := w.s.readTyped(old, typeTree)
+		od, err := w.s.ReadTyped(old, typeTree)
 		if err != nil {
 			return fmt.Errorf("tree %s at %q: %w", old, path, err)
 		}
@@ -495,7 +416,7 @@ func (w *packWalker) addTree(path string, id, old hash) error {
 		if w.pack.Has(e.ID) {
 			continue
 		}
-		blob, err := w.s.readTyped(e.ID, typeBlob)
+		blob, err := w.s.ReadTyped(e.ID, typeBlob)
 		if err != nil {
 			return fmt.Errorf("file %s (%s): %w", sub, e.ID, err)
 		}
@@ -529,4 +450,14 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// groupOfRef is the unit a transfer moves whole: a session's refs go
+// together, so that a remote never gets a branch without the main chain it
+// forks from. A notebook is one ref, and so a group of its own.
+func groupOfRef(ref string) string {
+	if id := gitstore.SessionOfRef(ref); id != "" {
+		return "session " + id
+	}
+	return ref
 }

@@ -1,0 +1,382 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// Divergence is a ref whose chain differs here and on a remote.
+type Divergence struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+	// KeptAs is the ref holding the remote's chain.
+	KeptAs string `json:"keptAs"`
+	Local  string `json:"local"`
+	Remote string `json:"remote"`
+}
+
+// PullResult says what a pull did.
+type PullResult struct {
+	Remote   string       `json:"remote,omitempty"`
+	URL      string       `json:"url"`
+	Created  []RefChange  `json:"created"`
+	Updated  []RefChange  `json:"updated"`
+	UpToDate int          `json:"upToDate"`
+	Diverged []Divergence `json:"diverged"`
+	// Quarantined are incoming chains that failed the checks of what a
+	// pull brings in (see incoming.go); none of them moved a live ref.
+	Quarantined []Quarantined `json:"quarantined"`
+	// Deleted are sessions the remote has that were deleted here; they
+	// were left alone.
+	Deleted []string `json:"deleted,omitempty"`
+	Objects int      `json:"objects"`
+	Bytes   int64    `json:"bytes"`
+}
+
+// pull fetches a remote's sessions and knowledge and integrates them: a ref
+// we lack is created, one we are behind on is fast-forwarded, one we are
+// ahead on is left for push, and one that diverged is left as it is here
+// while the remote's chain is kept under refs/thoughtbox/diverged/<remote>/
+// (a session moves whole: if any of its refs diverged, none is changed).
+// Nothing stored here is ever overwritten.
+func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*PullResult, error) {
+	link, session, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
+		return tr.NewUploadPackSession(ep, auth)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer session.Close()
+	sess := session.(transport.UploadPackSession)
+	ar, u, builtin := link.adv, link.url, link.builtin
+	keepName := link.name
+	if keepName == "" || validRemoteName(keepName) != nil {
+		keepName = "url-" + gitstore.Slug(redactURL(u))
+	}
+	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Quarantined: []Quarantined{}}
+	remoteRefs := map[string]hash{}
+	advertised := map[hash]bool{}
+	for n, h := range ar.References {
+		advertised[h] = true
+		// Only refs of our layout, with names we would write ourselves: a
+		// remote's ref names become file names here.
+		if gitstore.SharedRef(n) && n != "refs/heads/main" && gitstore.ValidSharedRef(n) {
+			remoteRefs[n] = h
+		}
+	}
+
+	var wants []hash
+	wanted := map[hash]bool{}
+	for _, h := range remoteRefs {
+		if wanted[h] {
+			continue
+		}
+		if _, _, err := s.ReadObject(h); err == nil {
+			continue
+		} else if !errors.Is(err, object.ErrNotFound) {
+			return nil, err
+		}
+		wanted[h] = true
+		wants = append(wants, h)
+	}
+	if len(wants) > 0 {
+		local, err := s.ListRefs("refs/")
+		if err != nil {
+			return nil, err
+		}
+		haves := make([]hash, 0, len(local))
+		seen := map[hash]bool{}
+		for _, h := range local {
+			// go-git's in-process server fails on a have it lacks, so it
+			// is told only of tips it advertised.
+			if builtin && !advertised[h] {
+				continue
+			}
+			if !seen[h] {
+				seen[h] = true
+				haves = append(haves, h)
+			}
+		}
+		sort.Slice(haves, func(i, j int) bool { return haves[i].String() < haves[j].String() })
+		sort.Slice(wants, func(i, j int) bool { return wants[i].String() < wants[j].String() })
+		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+		// A thin pack leaves out bases we have; ours are often in the
+		// write-ahead log, not in a pack, so ask for a whole one.
+		req.Capabilities.Delete(capability.ThinPack)
+		if o.Progress == nil && ar.Capabilities.Supports(capability.NoProgress) {
+			req.Capabilities.Set(capability.NoProgress)
+		}
+		req.Wants, req.Haves = wants, haves
+		start := time.Now()
+		var progress io.Writer
+		if o.Progress != nil {
+			progress = &lateWriter{w: o.Progress, after: start.Add(time.Second)}
+		}
+		resp, err := sess.UploadPack(ctx, req)
+		if err != nil {
+			return nil, describeDialError(u, err)
+		}
+		r := resp
+		var body interface{ Read([]byte) (int, error) } = r
+		switch {
+		case req.Capabilities.Supports(capability.Sideband64k):
+			d := sideband.NewDemuxer(sideband.Sideband64k, r)
+			d.Progress = progress
+			body = d
+		case req.Capabilities.Supports(capability.Sideband):
+			d := sideband.NewDemuxer(sideband.Sideband, r)
+			d.Progress = progress
+			body = d
+		}
+		res.Objects, res.Bytes, err = s.IngestPack(ctx, body)
+		resp.Close()
+		if err != nil {
+			return nil, fmt.Errorf("fetch from %s: %w", redactURL(u), err)
+		}
+		// As push does: a transfer of a thousand objects or more, or a
+		// slow one, is reported.
+		if o.Progress != nil && (res.Objects >= 1000 || res.Bytes > 1<<20 || time.Since(start) > time.Second) {
+			if res.Objects > 0 {
+				fmt.Fprintf(o.Progress, "Received %d objects (%s) in %s\n", res.Objects, byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+			} else {
+				fmt.Fprintf(o.Progress, "Received %s in %s\n", byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+			}
+		}
+	}
+
+	// Integrate, one session at a time; a writer of ours moving a ref
+	// meanwhile makes the compare-and-swap fail, and that session is
+	// looked at again.
+	groups := map[string][]string{}
+	for ref := range remoteRefs {
+		// A session deleted here stays deleted: the remote still has it,
+		// and restore, not pull, brings it back.
+		if id := gitstore.SessionOfRef(ref); id != "" {
+			if gone, err := s.IsDeleted(id); err != nil {
+				return nil, err
+			} else if gone {
+				if !slices.Contains(res.Deleted, id) {
+					res.Deleted = append(res.Deleted, id)
+				}
+				continue
+			}
+		}
+		g := groupOfRef(ref)
+		groups[g] = append(groups[g], ref)
+	}
+	sort.Strings(res.Deleted)
+	if err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+		sort.Slice(groups[g], func(i, j int) bool { return gitstore.RefOrder(groups[g][i]) < gitstore.RefOrder(groups[g][j]) })
+	}
+	sort.Strings(names)
+	// All sessions' ref moves go in one batch (one fsync for a clone of
+	// thousands of sessions); if a writer of ours moved one of the refs
+	// meanwhile, the compare-and-swap fails and each session is redone on
+	// its own.
+	plans := make([]*groupPlan, 0, len(names))
+	all := &batch{}
+	for _, g := range names {
+		gp, err := s.planGroup(keepName, groups[g], remoteRefs)
+		if err != nil {
+			return nil, fmt.Errorf("integrate %s: %w", g, err)
+		}
+		plans = append(plans, gp)
+		all.Objects = append(all.Objects, gp.b.Objects...)
+		all.Updates = append(all.Updates, gp.b.Updates...)
+	}
+	if pullPlanned != nil {
+		pullPlanned()
+	}
+	err = nil
+	if len(all.Updates) > 0 {
+		err = s.Apply(ctx, all)
+	}
+	if err == nil {
+		for _, gp := range plans {
+			gp.record(res)
+		}
+		return res, nil
+	}
+	if !errors.Is(err, gitstore.ErrRefMoved) {
+		return nil, err
+	}
+	// Someone moved a ref meanwhile: each group is planned again on what
+	// is there now, a few times, without pausing (a pull is not a race of
+	// many writers on one ref, as a thought's commit can be).
+	for _, g := range names {
+		err := ledger.Retry(ctx, pullGroupAttempts, nil, func(int) error {
+			gp, err := s.planGroup(keepName, groups[g], remoteRefs)
+			if err == nil && len(gp.b.Updates) > 0 {
+				err = s.Apply(ctx, gp.b)
+			}
+			switch {
+			case err == nil:
+				gp.record(res)
+				return nil
+			case errors.Is(err, gitstore.ErrRefMoved):
+				return ledger.Again(fmt.Errorf("integrate %s: %w", g, err))
+			}
+			return fmt.Errorf("integrate %s: %w", g, err)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// pullGroupAttempts bounds how often a pull plans and applies one group
+// again after losing its compare-and-swap.
+const pullGroupAttempts = 8
+
+// pullPlanned, when set (by tests), runs between planning a pull's ref
+// moves and applying them.
+var pullPlanned func()
+
+// groupPlan is what a pull does to one session's (or the knowledge
+// zone's) refs: the batch to apply and what to report once it is applied.
+type groupPlan struct {
+	b        *batch
+	created  []RefChange
+	updated  []RefChange
+	diverged []Divergence
+	upToDate int
+}
+
+func (gp *groupPlan) record(res *PullResult) {
+	res.Created = append(res.Created, gp.created...)
+	res.Updated = append(res.Updated, gp.updated...)
+	res.Diverged = append(res.Diverged, gp.diverged...)
+	res.UpToDate += gp.upToDate
+}
+
+// planGroup decides how to bring one session's (or the knowledge zone's)
+// refs in line with the remote's.
+func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]hash) (*groupPlan, error) {
+	type plan struct {
+		ref    string
+		local  hash
+		remote hash
+		action string // create, forward, keep (we are ahead or equal), diverged
+	}
+	var plans []plan
+	diverged := false
+	for _, ref := range refs {
+		l, err := s.ReadRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		r := remoteRefs[ref]
+		p := plan{ref: ref, local: l, remote: r}
+		switch {
+		case l == r:
+			p.action = "keep"
+		case l == zeroHash:
+			p.action = "create"
+		default:
+			ahead, err := s.IsAncestor(r, l)
+			if err != nil {
+				return nil, err
+			}
+			behind := false
+			if !ahead {
+				if behind, err = s.IsAncestor(l, r); err != nil {
+					return nil, err
+				}
+			}
+			switch {
+			case ahead:
+				p.action = "keep"
+			case behind:
+				p.action = "forward"
+			default:
+				p.action = "diverged"
+				diverged = true
+			}
+		}
+		plans = append(plans, p)
+	}
+	gp := &groupPlan{b: &batch{}}
+	if diverged && len(plans) == 1 && plans[0].ref == gitstore.KnowledgeRef {
+		// The zone is one ref that every agent writes, so it is merged
+		// when the two sides changed different entries.
+		p := plans[0]
+		mb, merged, conflicts, err := s.MergeKnowledge(p.local, p.remote, remote)
+		if err != nil {
+			return nil, err
+		}
+		if len(conflicts) == 0 {
+			mb.Updates = []refUpdate{{Name: gitstore.KnowledgeRef, Old: p.local, New: merged}}
+			gp.b = mb
+			gp.updated = []RefChange{{Ref: gitstore.KnowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true}}
+			return gp, nil
+		}
+	}
+	for _, p := range plans {
+		id := gitstore.SessionOfRef(p.ref)
+		if p.action == "keep" {
+			gp.upToDate++
+			continue
+		}
+		if diverged {
+			// Keep the remote's chain beside ours; change nothing of ours.
+			keep := gitstore.DivergedPrefix + remote + "/" + strings.TrimPrefix(p.ref, "refs/heads/")
+			cur, err := s.ReadRef(keep)
+			if err != nil {
+				return nil, err
+			}
+			if cur != p.remote {
+				gp.b.Updates = append(gp.b.Updates, refUpdate{Name: keep, Old: cur, New: p.remote})
+			}
+			d := Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
+			if p.local != zeroHash {
+				d.Local = p.local.String()
+			}
+			gp.diverged = append(gp.diverged, d)
+			continue
+		}
+		gp.b.Updates = append(gp.b.Updates, refUpdate{Name: p.ref, Old: p.local, New: p.remote})
+		ch := RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
+		if p.local == zeroHash {
+			gp.created = append(gp.created, ch)
+		} else {
+			ch.Old = p.local.String()
+			gp.updated = append(gp.updated, ch)
+		}
+	}
+	return gp, nil
+}
+
+// lateWriter passes progress through only once a transfer has run for a
+// while: a quick pull stays quiet, a long one shows the server's counts.
+type lateWriter struct {
+	w     io.Writer
+	after time.Time
+}
+
+func (l *lateWriter) Write(p []byte) (int, error) {
+	if time.Now().Before(l.after) {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
