@@ -90,11 +90,15 @@ func (s *Store) AccessedAt(id string) time.Time {
 			}
 		}
 		if a.file != nil {
-			t, _ := a.file.lookup(id)
-			if p := a.pending[id]; p.After(t) {
-				t = p
+			t, _, ok := a.file.lookup(id)
+			if ok {
+				if p := a.pending[id]; p.After(t) {
+					t = p
+				}
+				return t
 			}
-			return t
+			a.file.close()
+			a.file, a.fileBad = nil, true
 		}
 	}
 	a.loadLocked()
@@ -126,6 +130,8 @@ func (s *Store) RecordAccess(id string, t time.Time) {
 func (a *accessTimes) save() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.file.close()
+	a.file = nil
 	if !a.dirty || a.path == "" {
 		return
 	}

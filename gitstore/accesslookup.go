@@ -2,89 +2,208 @@ package gitstore
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"sort"
 	"time"
 )
 
 // accessFile answers for one session's access time from thoughtbox/
-// accessed.json without decoding every session's: the file is a JSON
+// accessed.json without reading every session's: the file is a JSON
 // object written by encoding/json, whose keys are sorted, so a key is
-// found by binary search over where the entries start. A page of
-// sessions needs a page of times; decoding the hundred thousand of a
-// large ledger cost more than the rest of the page.
+// found by binary search over byte offsets, each step reading a small
+// window at that offset. A page of sessions needs a page of times; on a
+// large ledger reading and checking the whole file (7 MB for 100,000
+// sessions) cost more than the rest of the page.
 type accessFile struct {
-	data   []byte
-	starts []int // offset of each entry's opening quote
+	r    io.ReaderAt
+	size int64
+	f    *os.File // the open file behind r, when it is one; closed by close
 }
 
-// readAccessFile indexes the file; ok is false when it is not the simple,
-// sorted object expected (then the caller decodes it whole).
+// accessWhole is the size up to which the file is read whole and checked
+// entry by entry: cheap there, and it keeps a small file from being
+// trusted on its shape alone.
+const accessWhole = 64 << 10
+
+// accessWindow bounds what one step reads: an entry is a key of at most
+// 128 characters and a time of at most 35, with quotes and separators.
+const accessWindow = 512
+
+// readAccessFile opens the file for lookups; ok is false when it is not
+// the simple, sorted object expected (then the caller decodes it whole).
 func readAccessFile(path string) (*accessFile, bool) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return &accessFile{}, os.IsNotExist(err)
 	}
-	data = bytes.TrimSpace(data)
-	if len(data) < 2 || data[0] != '{' || data[len(data)-1] != '}' {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
 		return nil, false
 	}
-	f := &accessFile{data: data}
-	if len(data) == 2 {
-		return f, true
+	if fi.Size() <= accessWhole {
+		data, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, false
+		}
+		data = bytes.TrimSpace(data)
+		if !sortedAccessObject(data) {
+			return nil, false
+		}
+		return &accessFile{r: bytes.NewReader(data), size: int64(len(data))}, true
 	}
-	f.starts = make([]int, 0, bytes.Count(data, []byte(`,"`))+1)
+	af := &accessFile{r: f, size: fi.Size(), f: f}
+	var ends [2]byte
+	if _, err := f.ReadAt(ends[:1], 0); err != nil || ends[0] != '{' {
+		f.Close()
+		return nil, false
+	}
+	if _, err := f.ReadAt(ends[1:], fi.Size()-1); err != nil || ends[1] != '}' {
+		f.Close()
+		return nil, false
+	}
+	return af, true
+}
+
+// sortedAccessObject checks a whole (small) file: an object of "id":"time"
+// entries with strictly increasing keys.
+func sortedAccessObject(data []byte) bool {
+	if len(data) < 2 || data[0] != '{' || data[len(data)-1] != '}' {
+		return false
+	}
+	var prev []byte
 	for i := 1; i < len(data)-1; {
-		if data[i] != '"' {
-			return nil, false
-		}
-		f.starts = append(f.starts, i)
-		// "id":"time", — neither holds a quote or a comma.
-		j := bytes.IndexByte(data[i:], ',')
-		if j < 0 {
-			break
-		}
-		i += j + 1
-	}
-	prev := []byte(nil)
-	for k := range f.starts {
-		key, _, ok := f.entry(k)
+		key, _, next, ok := parseAccessEntry(data[i:])
 		if !ok || prev != nil && bytes.Compare(prev, key) >= 0 {
-			return nil, false
+			return false
 		}
 		prev = key
+		i += next
 	}
-	return f, true
+	return true
 }
 
-// entry returns the key and value of entry k.
-func (f *accessFile) entry(k int) (key, val []byte, ok bool) {
-	rest := f.data[f.starts[k]+1:]
-	q := bytes.IndexByte(rest, '"')
-	if q < 0 || len(rest) < q+4 || rest[q+1] != ':' || rest[q+2] != '"' {
-		return nil, nil, false
+// parseAccessEntry parses "key":"val" at the start of b, followed by a
+// comma or the closing brace; next is the offset just past the comma (or
+// at the brace).
+func parseAccessEntry(b []byte) (key, val []byte, next int, ok bool) {
+	if len(b) < 1 || b[0] != '"' {
+		return nil, nil, 0, false
 	}
-	key, rest = rest[:q], rest[q+3:]
+	q := bytes.IndexByte(b[1:], '"')
+	if q < 0 || len(b) < q+5 || b[q+2] != ':' || b[q+3] != '"' {
+		return nil, nil, 0, false
+	}
+	key = b[1 : q+1]
+	rest := b[q+4:]
 	e := bytes.IndexByte(rest, '"')
-	if e < 0 {
-		return nil, nil, false
+	if e < 0 || e+1 >= len(rest) {
+		return nil, nil, 0, false
 	}
-	return key, rest[:e], true
+	val = rest[:e]
+	end := q + 4 + e + 1
+	switch b[end] {
+	case ',':
+		next = end + 1
+	case '}':
+		next = end
+	default:
+		return nil, nil, 0, false
+	}
+	if validSessionID(string(key)) != nil {
+		return nil, nil, 0, false
+	}
+	return key, val, next, true
 }
 
-// lookup returns the time recorded for id.
-func (f *accessFile) lookup(id string) (time.Time, bool) {
-	k := sort.Search(len(f.starts), func(k int) bool {
-		key, _, _ := f.entry(k)
-		return string(key) >= id
-	})
-	if k == len(f.starts) {
-		return time.Time{}, false
+// entryFrom returns the first entry starting at or after pos (1 ≤ pos <
+// size-1); last is true when there is none. ok is false when what is
+// read there is not an entry.
+func (f *accessFile) entryFrom(pos int64, buf []byte) (key, val []byte, last, ok bool) {
+	n, err := f.r.ReadAt(buf, pos-1)
+	if err != nil && err != io.EOF {
+		return nil, nil, false, false
 	}
-	key, val, ok := f.entry(k)
-	if !ok || string(key) != id {
-		return time.Time{}, false
+	b := buf[:n]
+	start := 1
+	if pos > 1 {
+		// "id":"time", — neither holds a quote or a comma, so the entry
+		// starts after the first comma from pos-1 on.
+		c := bytes.IndexAny(b, ",}")
+		if c < 0 {
+			return nil, nil, false, false
+		}
+		if b[c] == '}' {
+			return nil, nil, pos-1+int64(c) == f.size-1, pos-1+int64(c) == f.size-1
+		}
+		start = c + 1
+	}
+	key, val, _, ok = parseAccessEntry(b[start:])
+	return key, val, false, ok
+}
+
+// lookup returns the time recorded for id; ok is false when the file
+// turned out not to be what readAccessFile took it for (keys out of
+// order, an entry that does not parse): then the caller decodes it whole.
+func (f *accessFile) lookup(id string) (t time.Time, found, ok bool) {
+	if f.size <= 2 {
+		return time.Time{}, false, true
+	}
+	buf := make([]byte, 2*accessWindow)
+	bad := false
+	// Keys seen on either side of the boundary: probes at larger offsets
+	// must not find smaller keys (a cheap check of the order, since the
+	// file is not read whole).
+	var below, above []byte
+	k := sort.Search(int(f.size-2), func(i int) bool {
+		if bad {
+			return true
+		}
+		key, _, last, good := f.entryFrom(int64(i)+1, buf)
+		if !good {
+			bad = true
+			return true
+		}
+		if last {
+			return true
+		}
+		if below != nil && bytes.Compare(key, below) < 0 || above != nil && bytes.Compare(key, above) > 0 {
+			bad = true
+			return true
+		}
+		if string(key) >= id {
+			above = append(above[:0], key...)
+			return true
+		}
+		below = append(below[:0], key...)
+		return false
+	})
+	if bad {
+		return time.Time{}, false, false
+	}
+	if int64(k) >= f.size-2 {
+		return time.Time{}, false, true
+	}
+	key, val, last, good := f.entryFrom(int64(k)+1, buf)
+	if !good {
+		return time.Time{}, false, false
+	}
+	if last || string(key) != id {
+		return time.Time{}, false, true
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(val))
-	return t, err == nil
+	if err != nil {
+		return time.Time{}, false, false
+	}
+	return t, true, true
+}
+
+// close releases the file, if one is held open.
+func (f *accessFile) close() {
+	if f != nil && f.f != nil {
+		f.f.Close()
+		f.f = nil
+	}
 }

@@ -1,9 +1,12 @@
 package gitstore
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 )
@@ -62,7 +65,88 @@ func TestAccessedAtAgreesWithTheWholeFile(t *testing.T) {
 		}
 	}
 	os.WriteFile(path, []byte(`{}`), 0o644)
-	if f, ok := readAccessFile(path); !ok || len(f.starts) != 0 {
+	if f, ok := readAccessFile(path); !ok || f.size != 2 {
 		t.Errorf("an empty object: %v", ok)
+	}
+}
+
+// TestAccessedAtLargeFile: past accessWhole the file is searched by
+// offset, not read whole; every entry is found, and a file whose keys are
+// out of order is caught by the search and decoded whole instead.
+func TestAccessedAtLargeFile(t *testing.T) {
+	base := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	var ids []string
+	m := map[string]time.Time{}
+	for i := range 3000 {
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i*7919, i)
+		if i%7 == 0 {
+			id += "-x" // entries of different lengths
+		}
+		ids = append(ids, id)
+		m[id] = base.Add(time.Duration(i) * time.Second)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) <= accessWhole {
+		t.Fatalf("the file is %d bytes, not past accessWhole", len(data))
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	path := filepath.Join(dir, "thoughtbox", "accessed.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if got := s.AccessedAt(id); !got.Equal(m[id]) {
+			t.Fatalf("%s: %v, want %v", id, got, m[id])
+		}
+	}
+	for _, id := range []string{"0", "00000000-0000", "zzzz", ids[3] + "0"} {
+		if got := s.AccessedAt(id); !got.IsZero() {
+			t.Fatalf("an unknown id %s: %v", id, got)
+		}
+	}
+	if s.access.m != nil {
+		t.Fatal("AccessedAt read the whole file")
+	}
+	s.Close()
+
+	// The same entries in reverse order: the first steps of any search
+	// meet keys on the wrong side. (A single key out of place where no
+	// search looks is not noticed; encoding/json writes the file sorted.)
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	var rev bytes.Buffer
+	rev.WriteByte('{')
+	for i := len(sorted) - 1; i >= 0; i-- {
+		fmt.Fprintf(&rev, "%q:%q", sorted[i], m[sorted[i]].Format(time.RFC3339Nano))
+		if i > 0 {
+			rev.WriteByte(',')
+		}
+	}
+	rev.WriteByte('}')
+	if err := os.WriteFile(path, rev.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.AccessedAt(sorted[1]); !got.Equal(m[sorted[1]]) {
+		t.Fatalf("a file out of order: %v, want %v (from the whole file)", got, m[sorted[1]])
+	}
+	if s.access.m == nil {
+		t.Fatal("a file out of order was still searched")
 	}
 }
