@@ -16,10 +16,21 @@ import (
 // large ledger reading and checking the whole file (7 MB for 100,000
 // sessions) cost more than the rest of the page.
 type accessFile struct {
-	r    io.ReaderAt
-	size int64
-	f    *os.File // the open file behind r, when it is one; closed by close
+	r      io.ReaderAt
+	data   []byte // the whole file, once read (then r is not used)
+	starts []int  // with data: the offset of each entry's opening quote
+	size   int64
+	f      *os.File // the open file behind r, when it is one; closed by close
+	// lookups counts searches by offset: past accessReadAll of them (a
+	// listing of every session) the file is read whole once, as a few
+	// reads per session would cost more than that.
+	lookups int
+	buf     []byte // a step's window (lookups are made under accessTimes.mu)
 }
+
+// accessReadAll is how many lookups are made with small reads before the
+// file is read whole.
+const accessReadAll = 256
 
 // accessWhole is the size up to which the file is read whole and checked
 // entry by entry: cheap there, and it keeps a small file from being
@@ -48,11 +59,11 @@ func readAccessFile(path string) (*accessFile, bool) {
 		if err != nil {
 			return nil, false
 		}
-		data = bytes.TrimSpace(data)
-		if !sortedAccessObject(data) {
+		af := &accessFile{data: bytes.TrimSpace(data)}
+		if !af.index() {
 			return nil, false
 		}
-		return &accessFile{r: bytes.NewReader(data), size: int64(len(data))}, true
+		return af, true
 	}
 	af := &accessFile{r: f, size: fi.Size(), f: f}
 	var ends [2]byte
@@ -67,22 +78,43 @@ func readAccessFile(path string) (*accessFile, bool) {
 	return af, true
 }
 
-// sortedAccessObject checks a whole (small) file: an object of "id":"time"
-// entries with strictly increasing keys.
-func sortedAccessObject(data []byte) bool {
+// index finds where data's entries start and checks them: an object of
+// "id":"time" entries with strictly increasing keys.
+func (f *accessFile) index() bool {
+	data := f.data
+	f.size = int64(len(data))
 	if len(data) < 2 || data[0] != '{' || data[len(data)-1] != '}' {
 		return false
 	}
+	f.starts = make([]int, 0, bytes.Count(data, []byte(`,"`))+1)
 	var prev []byte
 	for i := 1; i < len(data)-1; {
 		key, _, next, ok := parseAccessEntry(data[i:])
-		if !ok || prev != nil && bytes.Compare(prev, key) >= 0 {
+		if !ok || !accessKeyOK(key) || prev != nil && bytes.Compare(prev, key) >= 0 {
 			return false
 		}
+		f.starts = append(f.starts, i)
 		prev = key
 		i += next
 	}
 	return true
+}
+
+// lookupIndexed is lookup over data and starts.
+func (f *accessFile) lookupIndexed(id string) (time.Time, bool) {
+	k := sort.Search(len(f.starts), func(k int) bool {
+		key, _, _, _ := parseAccessEntry(f.data[f.starts[k]:])
+		return string(key) >= id
+	})
+	if k == len(f.starts) {
+		return time.Time{}, false
+	}
+	key, val, _, _ := parseAccessEntry(f.data[f.starts[k]:])
+	if string(key) != id {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(val))
+	return t, err == nil
 }
 
 // parseAccessEntry parses "key":"val" at the start of b, followed by a
@@ -112,9 +144,6 @@ func parseAccessEntry(b []byte) (key, val []byte, next int, ok bool) {
 	default:
 		return nil, nil, 0, false
 	}
-	if validSessionID(string(key)) != nil {
-		return nil, nil, 0, false
-	}
 	return key, val, next, true
 }
 
@@ -141,7 +170,7 @@ func (f *accessFile) entryFrom(pos int64, buf []byte) (key, val []byte, last, ok
 		start = c + 1
 	}
 	key, val, _, ok = parseAccessEntry(b[start:])
-	return key, val, false, ok
+	return key, val, false, ok && accessKeyOK(key)
 }
 
 // lookup returns the time recorded for id; ok is false when the file
@@ -151,7 +180,25 @@ func (f *accessFile) lookup(id string) (t time.Time, found, ok bool) {
 	if f.size <= 2 {
 		return time.Time{}, false, true
 	}
-	buf := make([]byte, 2*accessWindow)
+	if f.data == nil {
+		if f.lookups++; f.lookups > accessReadAll {
+			data := make([]byte, f.size)
+			_, err := f.r.ReadAt(data, 0)
+			f.close()
+			f.data = bytes.TrimSpace(data)
+			if err != nil || !f.index() {
+				return time.Time{}, false, false
+			}
+		}
+	}
+	if f.data != nil {
+		t, found := f.lookupIndexed(id)
+		return t, found, true
+	}
+	if f.buf == nil {
+		f.buf = make([]byte, 2*accessWindow)
+	}
+	buf := f.buf
 	bad := false
 	// Keys seen on either side of the boundary: probes at larger offsets
 	// must not find smaller keys (a cheap check of the order, since the
@@ -206,4 +253,17 @@ func (f *accessFile) close() {
 		f.f.Close()
 		f.f = nil
 	}
+}
+
+// accessKeyOK is validSessionID's rule, without a string per key.
+func accessKeyOK(key []byte) bool {
+	if len(key) == 0 || len(key) > 128 {
+		return false
+	}
+	for _, c := range key {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -117,7 +117,10 @@ func TestAccessedAtLargeFile(t *testing.T) {
 		}
 	}
 	if s.access.m != nil {
-		t.Fatal("AccessedAt read the whole file")
+		t.Fatal("AccessedAt decoded the whole file")
+	}
+	if len(ids) <= accessReadAll || s.access.file.data == nil {
+		t.Fatal("the lookups never switched to the file read whole")
 	}
 	s.Close()
 
