@@ -142,7 +142,10 @@ func (g *Gateway) NewServer() *mcp.Server { return g.newServer(nil) }
 
 // newServer is NewServer for a connection whose token has grant (nil: no
 // limits).
-func (g *Gateway) newServer(grant *Grant) *mcp.Server {
+func (g *Gateway) newServer(grant *Grant) *mcp.Server { return g.newConn(grant).server }
+
+// newConn is newServer, returning the connection's state.
+func (g *Gateway) newConn(grant *Grant) *conn {
 	c := &conn{g: g, ledger: g.ledger, project: g.opts.Project, grant: grant, toolDesc: map[string]string{}, hidden: map[string]bool{}}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "thoughtbox", Title: "Thoughtbox", Version: g.version()}, &mcp.ServerOptions{
 		Instructions:              instructions,
@@ -155,7 +158,7 @@ func (g *Gateway) newServer(grant *Grant) *mcp.Server {
 	c.server.AddTool(g.ops.gatewayTool(), c.handleGateway)
 	c.addResources()
 	c.addPrompts()
-	return c.server
+	return c
 }
 
 func (g *Gateway) version() string {
@@ -196,7 +199,7 @@ func (g *Gateway) Connections() int {
 // until the client goes away (closes in, or its end of out) or ctx is done;
 // those ends return nil.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := g.NewServer().Run(ctx, stdio.Transport{In: in, Out: out})
+	err := g.newConn(nil).runStdio(ctx, stdio.Transport{In: in, Out: out}, true)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}

@@ -32,7 +32,22 @@ import (
 type Transport struct {
 	In  io.Reader
 	Out io.Writer
+	// Direct, when set, is offered each request read before the server
+	// sees it. It returns nil to leave the request to the server, or the
+	// function that answers it: the transport runs that on its own
+	// goroutine (as the SDK runs calls) and writes its result as the
+	// SDK would. The SDK decodes every call's params twice, each time
+	// with a fresh 32 kB buffer, and the collection of that garbage was a
+	// large share of what a thought cost; a caller that can take a call's
+	// raw params itself (the gateway's one tool) saves all of it.
+	Direct func(req *jsonrpc.Request) DirectFunc
 }
+
+// DirectFunc answers a request taken by Transport.Direct. ctx ends when
+// the client cancels the request or the connection closes. The result is
+// encoded as the SDK encodes a handler's result, an error as the SDK
+// encodes a handler's error.
+type DirectFunc func(ctx context.Context) (result any, err error)
 
 // maxFrame bounds one inbound message, as mcp.DefaultMaxLineLength does.
 const maxFrame = mcp.DefaultMaxLineLength
@@ -44,8 +59,15 @@ const maxDepth = 1000
 const batchesUntil = "2025-06-18"
 
 // Connect implements mcp.Transport.
-func (t Transport) Connect(context.Context) (mcp.Connection, error) {
+func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	// Direct calls end with the connection, not with the ctx Connect is
+	// given (the SDK may pass one that ends sooner).
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &stdioConn{
+		direct:   t.Direct,
+		dctx:     dctx,
+		dcancel:  cancel,
+		inflight: map[jsonrpc.ID]context.CancelFunc{},
 		out:      t.Out,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
@@ -88,6 +110,13 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	direct  func(*jsonrpc.Request) DirectFunc
+	dctx    context.Context
+	dcancel context.CancelFunc
+	// inflight holds the cancel functions of the direct calls running,
+	// by id, so that notifications/cancelled reaches them (guarded by mu).
+	inflight map[jsonrpc.ID]context.CancelFunc
 }
 
 // inBatch collects the responses to a batch's requests, which are sent
@@ -381,6 +410,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(c.queue) > 0 {
 			m := c.queue[0]
 			c.queue = c.queue[1:]
+			if c.take(m) {
+				continue
+			}
 			return m, nil
 		}
 		select {
@@ -409,6 +441,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				continue
 			}
 			c.queue = msgs[1:]
+			if c.take(msgs[0]) {
+				continue
+			}
 			return msgs[0], nil
 		case <-c.closed:
 			return nil, io.EOF
@@ -565,6 +600,87 @@ func (c *stdioConn) writeLine(data []byte) error {
 // Close stops Read; the reader and writer stay open, as they are the
 // caller's (stdin and stdout).
 func (c *stdioConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.dcancel()
+	})
 	return nil
+}
+
+// methodCancelled is the notification by which a client gives up a call.
+const methodCancelled = "notifications/cancelled"
+
+// take offers m to Direct and, when it is taken, runs it; it reports
+// whether it did. A cancellation of a direct call is passed on as well:
+// the server ignores ids it does not know.
+func (c *stdioConn) take(m jsonrpc.Message) bool {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || c.direct == nil {
+		return false
+	}
+	if !req.ID.IsValid() {
+		if req.Method == methodCancelled {
+			c.cancelDirect(req.Params)
+		}
+		return false
+	}
+	fn := c.direct(req)
+	if fn == nil {
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.dctx)
+	c.mu.Lock()
+	c.inflight[req.ID] = cancel
+	c.mu.Unlock()
+	go func() {
+		res, err := fn(ctx)
+		c.mu.Lock()
+		delete(c.inflight, req.ID)
+		c.mu.Unlock()
+		cancel()
+		resp := &jsonrpc.Response{ID: req.ID}
+		if err == nil {
+			resp.Result, err = encodeResult(res)
+		}
+		if err != nil {
+			// Encoded as the SDK encodes a handler's error.
+			resp.Result, resp.Error = nil, err
+		}
+		// A failed write ends the connection through the next Read, as
+		// for the server's own answers.
+		_ = c.Write(context.Background(), resp)
+	}()
+	return true
+}
+
+// cancelDirect cancels the direct call a notifications/cancelled names.
+func (c *stdioConn) cancelDirect(params []byte) {
+	var p struct {
+		RequestID stdjson.RawMessage `json:"requestId"`
+	}
+	if ParseStrict(params, &p) != nil {
+		return
+	}
+	id, err := DecodeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.inflight[id]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// encodeResult encodes a result as the SDK's JSON-RPC layer does: with
+// encoding/json, HTML characters unescaped, no trailing newline.
+func encodeResult(v any) (stdjson.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := stdjson.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

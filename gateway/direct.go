@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"context"
+	stdjson "encoding/json"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+)
+
+// runStdio serves c over t until the session ends or ctx is done, as
+// mcp.Server.Run does. With direct set, calls of the gateway tool are
+// taken from the transport before the SDK sees them (see direct).
+func (c *conn) runStdio(ctx context.Context, t stdio.Transport, direct bool) error {
+	var session atomic.Pointer[mcp.ServerSession]
+	if direct {
+		t.Direct = func(req *jsonrpc.Request) stdio.DirectFunc { return c.direct(session.Load(), req) }
+	}
+	ss, err := c.server.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	// Calls read before this point go through the SDK, as do all calls
+	// before the session is initialized.
+	session.Store(ss)
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-closed
+		return ctx.Err()
+	case err := <-closed:
+		return err
+	}
+}
+
+// multiRoundTripFrom is the first protocol version whose tool results the
+// SDK marks with a resultType; calls on such a session are left to it.
+const multiRoundTripFrom = "2026-07-28"
+
+// direct returns the function that answers req, a call of the gateway
+// tool, without the SDK — or nil, leaving req to the SDK, for anything it
+// would treat otherwise than as a plain call of this tool: another method
+// or tool, a session not initialized, params that do not decode, or any of
+// _meta (progress tokens, the per-request protocol), inputResponses and
+// requestState. What it does for the rest is what the SDK's tools/call
+// path does for this tool: decode the params (with the same decoder and
+// rules, once), call handleGateway, and answer an empty content as [].
+func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectFunc {
+	if ss == nil || req.Method != "tools/call" || len(req.Params) == 0 {
+		return nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.ProtocolVersion >= multiRoundTripFrom {
+		return nil
+	}
+	var p struct {
+		Meta           stdjson.RawMessage `json:"_meta"`
+		Name           string             `json:"name"`
+		Arguments      stdjson.RawMessage `json:"arguments"`
+		InputResponses stdjson.RawMessage `json:"inputResponses"`
+		RequestState   stdjson.RawMessage `json:"requestState"`
+	}
+	if stdio.ParseStrict(req.Params, &p) != nil {
+		return nil
+	}
+	if p.Name != gatewayToolName || p.Meta != nil || p.InputResponses != nil || p.RequestState != nil {
+		return nil
+	}
+	call := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments}}
+	return func(ctx context.Context) (any, error) {
+		res, err := c.handleGateway(ctx, call)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil && res.Content == nil {
+			r := *res
+			r.Content = []mcp.Content{}
+			res = &r
+		}
+		return res, nil
+	}
+}
