@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,16 +84,38 @@ func (m *Mem) readLocked(id object.Hash) (object.Type, []byte, error) {
 	return e.typ, data, nil
 }
 
-// storeWhole puts an object into go-git's storage.
-func (m *Mem) storeWhole(typ object.Type, data []byte) error {
-	eo := m.st.NewEncodedObject()
-	eo.SetType(typ)
-	eo.SetSize(int64(len(data)))
-	w, _ := eo.Writer()
-	w.Write(data)
-	w.Close()
-	_, err := m.st.SetEncodedObject(eo)
+// storeWhole puts an object into go-git's storage, under the id it was
+// built with (see knownObject).
+func (m *Mem) storeWhole(typ object.Type, id object.Hash, data []byte) error {
+	_, err := m.st.SetEncodedObject(&knownObject{t: typ, h: id, data: bytes.Clone(data)})
 	return err
+}
+
+// knownObject is an object stored whole whose id is already known: the
+// store computed it to build the commit. go-git's MemoryObject would hash
+// it again as it is stored, with the slower collision-detecting SHA-1.
+// data is this object's own copy (the builder reuses its buffers).
+type knownObject struct {
+	t    plumbing.ObjectType
+	h    plumbing.Hash
+	data []byte
+}
+
+func (o *knownObject) Hash() plumbing.Hash           { return o.h }
+func (o *knownObject) Type() plumbing.ObjectType     { return o.t }
+func (o *knownObject) SetType(t plumbing.ObjectType) { o.t = t }
+func (o *knownObject) Size() int64                   { return int64(len(o.data)) }
+
+// SetSize is not needed: a knownObject is made whole.
+func (o *knownObject) SetSize(int64) {}
+
+func (o *knownObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
+
+// Writer refuses: a stored object does not change.
+func (o *knownObject) Writer() (io.WriteCloser, error) {
+	return nil, errors.New("a stored object cannot be written")
 }
 
 // flattenLocked stores every object kept as an edit whole, for go-git's
@@ -103,7 +126,7 @@ func (m *Mem) flattenLocked() error {
 		if err != nil {
 			return err
 		}
-		if err := m.storeWhole(e.typ, data); err != nil {
+		if err := m.storeWhole(e.typ, id, data); err != nil {
 			return err
 		}
 	}
@@ -186,7 +209,7 @@ func (m *Mem) Apply(_ context.Context, b *wal.Batch) error {
 				}
 			}
 		}
-		if err := m.storeWhole(o.Type, data); err != nil {
+		if err := m.storeWhole(o.Type, o.ID, data); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -61,6 +62,9 @@ func readEncoded(st storer.EncodedObjectStorer, id object.Hash) (object.Type, []
 	}
 	if err != nil {
 		return 0, nil, err
+	}
+	if k, ok := o.(*knownObject); ok {
+		return k.t, bytes.Clone(k.data), nil
 	}
 	r, err := o.Reader()
 	if err != nil {

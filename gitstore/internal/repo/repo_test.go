@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -482,6 +483,20 @@ func TestMemEditChainsAndConfig(t *testing.T) {
 	if _, got, err := m.ReadObject(ctx, ids[5]); err != nil || !bytes.Equal(got, versions[5]) {
 		t.Fatalf("after flattening version 5 reads %d bytes, %v", len(got), err)
 	}
+	// Every object go-git holds is stored under the hash of its content.
+	for h, o := range m.st.Objects {
+		r, err := o.Reader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := object.HashObject(o.Type(), data); got != h || o.Hash() != h || o.Size() != int64(len(data)) {
+			t.Fatalf("object stored as %s hashes to %s (Hash %s, Size %d for %d bytes)", h, got, o.Hash(), o.Size(), len(data))
+		}
+	}
 
 	if err := m.EditConfig(func(c *gitconfig.Config) error {
 		c.Remotes["origin"] = &gitconfig.RemoteConfig{Name: "origin", URLs: []string{"/tmp/x"}}
@@ -499,6 +514,26 @@ func TestMemEditChainsAndConfig(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMemKeepsItsOwnCopy checks that an object stored whole does not
+// share the batch's bytes: the builder reuses its buffers.
+func TestMemKeepsItsOwnCopy(t *testing.T) {
+	m := NewMem(sessions)
+	data := []byte("tree-like bytes")
+	id := object.HashObject(object.TypeBlob, data)
+	if err := m.Apply(t.Context(), &wal.Batch{Objects: []wal.Object{{ID: id, Type: object.TypeBlob, Data: data}}}); err != nil {
+		t.Fatal(err)
+	}
+	copy(data, "XXXX")
+	typ, got, err := m.ReadObject(t.Context(), id)
+	if err != nil || typ != object.TypeBlob || string(got) != "tree-like bytes" {
+		t.Fatalf("read %v %q %v after the batch's bytes changed", typ, got, err)
+	}
+	got[0] = 'Y' // a reader's copy is its own too
+	if _, again, _ := m.ReadObject(t.Context(), id); string(again) != "tree-like bytes" {
+		t.Fatalf("a reader's change reached the store: %q", again)
 	}
 }
 
