@@ -384,3 +384,55 @@ func TestLogOpenReadOnly(t *testing.T) {
 		t.Fatal("a read-only log was not reported read-only")
 	}
 }
+
+// TestLogTurnsSeeEachOthersRecords has two openers take turns appending:
+// each turn must replay what the other appended since its own last turn
+// (the lone writer's shortcut must not hide them), and a torn record left
+// at the end between turns must still be cut.
+func TestLogTurnsSeeEachOthersRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	var ra, rb replica
+	a := openLog(t, path, &ra, time.Second)
+	b := openLog(t, path, &rb, time.Second)
+	ctx := t.Context()
+	turn := func(l *Log, name string, n byte) {
+		t.Helper()
+		if err := l.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		appendBatches(t, l, refBatch(name, n))
+		l.Unlock()
+	}
+	turn(a, "a1", 1)
+	turn(a, "a2", 2) // a's own turns in a row: nothing to replay
+	turn(b, "b1", 3)
+	turn(b, "b2", 4)
+	turn(a, "a3", 5)
+	if got := names(&ra); fmt.Sprint(got) != "[b1 b2]" {
+		t.Fatalf("a replayed %v, want [b1 b2]", got)
+	}
+	turn(b, "b3", 6)
+	if got := names(&rb); fmt.Sprint(got) != "[a1 a2 a3]" {
+		t.Fatalf("b replayed %v, want [a1 a2 a3]", got)
+	}
+	// A writer killed mid-append leaves a partial record after b3.
+	end := b.End()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := AppendRecord(nil, refBatch("torn", 7))
+	if _, err := f.WriteAt(torn[:len(torn)/2], end); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	turn(b, "b4", 8)
+	turn(a, "a4", 9)
+	if got := names(&ra); fmt.Sprint(got) != "[b1 b2 b3 b4]" {
+		t.Fatalf("a replayed %v after the torn record, want [b1 b2 b3 b4]", got)
+	}
+	turn(b, "b5", 10)
+	if got := names(&rb); fmt.Sprint(got) != "[a1 a2 a3 a4]" {
+		t.Fatalf("b replayed %v, want [a1 a2 a3 a4]", got)
+	}
+}
