@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	stdjson "encoding/json"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,8 +17,24 @@ import (
 // taken from the transport before the SDK sees them (see direct).
 func (c *conn) runStdio(ctx context.Context, t stdio.Transport, direct bool) error {
 	var session atomic.Pointer[mcp.ServerSession]
+	// running counts the direct calls under way: like the SDK, which waits
+	// for its handlers when a session ends, this returns only once they
+	// are done, so that none writes to the ledger after its caller has
+	// moved on (closed the store).
+	var running sync.WaitGroup
+	defer running.Wait()
 	if direct {
-		t.Direct = func(req *jsonrpc.Request) stdio.DirectFunc { return c.direct(session.Load(), req) }
+		t.Direct = func(req *jsonrpc.Request) stdio.DirectFunc {
+			fn := c.direct(session.Load(), req)
+			if fn == nil {
+				return nil
+			}
+			running.Add(1)
+			return func(ctx context.Context) (any, error) {
+				defer running.Done()
+				return fn(ctx)
+			}
+		}
 	}
 	ss, err := c.server.Connect(ctx, t, nil)
 	if err != nil {
