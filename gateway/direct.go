@@ -62,8 +62,8 @@ const multiRoundTripFrom = "2026-07-28"
 // direct returns the function that answers req, a call of the gateway
 // tool, without the SDK — or nil, leaving req to the SDK, for anything it
 // would treat otherwise than as a plain call of this tool: another method
-// or tool, a session not initialized, params that do not decode, or any of
-// _meta (progress tokens, the per-request protocol), inputResponses and
+// or tool, a session not initialized, params that do not decode, the
+// per-request protocol (a protocol version in _meta), inputResponses or
 // requestState. What it does for the rest is what the SDK's tools/call
 // path does for this tool: decode the params (with the same decoder and
 // rules, once), call handleGateway, and answer an empty content as [].
@@ -76,7 +76,7 @@ func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectF
 		return nil
 	}
 	var p struct {
-		Meta           stdjson.RawMessage `json:"_meta"`
+		Meta           mcp.Meta           `json:"_meta"`
 		Name           string             `json:"name"`
 		Arguments      stdjson.RawMessage `json:"arguments"`
 		InputResponses stdjson.RawMessage `json:"inputResponses"`
@@ -85,10 +85,14 @@ func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectF
 	if stdio.ParseStrict(req.Params, &p) != nil {
 		return nil
 	}
-	if p.Name != gatewayToolName || p.Meta != nil || p.InputResponses != nil || p.RequestState != nil {
+	if p.Name != gatewayToolName || p.InputResponses != nil || p.RequestState != nil {
 		return nil
 	}
-	call := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments}}
+	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
+		// The per-request protocol (SEP-2575): the SDK decides.
+		return nil
+	}
+	call := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}}
 	return func(ctx context.Context) (any, error) {
 		res, err := c.handleGateway(ctx, call)
 		if err != nil {

@@ -19,8 +19,9 @@ import (
 )
 
 // directScript is what both runs of TestDirectCallsAnswerAsTheSDK send:
-// calls the direct path takes (plain gateway calls, good and bad) and
-// calls it leaves to the SDK (_meta, another tool, other methods).
+// calls the direct path takes (gateway calls, good and bad, one with a
+// progress token) and calls it leaves to the SDK (a protocol version in
+// _meta, another tool, other methods).
 var directScript = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -33,6 +34,7 @@ var directScript = []string{
 	`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"thoughtbox_gateway","arguments":null}}`,
 	`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"thoughtbox_gateway"}}`,
 	`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"thoughtbox_gateway","arguments":{"operation":"thought","thought":"with meta","nextThoughtNeeded":true}}}`,
+	`{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},"name":"thoughtbox_gateway","arguments":{"operation":"get_state"}}}`,
 	`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
 	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`,
 	`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"thoughtbox_gateway","arguments":{"operation":"thought","thought":"flat \u00e9","nextThoughtNeeded":false}}}`,
@@ -178,12 +180,16 @@ func TestDirectTakes(t *testing.T) {
 	if c.direct(ss, plain) == nil {
 		t.Error("a plain call of the gateway tool was not taken")
 	}
+	if c.direct(ss, call(`{"_meta":{"progressToken":1},"name":"thoughtbox_gateway","arguments":{}}`)) == nil {
+		t.Error("a call with a progress token was not taken")
+	}
 	if c.direct(nil, plain) != nil {
 		t.Error("a call with no session yet was taken")
 	}
 	for _, params := range []string{
 		`{"name":"other","arguments":{}}`,
-		`{"_meta":{"progressToken":1},"name":"thoughtbox_gateway","arguments":{}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"thoughtbox_gateway","arguments":{}}`,
+		`{"_meta":5,"name":"thoughtbox_gateway","arguments":{}}`,
 		`{"name":"thoughtbox_gateway","requestState":"x"}`,
 		`{"name":"thoughtbox_gateway","inputResponses":{}}`,
 		`{"Name":"thoughtbox_gateway"}`,
