@@ -117,7 +117,8 @@ func (pe *Entry) entryEnd(off int64) (int64, error) {
 	return end, nil
 }
 
-// closeFiles closes the pack and, if it was never read, its index.
+// closeFiles closes the pack and its index (a mapped index is unmapped
+// once nothing can reach it: a merge may still be reading it).
 func (pe *Entry) closeFiles() {
 	pe.f.Close()
 	pe.idxOnce.Do(func() {
@@ -341,56 +342,71 @@ const entryWindow = 2048
 // longer still is read again within the entry's exact bounds.
 func zlibBound(n int) int64 { return int64(n) + int64(n)>>3 + int64(n)>>6 + 64 }
 
+// windows holds the buffers of entryWindow bytes that reads take their
+// first pread into: a read of a million-thought ledger reads millions of
+// entries, and a fresh window each (zeroed, then collected) cost more than
+// the lookups saved.
+var windows = sync.Pool{New: func() any { return new([entryWindow]byte) }}
+
 // readEntry reads the entry at off. With exact, raw is exactly the entry
 // (its end found from the sorted offsets); otherwise raw is the entry's
 // header and at most zlibBound of its payload, perhaps followed by the
-// next entries' bytes.
-func (pe *Entry) readEntry(off int64, exact bool) (raw []byte, h entryHead, cut bool, err error) {
+// next entries' bytes. When win is not nil, raw lies in it, and the
+// caller must copy what it keeps and then put win back in windows.
+func (pe *Entry) readEntry(off int64, exact bool) (raw []byte, h entryHead, cut bool, win *[entryWindow]byte, err error) {
 	if exact {
 		end, err := pe.entryEnd(off)
 		if err != nil {
-			return nil, h, false, err
+			return nil, h, false, nil, err
 		}
 		raw = make([]byte, end-off)
 		if _, err := pe.f.ReadAt(raw, off); err != nil {
-			return nil, h, false, err
+			return nil, h, false, nil, err
 		}
 		h, err = parseEntryHeader(raw, off)
-		return raw, h, false, err
+		return raw, h, false, nil, err
 	}
 	room := pe.size - 20 - off
 	if off < 12 || room <= 0 {
-		return nil, h, false, fmt.Errorf("bad entry offset %d", off)
+		return nil, h, false, nil, fmt.Errorf("bad entry offset %d", off)
 	}
-	raw = make([]byte, min(room, entryWindow))
+	win = windows.Get().(*[entryWindow]byte)
+	raw = win[:min(room, entryWindow)]
 	if _, err := pe.f.ReadAt(raw, off); err != nil {
-		return nil, h, false, err
+		windows.Put(win)
+		return nil, h, false, nil, err
 	}
 	if h, err = parseEntryHead(raw, off, room); err != nil {
-		return nil, h, false, err
+		windows.Put(win)
+		return nil, h, false, nil, err
 	}
 	need := min(int64(h.n)+zlibBound(h.size), room)
 	if need > int64(len(raw)) {
 		more := make([]byte, need)
 		copy(more, raw)
+		windows.Put(win)
+		win = nil
 		if _, err := pe.f.ReadAt(more[len(raw):], off+int64(len(raw))); err != nil {
-			return nil, h, false, err
+			return nil, h, false, nil, err
 		}
 		raw = more
 	}
-	return raw, h, int64(len(raw)) < room, nil
+	return raw, h, int64(len(raw)) < room, win, nil
 }
 
 // payload reads the entry at off and inflates its payload (the object, or
 // its delta).
 func (ps *Set) payload(pe *Entry, off int64, exact bool) (entryHead, []byte, error) {
-	raw, h, cut, err := pe.readEntry(off, exact)
+	raw, h, cut, win, err := pe.readEntry(off, exact)
 	if err != nil {
 		return h, nil, err
 	}
+	if win != nil {
+		defer windows.Put(win)
+	}
 	data, stored := StoredPayload(raw[h.n:], h.size)
 	if stored {
-		if cap(raw)-len(data) > 64 {
+		if win != nil || cap(raw)-len(data) > 64 {
 			// Not to keep a window of the pack alive behind a small
 			// object (the base cache counts only the object).
 			data = bytes.Clone(data)
