@@ -217,16 +217,12 @@ func TestVerifyDamagedDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries, err := idx.Entries()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			e, err := entries.Next()
+		for i := range idx.Count() {
+			e, err := idx.Entry(i)
 			if err != nil {
-				break
+				t.Fatal(err)
 			}
-			raw, err := be.Packs().ReadRaw(e.Hash)
+			raw, err := be.Packs().ReadRaw(e.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,11 +230,10 @@ func TestVerifyDamagedDelta(t *testing.T) {
 				continue
 			}
 			deltas++
-			if t, _, err := be.ReadObject(t.Context(), e.Hash); err == nil && t == typeTree && victim == zeroHash {
-				victim, at, victimPack = e.Hash, raw.Off, raw.Pack.Name()
+			if t, _, err := be.ReadObject(t.Context(), e.ID); err == nil && t == typeTree && victim == zeroHash {
+				victim, at, victimPack = e.ID, raw.Off, raw.Pack.Name()
 			}
 		}
-		entries.Close()
 	}
 	if victim == zeroHash {
 		t.Fatalf("no tree stored as a delta among %d deltas: the test no longer covers the delta path", deltas)
@@ -267,5 +262,60 @@ func TestVerifyDamagedDelta(t *testing.T) {
 		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
 			t.Errorf("Verify (full %v) after damaging the delta of tree %s = %+v; want it named corrupt", fullVerify(ctx), victim, res)
 		}
+	}
+}
+
+// TestVerifyDamagedPackIndex: a pack index changed where no lookup reads
+// it (the pack checksum it records) still reads, but verify, which checks
+// each index's own checksum, reports it — in both of its modes.
+func TestVerifyDamagedPackIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "a1b2c3d4-0000-4000-8000-00000000000a"
+	w := newSession(t, s, id)
+	for n := 1; n <= 5; n++ {
+		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	if len(idxs) == 0 {
+		t.Fatal("no pack written")
+	}
+	for _, p := range idxs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)-40] ^= 0x01
+		os.Chmod(p, 0o644)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, full := range []bool{false, true} {
+		s, err = Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.LoadSession(context.Background(), id); err != nil {
+			t.Fatalf("the session does not load through the changed index: %v", err)
+		}
+		ctx := context.Background()
+		if full {
+			ctx = WithFullVerify(ctx)
+		}
+		res, err := s.Verify(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), ".idx: the pack index is damaged") {
+			t.Fatalf("verify (full %v) of a damaged pack index: %+v", full, res)
+		}
+		s.Close()
 	}
 }

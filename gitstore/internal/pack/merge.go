@@ -70,21 +70,20 @@ func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error)
 	if err := pe.loadIdx(); err != nil {
 		return nil, err
 	}
-	iter, err := pe.idx.Entries()
-	if err != nil {
+	// A merge rewrites every entry under the id the index gives it, so a
+	// damaged index would spread into the merged pack: it is checked whole
+	// here, as lookups do not.
+	if err := pe.idx.checkSum(); err != nil {
 		return nil, err
 	}
 	// The header's count, bounded by the file's size against a damaged pack.
-	entries := make([]rawEntry, 0, min(int64(binary.BigEndian.Uint32(hdr[8:])), pe.size/4))
-	for {
-		e, err := iter.Next()
-		if err == io.EOF {
-			break
-		}
+	entries := make([]rawEntry, 0, min(int64(binary.BigEndian.Uint32(hdr[8:])), pe.size/4, int64(pe.idx.Count())))
+	for i := range pe.idx.Count() {
+		e, err := pe.idx.Entry(i)
 		if err != nil {
 			return nil, err
 		}
-		entries = append(entries, rawEntry{id: e.Hash, off: int64(e.Offset)})
+		entries = append(entries, rawEntry{id: e.ID, off: e.Offset})
 	}
 	if int(binary.BigEndian.Uint32(hdr[8:])) != len(entries) {
 		return nil, fmt.Errorf("%s: header and index disagree on the object count", f.Name())

@@ -140,7 +140,7 @@ func TestMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := idx.Count(); n != int64(len(all)) {
+	if n := idx.Count(); n != len(all) {
 		t.Errorf("the merged pack holds %d objects, want %d (the shared blob once)", n, len(all))
 	}
 	for _, o := range all {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"sort"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
@@ -45,11 +44,18 @@ func (ps *Set) ReadRaw(id object.Hash) (RawEntry, error) {
 		if err := pe.loadIdx(); err != nil {
 			return RawEntry{}, err
 		}
-		off, err := findOffset(pe.idx, id)
+		i, ok, err := pe.idx.find(id)
 		if err != nil {
+			return RawEntry{}, err
+		}
+		if !ok {
 			continue
 		}
-		crc, err := pe.idx.FindCRC32(id)
+		off, err := pe.idx.offsetAt(i)
+		if err != nil {
+			return RawEntry{}, fmt.Errorf("object %s in %s: %w", id, pe.name, err)
+		}
+		crc, err := pe.idx.crcAt(i)
 		if err != nil {
 			return RawEntry{}, fmt.Errorf("object %s in %s: no CRC-32 in the index: %w", id, pe.name, err)
 		}
@@ -64,13 +70,9 @@ func (ps *Set) ReadRaw(id object.Hash) (RawEntry, error) {
 
 // readRawAt reads the entry at off and checks it against crc.
 func readRawAt(pe *Entry, off int64, crc uint32) (RawEntry, error) {
-	i := sort.Search(len(pe.offs), func(i int) bool { return pe.offs[i] > off })
-	end := pe.size - 20
-	if i < len(pe.offs) {
-		end = pe.offs[i]
-	}
-	if end <= off || off < 12 {
-		return RawEntry{}, fmt.Errorf("bad entry offset %d", off)
+	end, err := pe.entryEnd(off)
+	if err != nil {
+		return RawEntry{}, err
 	}
 	raw := make([]byte, end-off)
 	if _, err := pe.f.ReadAt(raw, off); err != nil {
@@ -113,6 +115,12 @@ type entryHead struct {
 // every offset against the pack, since a damaged or hostile pack (a
 // received one is read back with this) must give an error, not a panic.
 func parseEntryHeader(raw []byte, off int64) (entryHead, error) {
+	return parseEntryHead(raw, off, int64(len(raw)))
+}
+
+// parseEntryHead is parseEntryHeader for raw, the first bytes of an entry
+// that has at most room bytes.
+func parseEntryHead(raw []byte, off, room int64) (entryHead, error) {
 	h := entryHead{baseOff: -1}
 	if len(raw) == 0 {
 		return h, fmt.Errorf("empty entry")
@@ -165,8 +173,8 @@ func parseEntryHeader(raw []byte, off int64) (entryHead, error) {
 	}
 	// Deflate expands at most 1032 to 1, so a size beyond that is a
 	// damaged header, refused before a buffer of that size is allocated.
-	if (h.size-64)/1032 > len(raw)-p {
-		return h, fmt.Errorf("entry size %d out of range for %d stored bytes", h.size, len(raw)-p)
+	if int64(h.size-64)/1032 > room-int64(p) {
+		return h, fmt.Errorf("entry size %d out of range for %d stored bytes", h.size, room-int64(p))
 	}
 	h.n = p
 	return h, nil

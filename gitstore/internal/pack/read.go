@@ -1,10 +1,8 @@
 package pack
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/adler32"
@@ -16,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -59,8 +55,8 @@ func (ps *Set) Packs() []*Entry {
 	return append([]*Entry(nil), ps.order...)
 }
 
-// Index is the pack's index, read now if no lookup has read it yet.
-func (e *Entry) Index() (*idxfile.MemoryIndex, error) {
+// Index is the pack's index, opened now if no lookup has opened it yet.
+func (e *Entry) Index() (*Index, error) {
 	if err := e.loadIdx(); err != nil {
 		return nil, err
 	}
@@ -71,43 +67,58 @@ var zlibReaders sync.Pool
 
 type Entry struct {
 	name string
-	idx  *idxfile.MemoryIndex
+	idx  *Index
 	f    *os.File
 	size int64
-	offs []int64 // every entry's offset, sorted: an entry ends where the next begins
-	// idxFile is the pack's index, open but not yet read: it is read at
-	// the first lookup (loadIdx), so that opening a large repository —
-	// a server's start, a listing answered from the session index —
-	// does not decode every pack's index. Held open, it stays readable
-	// if a merge removes the pack meanwhile.
+	// offs, when set, is every entry's offset, sorted (a received pack's,
+	// which is read back whole): reads then take each entry's exact
+	// bounds from it instead of the index.
+	offs []int64
+	// idxFile is the pack's index, open but not yet read: it is opened
+	// (its fanout read, the file mapped) at the first lookup, so that
+	// opening a large repository — a server's start, a listing answered
+	// from the session index — touches no index. Held open, it stays
+	// readable if a merge removes the pack meanwhile.
 	idxFile *os.File
 	idxOnce sync.Once
 	idxErr  error
 }
 
-// loadIdx reads the pack's index the first time it is needed.
+// loadIdx opens the pack's index the first time it is needed.
 func (pe *Entry) loadIdx() error {
 	pe.idxOnce.Do(func() {
 		if pe.idxFile == nil {
-			return // built whole (a received pack)
+			return // built in memory (a received pack)
 		}
-		defer pe.idxFile.Close()
-		idx := idxfile.NewMemoryIndex()
-		if err := idxfile.NewDecoder(bufio.NewReaderSize(pe.idxFile, 64*1024)).Decode(idx); err != nil {
-			pe.idxErr = fmt.Errorf("%s: %w", pe.idxFile.Name(), err)
-			return
-		}
-		offs, err := idxOffsets(idx)
-		if err != nil {
-			pe.idxErr = fmt.Errorf("%s.idx: %w", pe.name, err)
-			return
-		}
-		pe.idx, pe.offs = idx, offs
+		pe.idx, pe.idxErr = openIndex(pe.idxFile)
+		pe.idxFile = nil
 	})
 	return pe.idxErr
 }
 
-// closeFiles closes the pack and, if it was never read, its index.
+// entryEnd is where the entry at off ends: where the next entry begins,
+// or the pack's trailing checksum.
+func (pe *Entry) entryEnd(off int64) (int64, error) {
+	offs := pe.offs
+	if offs == nil {
+		var err error
+		if offs, err = pe.idx.sortedOffsets(); err != nil {
+			return 0, err
+		}
+	}
+	i := sort.Search(len(offs), func(i int) bool { return offs[i] > off })
+	end := pe.size - 20
+	if i < len(offs) {
+		end = offs[i]
+	}
+	if end <= off || off < 12 {
+		return 0, fmt.Errorf("bad entry offset %d", off)
+	}
+	return end, nil
+}
+
+// closeFiles closes the pack and its index (a mapped index is unmapped
+// once nothing can reach it: a merge may still be reading it).
 func (pe *Entry) closeFiles() {
 	pe.f.Close()
 	pe.idxOnce.Do(func() {
@@ -116,6 +127,9 @@ func (pe *Entry) closeFiles() {
 		}
 		pe.idxErr = fmt.Errorf("pack %s is closed", pe.name)
 	})
+	if pe.idx != nil {
+		pe.idx.close()
+	}
 }
 
 func NewSet(dir string) *Set {
@@ -219,60 +233,6 @@ func openPackEntry(dir, name string) (*Entry, error) {
 	return &Entry{name: name, idxFile: xf, f: f, size: fi.Size()}, nil
 }
 
-// idxOffsets returns every entry's offset, sorted, read straight from the
-// index's offset tables: go-git's EntriesByOffset builds an entry per object
-// and sorts them through an interface, a fifth of a second for a pack of
-// 60,000 objects, paid by every process that opens the repository.
-func idxOffsets(idx *idxfile.MemoryIndex) ([]int64, error) {
-	var n int
-	for _, b := range idx.Offset32 {
-		n += len(b) / 4
-	}
-	offs := make([]int64, 0, n)
-	for _, b := range idx.Offset32 {
-		for i := 0; i+4 <= len(b); i += 4 {
-			o := binary.BigEndian.Uint32(b[i:])
-			if o&0x80000000 == 0 {
-				offs = append(offs, int64(o))
-				continue
-			}
-			j := int(o&0x7fffffff) * 8
-			if j+8 > len(idx.Offset64) {
-				return nil, fmt.Errorf("64-bit offset %d out of range", o&0x7fffffff)
-			}
-			offs = append(offs, int64(binary.BigEndian.Uint64(idx.Offset64[j:])))
-		}
-	}
-	slices.Sort(offs)
-	return offs, nil
-}
-
-// findOffset looks id up in the index as go-git's FindOffset does, but
-// without the reverse map FindOffset fills, under a lock, on every call:
-// one entry per object ever looked up, 170 MB while the session index of
-// a million-thought ledger was built.
-func findOffset(idx *idxfile.MemoryIndex, id object.Hash) (int64, error) {
-	k := idx.FanoutMapping[id[0]]
-	if k < 0 || k >= len(idx.Names) || k >= len(idx.Offset32) {
-		return 0, object.ErrNotFound
-	}
-	names, offs := idx.Names[k], idx.Offset32[k]
-	n := min(len(names)/20, len(offs)/4)
-	i := sort.Search(n, func(i int) bool { return bytes.Compare(names[20*i:20*i+20], id[:]) >= 0 })
-	if i == n || !bytes.Equal(names[20*i:20*i+20], id[:]) {
-		return 0, object.ErrNotFound
-	}
-	o := binary.BigEndian.Uint32(offs[4*i:])
-	if o&0x80000000 == 0 {
-		return int64(o), nil
-	}
-	j := int(o&0x7fffffff) * 8
-	if j+8 > len(idx.Offset64) {
-		return 0, fmt.Errorf("64-bit offset %d out of range", o&0x7fffffff)
-	}
-	return int64(binary.BigEndian.Uint64(idx.Offset64[j:])), nil
-}
-
 // Read returns an object from the packs, or object.ErrNotFound.
 func (ps *Set) Read(id object.Hash) (object.Type, []byte, error) {
 	ps.mu.RLock()
@@ -298,9 +258,16 @@ func (ps *Set) readShared(id object.Hash) (object.Type, []byte, error) {
 		if err := pe.loadIdx(); err != nil {
 			return 0, nil, err
 		}
-		off, err := findOffset(pe.idx, id)
+		i, ok, err := pe.idx.find(id)
 		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
 			continue
+		}
+		off, err := pe.idx.offsetAt(i)
+		if err != nil {
+			return 0, nil, fmt.Errorf("object %s in %s: %w", id, pe.name, err)
 		}
 		if pe != last {
 			ps.last.Store(pe)
@@ -325,29 +292,11 @@ func (ps *Set) readAt(pe *Entry, off int64, depth int) (object.Type, []byte, err
 	if depth > 10000 {
 		return 0, nil, fmt.Errorf("delta chain too deep")
 	}
-	i := sort.Search(len(pe.offs), func(i int) bool { return pe.offs[i] > off })
-	end := pe.size - 20
-	if i < len(pe.offs) {
-		end = pe.offs[i]
-	}
-	if end <= off || off < 12 {
-		return 0, nil, fmt.Errorf("bad entry offset %d", off)
-	}
-	raw := make([]byte, end-off)
-	if _, err := pe.f.ReadAt(raw, off); err != nil {
-		return 0, nil, err
-	}
-	h, err := parseEntryHeader(raw, off)
+	h, data, err := ps.payload(pe, off, pe.offs != nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	typ, size, p := h.typ, h.size, h.n
-	data, stored := StoredPayload(raw[p:], size)
-	if !stored {
-		if data, err = ps.inflate(raw[p:], size); err != nil {
-			return 0, nil, err
-		}
-	}
+	typ := h.typ
 	switch typ {
 	case ofsDeltaType, refDeltaType:
 		var bt object.Type
@@ -379,6 +328,100 @@ func (ps *Set) readAt(pe *Entry, off int64, depth int) (object.Type, []byte, err
 		return object.Type(typ), data, nil
 	}
 	return 0, nil, fmt.Errorf("unknown entry type %d", typ)
+}
+
+// entryWindow is how much of a pack a read takes in its one pread when it
+// does not know where the entry ends (that needs every offset of the
+// index, sorted): nearly every object of a ledger — thought files, trees,
+// commits, the deltas between versions — fits in it, and a larger one
+// costs a second pread once its header says how large it is.
+const entryWindow = 2048
+
+// zlibBound is the most that zlib (or Go's compress/flate) writes for n
+// bytes, with room for the framing of a stored block; a stream that is
+// longer still is read again within the entry's exact bounds.
+func zlibBound(n int) int64 { return int64(n) + int64(n)>>3 + int64(n)>>6 + 64 }
+
+// windows holds the buffers of entryWindow bytes that reads take their
+// first pread into: a read of a million-thought ledger reads millions of
+// entries, and a fresh window each (zeroed, then collected) cost more than
+// the lookups saved.
+var windows = sync.Pool{New: func() any { return new([entryWindow]byte) }}
+
+// readEntry reads the entry at off. With exact, raw is exactly the entry
+// (its end found from the sorted offsets); otherwise raw is the entry's
+// header and at most zlibBound of its payload, perhaps followed by the
+// next entries' bytes. When win is not nil, raw lies in it, and the
+// caller must copy what it keeps and then put win back in windows.
+func (pe *Entry) readEntry(off int64, exact bool) (raw []byte, h entryHead, cut bool, win *[entryWindow]byte, err error) {
+	if exact {
+		end, err := pe.entryEnd(off)
+		if err != nil {
+			return nil, h, false, nil, err
+		}
+		raw = make([]byte, end-off)
+		if _, err := pe.f.ReadAt(raw, off); err != nil {
+			return nil, h, false, nil, err
+		}
+		h, err = parseEntryHeader(raw, off)
+		return raw, h, false, nil, err
+	}
+	room := pe.size - 20 - off
+	if off < 12 || room <= 0 {
+		return nil, h, false, nil, fmt.Errorf("bad entry offset %d", off)
+	}
+	win = windows.Get().(*[entryWindow]byte)
+	raw = win[:min(room, entryWindow)]
+	if _, err := pe.f.ReadAt(raw, off); err != nil {
+		windows.Put(win)
+		return nil, h, false, nil, err
+	}
+	if h, err = parseEntryHead(raw, off, room); err != nil {
+		windows.Put(win)
+		return nil, h, false, nil, err
+	}
+	need := min(int64(h.n)+zlibBound(h.size), room)
+	if need > int64(len(raw)) {
+		more := make([]byte, need)
+		copy(more, raw)
+		windows.Put(win)
+		win = nil
+		if _, err := pe.f.ReadAt(more[len(raw):], off+int64(len(raw))); err != nil {
+			return nil, h, false, nil, err
+		}
+		raw = more
+	}
+	return raw, h, int64(len(raw)) < room, win, nil
+}
+
+// payload reads the entry at off and inflates its payload (the object, or
+// its delta).
+func (ps *Set) payload(pe *Entry, off int64, exact bool) (entryHead, []byte, error) {
+	raw, h, cut, win, err := pe.readEntry(off, exact)
+	if err != nil {
+		return h, nil, err
+	}
+	if win != nil {
+		defer windows.Put(win)
+	}
+	data, stored := StoredPayload(raw[h.n:], h.size)
+	if stored {
+		if win != nil || cap(raw)-len(data) > 64 {
+			// Not to keep a window of the pack alive behind a small
+			// object (the base cache counts only the object).
+			data = bytes.Clone(data)
+		}
+		return h, data, nil
+	}
+	if data, err = ps.inflate(raw[h.n:], h.size); err != nil {
+		if cut {
+			// A stream longer than zlib writes: read it within the
+			// entry's exact bounds.
+			return ps.payload(pe, off, true)
+		}
+		return h, nil, err
+	}
+	return h, data, nil
 }
 
 // StoredPayload returns the payload of a zlib stream made of one stored
@@ -442,11 +485,29 @@ func (ps *Set) Has(id object.Hash) bool {
 		if pe.loadIdx() != nil {
 			continue
 		}
-		if ok, _ := pe.idx.Contains(id); ok {
+		if _, ok, _ := pe.idx.find(id); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// CheckIndexes compares every pack's index with its trailing checksum,
+// once per pack and process. Lookups trust the index, as git's do, so that
+// a read does not hash a file of hundreds of MB; verify asks here, and a
+// merge checks each index it rewrites.
+func (ps *Set) CheckIndexes() error {
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
+	for _, pe := range ps.order {
+		if err := pe.loadIdx(); err != nil {
+			return err
+		}
+		if err := pe.idx.checkSum(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (ps *Set) Close() {

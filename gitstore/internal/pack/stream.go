@@ -2,6 +2,8 @@ package pack
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"compress/zlib"
 	"context"
 	"crypto/sha1"
@@ -12,7 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,8 +192,16 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err != nil {
 		return 0, n, err
 	}
-	count, _ := idx.Count()
-	if err := readBack(tmp, n, idx); err != nil {
+	var encoded bytes.Buffer
+	if _, err := idxfile.NewEncoder(&encoded).Encode(idx); err != nil {
+		return 0, n, err
+	}
+	x, err := indexFromBytes("the received pack's index", encoded.Bytes())
+	if err != nil {
+		return 0, n, err
+	}
+	count := x.Count()
+	if err := readBack(tmp, n, x); err != nil {
 		return 0, n, fmt.Errorf("the pack received is damaged: %w", err)
 	}
 	idxTmp, err := os.CreateTemp(tmpDir, "fetch-*.idx")
@@ -203,7 +213,7 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := durable.Lock(context.Background(), idxTmp, nil, 0); err != nil {
 		return 0, n, err
 	}
-	if _, err := idxfile.NewEncoder(idxTmp).Encode(idx); err != nil {
+	if _, err := idxTmp.Write(encoded.Bytes()); err != nil {
 		return 0, n, err
 	}
 	// Closed before the renames: Windows does not rename a file that is
@@ -259,34 +269,28 @@ func checkPackHeader(f io.ReaderAt, size int64) error {
 // check that an entry inflates to the size its header declares (git's
 // index-pack does), so without this a pack could be accepted whose objects
 // the store then fails to read.
-func readBack(f *os.File, size int64, idx *idxfile.MemoryIndex) error {
-	pe := &Entry{name: "received", idx: idx, f: f, size: size}
-	iter, err := idx.EntriesByOffset()
-	if err != nil {
-		return err
-	}
-	var entries []*idxfile.Entry
-	for {
-		e, err := iter.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
+func readBack(f *os.File, size int64, idx *Index) error {
+	entries := make([]IndexEntry, idx.Count())
+	for i := range entries {
+		var err error
+		if entries[i], err = idx.Entry(i); err != nil {
 			return err
 		}
-		entries = append(entries, e)
-		pe.offs = append(pe.offs, int64(e.Offset))
 	}
-	sort.Slice(pe.offs, func(i, j int) bool { return pe.offs[i] < pe.offs[j] })
+	slices.SortFunc(entries, func(a, b IndexEntry) int { return cmp.Compare(a.Offset, b.Offset) })
+	pe := &Entry{name: "received", idx: idx, f: f, size: size, offs: make([]int64, len(entries))}
+	for i, e := range entries {
+		pe.offs[i] = e.Offset
+	}
 	ps := NewSet("")
 	ps.packs[pe.name], ps.order = pe, []*Entry{pe}
 	for _, e := range entries {
-		t, data, err := ps.readAt(pe, int64(e.Offset), 0)
+		t, data, err := ps.readAt(pe, e.Offset, 0)
 		if err != nil {
-			return fmt.Errorf("object %s: %w", e.Hash, err)
+			return fmt.Errorf("object %s: %w", e.ID, err)
 		}
-		if got := object.HashObject(t, data); got != e.Hash {
-			return fmt.Errorf("object %s reads as %s", e.Hash, got)
+		if got := object.HashObject(t, data); got != e.ID {
+			return fmt.Errorf("object %s reads as %s", e.ID, got)
 		}
 	}
 	return nil
