@@ -89,8 +89,12 @@ type FS struct {
 	heads     map[object.Hash][]byte
 	nextHeads map[object.Hash][]byte // from the flush in progress
 	nextLinks []pack.Link            // from the flush in progress
-	// looseRefs counts ref files written since refs were last packed.
-	looseRefs int
+	// looseRefs are the refs written as loose files since refs were last
+	// packed. What packing saves is a listing of many files, so it counts
+	// distinct refs, not writes: a few busy sessions rewrite the same few
+	// files flush after flush, and packing those every few flushes only
+	// made each next flush create their folders again.
+	looseRefs map[string]struct{}
 
 	// mu guards the log and the overlay built from it; the log's file
 	// lock extends that to other processes.
@@ -116,7 +120,7 @@ type FS struct {
 	closed  bool
 }
 
-// PackRefsEvery is how many loose ref writes trigger packing refs.
+// PackRefsEvery is how many distinct loose refs trigger packing refs.
 const PackRefsEvery = 256
 
 // FSOptions configure OpenFS.
@@ -163,6 +167,7 @@ func OpenFS(gitDir string, opt FSOptions) (*FS, error) {
 		packs:          pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
 		bigLog:         make(chan struct{}, 1),
 		stop:           make(chan struct{}),
+		looseRefs:      map[string]struct{}{},
 	}
 	b.resetOverlay()
 	log, readOnly, err := wal.Open(filepath.Join(tbDir, "log"), wal.Options{
@@ -483,17 +488,20 @@ func (b *FS) gitHas(id object.Hash) bool {
 	return err == nil
 }
 
-// The flusher's pace. A flush costs about the same whatever it carries (a
-// pack and its index, the refs and the log, each synced, then perhaps a
-// merge), and the log has already made every thought durable, so while
-// writers are busy the flusher waits longer and carries more: after a
-// flush of at least busyRecords records the wait doubles, up to
-// maxStretch times the configured interval; a quiet tick brings it back.
-// A log past bigLog bytes is flushed at once, which bounds the overlay
-// and what another process replays.
+// The flusher's pace. Most of a flush's cost does not depend on how much
+// it carries (a pack and its index, one synced file per ref moved, the
+// log rewritten and synced, then perhaps a merge), and the log has
+// already made every thought durable, so while writers are busy the
+// flusher waits longer and carries more: after a flush of at least
+// busyRecords records the wait doubles, up to maxStretch times the
+// configured interval (a second at the default 100 ms); a quiet tick
+// brings it back. With 64 agents writing, a stretch of 4 left the flusher
+// near a fifth of the server's processor time. A log past bigLog bytes is
+// flushed at once, which bounds the log, the overlay and what another
+// process replays, however busy the writers.
 const (
 	busyRecords = 32
-	maxStretch  = 4
+	maxStretch  = 10
 	bigLog      = 8 << 20
 )
 
@@ -584,7 +592,7 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
-		if b.looseRefs >= PackRefsEvery {
+		if len(b.looseRefs) >= PackRefsEvery {
 			if err := b.lock(ctx); err != nil {
 				return err
 			}
@@ -593,7 +601,7 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 			if err != nil {
 				return fmt.Errorf("pack refs: %w", err)
 			}
-			b.looseRefs = 0
+			clear(b.looseRefs)
 		}
 	}
 
@@ -693,12 +701,18 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	if b.log.ID() != ino || b.log.End() < end {
 		return fmt.Errorf("log was replaced during a flush")
 	}
-	b.looseRefs += len(finals)
-	if b.looseRefs >= PackRefsEvery {
+	for name, h := range finals {
+		if h == object.ZeroHash {
+			delete(b.looseRefs, name)
+		} else {
+			b.looseRefs[name] = struct{}{}
+		}
+	}
+	if len(b.looseRefs) >= PackRefsEvery {
 		if err := refs.Pack(b.gitDir); err != nil {
 			return fmt.Errorf("pack refs: %w", err)
 		}
-		b.looseRefs = 0
+		clear(b.looseRefs)
 	}
 	if err := b.log.Trim(ctx, end); err != nil {
 		return err
@@ -756,8 +770,8 @@ func (b *FS) removeStaleFiles() error {
 			if err == nil && !d.IsDir() {
 				if strings.HasSuffix(p, ".lock") {
 					os.Remove(p)
-				} else {
-					b.looseRefs++
+				} else if rel, err := filepath.Rel(b.gitDir, p); err == nil {
+					b.looseRefs[filepath.ToSlash(rel)] = struct{}{}
 				}
 			}
 			return nil
