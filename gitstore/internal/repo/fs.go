@@ -506,12 +506,15 @@ const (
 )
 
 // nextFlushWait is the flusher's wait after a tick that found pending
-// records (0 for none), given the wait before it.
-func nextFlushWait(every, prev time.Duration, pending int) time.Duration {
+// records (0 for none), given the wait before it and how long the flush
+// took. While busy the flusher also waits at least as long as its flush
+// took, so that on a loaded machine, where a flush stretches out, it
+// still works at most half the time instead of flushing back to back.
+func nextFlushWait(every, prev, took time.Duration, pending int) time.Duration {
 	if pending < busyRecords {
 		return every
 	}
-	return min(max(2*prev, every), maxStretch*every)
+	return max(min(max(2*prev, every), maxStretch*every), took)
 }
 
 func (b *FS) flusher(every time.Duration) {
@@ -529,12 +532,15 @@ func (b *FS) flusher(every time.Duration) {
 		b.mu.Lock()
 		pending := len(b.recs)
 		b.mu.Unlock()
+		var took time.Duration
 		if pending > 0 {
+			start := time.Now()
 			if err := b.flushSoon(); err != nil {
 				b.logger.Warn("flush failed; the log keeps the data, retrying", "repo", b.gitDir, "err", err)
 			}
+			took = time.Since(start)
 		}
-		wait = nextFlushWait(every, wait, pending)
+		wait = nextFlushWait(every, wait, took, pending)
 		if !t.Stop() {
 			select {
 			case <-t.C:
@@ -664,34 +670,52 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	}
 	// The log already serialised every writer of these refs (compare-and-
 	// swap when a batch was logged), so the flusher only publishes values.
+	// Deletions rewrite packed-refs, one at a time; each write is a file
+	// of its own, synced before its rename, and with many sessions those
+	// syncs were most of a flush's length (and the longer a flush, the
+	// more the log trim after it copies), so they run side by side.
 	dirs := map[string]bool{}
+	var writes []string
 	for name, h := range finals {
-		if h == object.ZeroHash {
-			d, err := refs.Delete(b.gitDir, name)
-			if err != nil {
-				return err
-			}
-			dirs[d] = true
+		if h != object.ZeroHash {
+			writes = append(writes, name)
 			continue
 		}
-		ds, err := refs.Write(b.gitDir, name, h)
+		d, err := refs.Delete(b.gitDir, name)
+		if err != nil {
+			return err
+		}
+		dirs[d] = true
+	}
+	var mu sync.Mutex
+	err := parallel(len(writes), func(i int) error {
+		name := writes[i]
+		ds, err := refs.Write(b.gitDir, name, finals[name])
 		if errors.Is(err, fs.ErrExist) {
 			// We hold flush.lock, so no live flusher of ours owns this
 			// lock: a flusher in a process that died left it.
 			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
-			ds, err = refs.Write(b.gitDir, name, h)
+			ds, err = refs.Write(b.gitDir, name, finals[name])
 		}
 		if err != nil {
 			return err
 		}
+		mu.Lock()
 		for _, d := range ds {
 			dirs[d] = true
 		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	synced := make([]string, 0, len(dirs))
 	for d := range dirs {
-		if err := durable.SyncDir(d); err != nil {
-			return err
-		}
+		synced = append(synced, d)
+	}
+	if err := parallel(len(synced), func(i int) error { return durable.SyncDir(synced[i]) }); err != nil {
+		return err
 	}
 
 	if err := b.lock(ctx); err != nil {
@@ -719,6 +743,51 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
 	return nil
+}
+
+// publishers bounds the ref files a flush writes and syncs at once.
+const publishers = 8
+
+// parallel runs fn(0..n-1) on up to publishers goroutines and returns the
+// first error; after one, no new call starts.
+func parallel(n int, fn func(i int) error) error {
+	if n <= 1 {
+		if n == 1 {
+			return fn(0)
+		}
+		return nil
+	}
+	var (
+		mu    sync.Mutex
+		next  int
+		first error
+		wg    sync.WaitGroup
+	)
+	for range min(n, publishers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == n || first != nil {
+					mu.Unlock()
+					return
+				}
+				i := next
+				next++
+				mu.Unlock()
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // maybeMerge merges packs when there are too many; the caller holds the

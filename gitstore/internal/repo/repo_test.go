@@ -589,15 +589,22 @@ func TestRebuiltCacheKeepsRecentAndBoundsSize(t *testing.T) {
 
 func TestNextFlushWait(t *testing.T) {
 	every := 100 * time.Millisecond
-	if got := nextFlushWait(every, 4*every, busyRecords-1); got != every {
+	if got := nextFlushWait(every, 4*every, 0, busyRecords-1); got != every {
 		t.Fatalf("a quiet tick waits %v, want %v", got, every)
 	}
 	w := every
 	for range 10 {
-		w = nextFlushWait(every, w, busyRecords)
+		w = nextFlushWait(every, w, every/10, busyRecords)
 	}
 	if w != maxStretch*every {
 		t.Fatalf("busy ticks stretch the wait to %v, want %v", w, maxStretch*every)
+	}
+	// A slow flush (a loaded machine) is followed by a wait as long.
+	if got := nextFlushWait(every, w, 3*maxStretch*every, busyRecords); got != 3*maxStretch*every {
+		t.Fatalf("after a flush of %v the wait is %v", 3*maxStretch*every, got)
+	}
+	if got := nextFlushWait(every, w, 3*maxStretch*every, 1); got != every {
+		t.Fatalf("after a slow flush of a few records the wait is %v, want %v", got, every)
 	}
 }
 
