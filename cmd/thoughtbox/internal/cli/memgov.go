@@ -28,6 +28,17 @@ const (
 	// quietPeriod is how long the server must stay under busyAllocRate
 	// before the limit comes back and the memory is handed back.
 	quietPeriod = 5 * time.Second
+	// busyGCPercent and busyHeap pace the collector under load: it runs
+	// when the heap reaches five times the live heap or busyHeap (or
+	// three times the live heap, when that is more), whichever comes
+	// first. That never collects more often than the default pacing
+	// (twice the live heap) and, on the small heaps of a server that
+	// just started, far less often (the default ran a collection every
+	// few megabytes, some sixty in the first three seconds of 64 agents);
+	// the memory it lets the heap use under load is what the default
+	// reached at the end of such a run anyway.
+	busyGCPercent = 400
+	busyHeap      = 96 << 20
 	// liveWindow is how many samples of the live heap the limit follows
 	// (the least of them), so that a collection that lands in the middle
 	// of a flush does not lift the limit.
@@ -52,8 +63,10 @@ const (
 // decides by the allocation rate, which the runtime keeps current: past
 // busyAllocRate the limit is lifted within memTick, and it comes back
 // (with the memory handed back to the OS at once, while nobody waits)
-// after quietPeriod below it. GOMEMLIMIT, when set, is the user's choice
-// and is left alone.
+// after quietPeriod below it. Under load the collector is paced by
+// busyGCPercent and busyLimit instead, which collect less often than the
+// default. GOMEMLIMIT, when set, is the user's choice and is left alone;
+// so is GOGC (then only the limit moves).
 func softMemoryLimit(ctx context.Context) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -63,7 +76,10 @@ func softMemoryLimit(ctx context.Context) {
 		{Name: "/gc/heap/allocs:bytes"},
 	}
 	start := time.Now()
+	// GOGC, when set, is the user's choice as well: only the limit moves.
+	ownPacing := os.Getenv("GOGC") == ""
 	var g memGovernor
+	wasBusy := false
 	set := func() {
 		metrics.Read(samples)
 		m := memSample{at: time.Since(start)}
@@ -82,6 +98,19 @@ func softMemoryLimit(ctx context.Context) {
 			metrics.Read(samples[:1])
 			if v := samples[0].Value; v.Kind() == metrics.KindUint64 {
 				limit = g.restart(v.Uint64())
+			}
+		}
+		if ownPacing {
+			if g.busy != wasBusy {
+				percent := 100
+				if g.busy {
+					percent = busyGCPercent
+				}
+				debug.SetGCPercent(percent)
+				wasBusy = g.busy
+			}
+			if g.busy {
+				limit = busyLimit(m.live)
 			}
 		}
 		debug.SetMemoryLimit(limit)
@@ -160,4 +189,11 @@ func (g *memGovernor) limit() int64 {
 		live = min(live, v)
 	}
 	return max(memoryFloor, int64(live*3/2))
+}
+
+// busyLimit is the soft memory limit under load with busyGCPercent (see
+// busyHeap): never under three times the live heap, so that it cannot
+// make the collector run more often than the default pacing would.
+func busyLimit(live uint64) int64 {
+	return max(busyHeap, int64(live*3))
 }
