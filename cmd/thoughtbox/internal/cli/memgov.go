@@ -38,7 +38,7 @@ const (
 	// the memory it lets the heap use under load is what the default
 	// reached at the end of such a run anyway.
 	busyGCPercent = 400
-	busyHeap      = 96 << 20
+	busyHeap      = 64 << 20
 	// liveWindow is how many samples of the live heap the limit follows
 	// (the least of them), so that a collection that lands in the middle
 	// of a flush does not lift the limit.
