@@ -71,15 +71,3 @@ func TestMemGovernor(t *testing.T) {
 		t.Fatalf("a small allocation on an idle server: limit %d", got)
 	}
 }
-
-// TestBusyLimit: under load the limit never comes closer to the live heap
-// than three times it (the default pacing collects at twice), and small
-// heaps get busyHeap.
-func TestBusyLimit(t *testing.T) {
-	if got := busyLimit(5 << 20); got != busyHeap {
-		t.Fatalf("5 MiB live: busy limit %d, want %d", got, busyHeap)
-	}
-	if got := busyLimit(200 << 20); got != 600<<20 {
-		t.Fatalf("200 MiB live: busy limit %d, want %d", got, 600<<20)
-	}
-}
