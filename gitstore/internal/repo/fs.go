@@ -488,7 +488,7 @@ func (b *FS) gitHas(id object.Hash) bool {
 	return err == nil
 }
 
-// The flusher's pace. Most of a flush's cost does not depend on how much
+// The flusher's pace. Much of a flush's cost does not depend on how much
 // it carries (a pack and its index, one synced file per ref moved, the
 // log rewritten and synced, then perhaps a merge), and the log has
 // already made every thought durable, so while writers are busy the
