@@ -89,8 +89,12 @@ type FS struct {
 	heads     map[object.Hash][]byte
 	nextHeads map[object.Hash][]byte // from the flush in progress
 	nextLinks []pack.Link            // from the flush in progress
-	// looseRefs counts ref files written since refs were last packed.
-	looseRefs int
+	// looseRefs are the refs written as loose files since refs were last
+	// packed. What packing saves is a listing of many files, so it counts
+	// distinct refs, not writes: a few busy sessions rewrite the same few
+	// files flush after flush, and packing those every few flushes only
+	// made each next flush create their folders again.
+	looseRefs map[string]struct{}
 
 	// mu guards the log and the overlay built from it; the log's file
 	// lock extends that to other processes.
@@ -116,7 +120,7 @@ type FS struct {
 	closed  bool
 }
 
-// PackRefsEvery is how many loose ref writes trigger packing refs.
+// PackRefsEvery is how many distinct loose refs trigger packing refs.
 const PackRefsEvery = 256
 
 // FSOptions configure OpenFS.
@@ -163,6 +167,7 @@ func OpenFS(gitDir string, opt FSOptions) (*FS, error) {
 		packs:          pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
 		bigLog:         make(chan struct{}, 1),
 		stop:           make(chan struct{}),
+		looseRefs:      map[string]struct{}{},
 	}
 	b.resetOverlay()
 	log, readOnly, err := wal.Open(filepath.Join(tbDir, "log"), wal.Options{
@@ -483,27 +488,33 @@ func (b *FS) gitHas(id object.Hash) bool {
 	return err == nil
 }
 
-// The flusher's pace. A flush costs about the same whatever it carries (a
-// pack and its index, the refs and the log, each synced, then perhaps a
-// merge), and the log has already made every thought durable, so while
-// writers are busy the flusher waits longer and carries more: after a
-// flush of at least busyRecords records the wait doubles, up to
-// maxStretch times the configured interval; a quiet tick brings it back.
-// A log past bigLog bytes is flushed at once, which bounds the overlay
-// and what another process replays.
+// The flusher's pace. Much of a flush's cost does not depend on how much
+// it carries (a pack and its index, one synced file per ref moved, the
+// log rewritten and synced, then perhaps a merge), and the log has
+// already made every thought durable, so while writers are busy the
+// flusher waits longer and carries more: after a flush of at least
+// busyRecords records the wait doubles, up to maxStretch times the
+// configured interval (a second at the default 100 ms); a quiet tick
+// brings it back. With 64 agents writing, a stretch of 4 left the flusher
+// near a fifth of the server's processor time. A log past bigLog bytes is
+// flushed at once, which bounds the log, the overlay and what another
+// process replays, however busy the writers.
 const (
 	busyRecords = 32
-	maxStretch  = 4
+	maxStretch  = 10
 	bigLog      = 8 << 20
 )
 
 // nextFlushWait is the flusher's wait after a tick that found pending
-// records (0 for none), given the wait before it.
-func nextFlushWait(every, prev time.Duration, pending int) time.Duration {
+// records (0 for none), given the wait before it and how long the flush
+// took. While busy the flusher also waits at least as long as its flush
+// took, so that on a loaded machine, where a flush stretches out, it
+// still works at most half the time instead of flushing back to back.
+func nextFlushWait(every, prev, took time.Duration, pending int) time.Duration {
 	if pending < busyRecords {
 		return every
 	}
-	return min(max(2*prev, every), maxStretch*every)
+	return max(min(max(2*prev, every), maxStretch*every), took)
 }
 
 func (b *FS) flusher(every time.Duration) {
@@ -521,12 +532,15 @@ func (b *FS) flusher(every time.Duration) {
 		b.mu.Lock()
 		pending := len(b.recs)
 		b.mu.Unlock()
+		var took time.Duration
 		if pending > 0 {
+			start := time.Now()
 			if err := b.flushSoon(); err != nil {
 				b.logger.Warn("flush failed; the log keeps the data, retrying", "repo", b.gitDir, "err", err)
 			}
+			took = time.Since(start)
 		}
-		wait = nextFlushWait(every, wait, pending)
+		wait = nextFlushWait(every, wait, took, pending)
 		if !t.Stop() {
 			select {
 			case <-t.C:
@@ -584,7 +598,7 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
-		if b.looseRefs >= PackRefsEvery {
+		if len(b.looseRefs) >= PackRefsEvery {
 			if err := b.lock(ctx); err != nil {
 				return err
 			}
@@ -593,7 +607,7 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 			if err != nil {
 				return fmt.Errorf("pack refs: %w", err)
 			}
-			b.looseRefs = 0
+			clear(b.looseRefs)
 		}
 	}
 
@@ -656,34 +670,52 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	}
 	// The log already serialised every writer of these refs (compare-and-
 	// swap when a batch was logged), so the flusher only publishes values.
+	// Deletions rewrite packed-refs, one at a time; each write is a file
+	// of its own, synced before its rename, and with many sessions those
+	// syncs were most of a flush's length (and the longer a flush, the
+	// more the log trim after it copies), so they run side by side.
 	dirs := map[string]bool{}
+	var writes []string
 	for name, h := range finals {
-		if h == object.ZeroHash {
-			d, err := refs.Delete(b.gitDir, name)
-			if err != nil {
-				return err
-			}
-			dirs[d] = true
+		if h != object.ZeroHash {
+			writes = append(writes, name)
 			continue
 		}
-		ds, err := refs.Write(b.gitDir, name, h)
+		d, err := refs.Delete(b.gitDir, name)
+		if err != nil {
+			return err
+		}
+		dirs[d] = true
+	}
+	var mu sync.Mutex
+	err := parallel(len(writes), func(i int) error {
+		name := writes[i]
+		ds, err := refs.Write(b.gitDir, name, finals[name])
 		if errors.Is(err, fs.ErrExist) {
 			// We hold flush.lock, so no live flusher of ours owns this
 			// lock: a flusher in a process that died left it.
 			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
-			ds, err = refs.Write(b.gitDir, name, h)
+			ds, err = refs.Write(b.gitDir, name, finals[name])
 		}
 		if err != nil {
 			return err
 		}
+		mu.Lock()
 		for _, d := range ds {
 			dirs[d] = true
 		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	synced := make([]string, 0, len(dirs))
 	for d := range dirs {
-		if err := durable.SyncDir(d); err != nil {
-			return err
-		}
+		synced = append(synced, d)
+	}
+	if err := parallel(len(synced), func(i int) error { return durable.SyncDir(synced[i]) }); err != nil {
+		return err
 	}
 
 	if err := b.lock(ctx); err != nil {
@@ -693,18 +725,69 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	if b.log.ID() != ino || b.log.End() < end {
 		return fmt.Errorf("log was replaced during a flush")
 	}
-	b.looseRefs += len(finals)
-	if b.looseRefs >= PackRefsEvery {
+	for name, h := range finals {
+		if h == object.ZeroHash {
+			delete(b.looseRefs, name)
+		} else {
+			b.looseRefs[name] = struct{}{}
+		}
+	}
+	if len(b.looseRefs) >= PackRefsEvery {
 		if err := refs.Pack(b.gitDir); err != nil {
 			return fmt.Errorf("pack refs: %w", err)
 		}
-		b.looseRefs = 0
+		clear(b.looseRefs)
 	}
 	if err := b.log.Trim(ctx, end); err != nil {
 		return err
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
 	return nil
+}
+
+// publishers bounds the ref files a flush writes and syncs at once.
+const publishers = 8
+
+// parallel runs fn(0..n-1) on up to publishers goroutines and returns the
+// first error; after one, no new call starts.
+func parallel(n int, fn func(i int) error) error {
+	if n <= 1 {
+		if n == 1 {
+			return fn(0)
+		}
+		return nil
+	}
+	var (
+		mu    sync.Mutex
+		next  int
+		first error
+		wg    sync.WaitGroup
+	)
+	for range min(n, publishers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == n || first != nil {
+					mu.Unlock()
+					return
+				}
+				i := next
+				next++
+				mu.Unlock()
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // maybeMerge merges packs when there are too many; the caller holds the
@@ -756,8 +839,8 @@ func (b *FS) removeStaleFiles() error {
 			if err == nil && !d.IsDir() {
 				if strings.HasSuffix(p, ".lock") {
 					os.Remove(p)
-				} else {
-					b.looseRefs++
+				} else if rel, err := filepath.Rel(b.gitDir, p); err == nil {
+					b.looseRefs[filepath.ToSlash(rel)] = struct{}{}
 				}
 			}
 			return nil

@@ -415,6 +415,58 @@ func TestFSManyFlushesPackRefsAndMerge(t *testing.T) {
 	git(t, dir, "fsck", "--strict", "--full")
 }
 
+// TestFSRewrittenRefsStayLoose: a few sessions written flush after flush
+// keep their few loose ref files; only many distinct loose refs are worth
+// packing (each packing removed the files' folders, which the next flush
+// created and synced again).
+func TestFSRewrittenRefsStayLoose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hundreds of flushes")
+	}
+	dir := t.TempDir()
+	r := openFS(t, dir)
+	ctx := t.Context()
+	const refsN = 3
+	tips := make([]object.Hash, refsN)
+	for i := range PackRefsEvery/refsN + 10 {
+		for k := range tips {
+			b, id := commitBatch(fmt.Sprintf("%ss%d/main", sessions, k), tips[k], tips[k], fmt.Sprint(i, k))
+			if err := r.Apply(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			tips[k] = id
+		}
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "packed-refs")); err == nil {
+		t.Fatalf("%d refs rewritten %d times each were packed", refsN, PackRefsEvery/refsN+10)
+	}
+	for k, tip := range tips {
+		if got := git(t, dir, "rev-parse", fmt.Sprintf("%ss%d/main", sessions, k)); got != tip.String() {
+			t.Fatalf("ref %d: git sees %s, want %s", k, got, tip)
+		}
+	}
+	// Reopened, the loose refs found are counted (by name): with them,
+	// PackRefsEvery-refsN new ones reach the threshold.
+	r.Close()
+	r = openFS(t, dir)
+	for i := range PackRefsEvery - refsN {
+		b, _ := commitBatch(fmt.Sprintf("%sn%d/main", sessions, i), object.ZeroHash, object.ZeroHash, fmt.Sprint(i))
+		if err := r.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "packed-refs")); err != nil {
+		t.Fatalf("%d loose refs (%d found at open) were not packed: %v", PackRefsEvery, refsN, err)
+	}
+	git(t, dir, "fsck", "--strict", "--full")
+}
+
 func TestFSOpenReadOnly(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root writes read-only files")
@@ -572,15 +624,22 @@ func TestRebuiltCacheKeepsRecentAndBoundsSize(t *testing.T) {
 
 func TestNextFlushWait(t *testing.T) {
 	every := 100 * time.Millisecond
-	if got := nextFlushWait(every, 4*every, busyRecords-1); got != every {
+	if got := nextFlushWait(every, 4*every, 0, busyRecords-1); got != every {
 		t.Fatalf("a quiet tick waits %v, want %v", got, every)
 	}
 	w := every
-	for range 5 {
-		w = nextFlushWait(every, w, busyRecords)
+	for range 10 {
+		w = nextFlushWait(every, w, every/10, busyRecords)
 	}
 	if w != maxStretch*every {
 		t.Fatalf("busy ticks stretch the wait to %v, want %v", w, maxStretch*every)
+	}
+	// A slow flush (a loaded machine) is followed by a wait as long.
+	if got := nextFlushWait(every, w, 3*maxStretch*every, busyRecords); got != 3*maxStretch*every {
+		t.Fatalf("after a flush of %v the wait is %v", 3*maxStretch*every, got)
+	}
+	if got := nextFlushWait(every, w, 3*maxStretch*every, 1); got != every {
+		t.Fatalf("after a slow flush of a few records the wait is %v, want %v", got, every)
 	}
 }
 

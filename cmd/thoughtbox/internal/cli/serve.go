@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -258,74 +255,6 @@ func (c *serveCmd) Run(a *app) error {
 	}
 }
 
-// memoryFloor is the least soft memory limit the server sets. At 25 MiB a
-// server with a 10,000-thought session stays under 40 MB resident (16-17
-// MB of which are the binary's own pages); 27 MiB gave 40-48 MB, at some
-// 25% less CPU per thought for such long sessions.
-const memoryFloor = 25 << 20
-
-// softMemoryLimit keeps the server's memory near what it uses: with the
-// default pacing (GOGC=100) the heap grows to twice the live heap before
-// a collection, and a thought call leaves ~120 kB of garbage (mostly
-// decoding in the MCP SDK), so a server with a 10,000-thought session in
-// memory (~17 MB live) sat at 57 MB resident. The limit is the larger of
-// memoryFloor and half again the live heap. The live heap is sampled every
-// second and the least of the last five samples is used, so that a
-// collection that lands in the middle of a flush does not lift the limit.
-//
-// A limit that close to the live heap is right for an idle or steady
-// server and wrong for a busy one: dozens of agents writing at once make
-// the collector run without end (issue 12 measured a fifth of the CPU in
-// collections and returning memory to the OS). So the governor watches
-// what the collector costs, and while it costs more than a small share of
-// the server's work the limit is lifted (the runtime's own pacing) until
-// the server has been quiet for a few seconds. GOMEMLIMIT, when set, is
-// the user's choice and is left alone.
-func softMemoryLimit(ctx context.Context) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	samples := []metrics.Sample{
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/cpu/classes/gc/total:cpu-seconds"},
-		{Name: "/cpu/classes/scavenge/total:cpu-seconds"},
-		{Name: "/cpu/classes/user:cpu-seconds"},
-	}
-	var g memGovernor
-	set := func() {
-		metrics.Read(samples)
-		var m memSample
-		if samples[0].Value.Kind() == metrics.KindUint64 {
-			m.live = samples[0].Value.Uint64()
-		}
-		for i, f := range []*float64{&m.gc, &m.scavenge, &m.user} {
-			if v := samples[i+1].Value; v.Kind() == metrics.KindFloat64 {
-				*f = v.Float64()
-			}
-		}
-		was := g.lifted
-		debug.SetMemoryLimit(g.step(m))
-		if was > 0 && g.lifted == 0 {
-			// Quiet again: give back at once what the busy spell took,
-			// rather than at the background scavenger's slow pace.
-			debug.FreeOSMemory()
-		}
-	}
-	set()
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				set()
-			}
-		}
-	}()
-}
-
 // projectLedgers opens the ledgers of other projects on demand, for
 // navigate and bind_root, and closes them again: each open project holds
 // descriptors and memory, so one client naming project after project must
@@ -496,59 +425,4 @@ func truthy(v string) bool {
 		return true
 	}
 	return false
-}
-
-// memSample is what the governor reads once a second: the live heap and
-// the cumulative processor time of the collector, of returning memory to
-// the OS, and of the program itself.
-type memSample struct {
-	live               uint64
-	gc, scavenge, user float64
-}
-
-// memGovernor decides the soft memory limit from one sample a second.
-type memGovernor struct {
-	recent [5]uint64
-	n      int
-	prev   memSample
-	// lifted counts down the quiet seconds before the limit comes back.
-	lifted int
-}
-
-const (
-	// gcShareLift is the share of the server's processor time spent on
-	// memory (collecting and scavenging) past which the limit is lifted.
-	gcShareLift = 0.10
-	// gcBusySeconds is the least memory work in a second that counts:
-	// an idle server's rare collection is no reason to lift anything.
-	gcBusySeconds = 0.01
-	// quietSeconds is how long the server must be quiet (its own work
-	// under quietUser seconds a second) before the limit comes back.
-	quietSeconds = 5
-	quietUser    = 0.05
-)
-
-// step takes one sample and returns the limit to set.
-func (g *memGovernor) step(m memSample) int64 {
-	g.recent[g.n%len(g.recent)] = m.live
-	g.n++
-	live := g.recent[0]
-	for _, v := range g.recent[1:min(g.n, len(g.recent))] {
-		live = min(live, v)
-	}
-	if g.n > 1 {
-		mem := (m.gc - g.prev.gc) + (m.scavenge - g.prev.scavenge)
-		user := m.user - g.prev.user
-		switch {
-		case mem > gcBusySeconds && mem > gcShareLift*(mem+user):
-			g.lifted = quietSeconds
-		case g.lifted > 0 && user < quietUser:
-			g.lifted--
-		}
-	}
-	g.prev = m
-	if g.lifted > 0 {
-		return math.MaxInt64
-	}
-	return max(memoryFloor, int64(live*3/2))
 }

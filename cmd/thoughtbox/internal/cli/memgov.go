@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"math"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// memoryFloor is the least soft memory limit the server sets. At 25 MiB a
+// server with a 10,000-thought session stays under 40 MB resident (16-17
+// MB of which are the binary's own pages); 27 MiB gave 40-48 MB, at some
+// 25% less CPU per thought for such long sessions.
+const memoryFloor = 25 << 20
+
+// The governor's pace and thresholds.
+const (
+	// memTick is how often the governor samples: a burst of work runs
+	// under the tight limit at most this long before it is lifted.
+	memTick = 100 * time.Millisecond
+	// busyAllocRate is the allocation rate (bytes a second) at which the
+	// server counts as busy. A thought call allocates a few hundred kB,
+	// so this is some tens of thoughts a second; below it a collection
+	// under the limit comes at most every couple of seconds.
+	busyAllocRate = 8 << 20
+	// quietPeriod is how long the server must stay under busyAllocRate
+	// before the limit comes back and the memory is handed back.
+	quietPeriod = 5 * time.Second
+	// busyGCPercent paces the collector under load: a collection when
+	// the heap reaches three times the live heap instead of twice, so
+	// half as many collections for half again the heap. No limit is set
+	// under load, not even a loose one: near any limit the runtime hands
+	// pages back to the OS on the allocation path (a 64 MiB cap with 64
+	// agents put 8 % of the server's time in madvise), and the next
+	// requests fault them in again.
+	busyGCPercent = 200
+	// liveWindow is how many samples of the live heap the limit follows
+	// (the least of them), so that a collection that lands in the middle
+	// of a flush does not lift the limit.
+	liveWindow = int(quietPeriod / memTick)
+)
+
+// softMemoryLimit keeps an idle or lightly used server's memory near what
+// it uses, and leaves a busy one alone. With the default pacing (GOGC=100)
+// the heap grows to twice the live heap before a collection, and a thought
+// call leaves a few hundred kB of garbage (mostly decoding in the MCP
+// SDK), so a server with a 10,000-thought session in memory (~17 MB live)
+// sat at 57 MB resident. While the server is quiet the limit is the larger
+// of memoryFloor and half again the live heap.
+//
+// Under load any limit that close to the live heap costs throughput: the
+// collector runs far more often, allocations help it (GC assist), and the
+// scavenger returns pages the next request faults back in (issue 12
+// measured a fifth of a busy server's processor time there). The first
+// governor lifted the limit only once the collector had cost more than a
+// tenth of a second's work, and the runtime reports that cost only at the
+// end of a collection, so every burst began under the limit. This one
+// decides by the allocation rate, which the runtime keeps current: past
+// busyAllocRate the limit is lifted within memTick, and it comes back
+// (with the memory handed back to the OS at once, while nobody waits)
+// after quietPeriod below it. Under load the collector is paced by
+// busyGCPercent instead, which collects half as often as the default.
+// GOMEMLIMIT, when set, is the user's choice and is left alone; so is
+// GOGC (then only the limit moves).
+func softMemoryLimit(ctx context.Context) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/heap/allocs:bytes"},
+	}
+	start := time.Now()
+	// GOGC, when set, is the user's choice as well: only the limit moves.
+	ownPacing := os.Getenv("GOGC") == ""
+	var g memGovernor
+	wasBusy := false
+	set := func() {
+		metrics.Read(samples)
+		m := memSample{at: time.Since(start)}
+		if v := samples[0].Value; v.Kind() == metrics.KindUint64 {
+			m.live = v.Uint64()
+		}
+		if v := samples[1].Value; v.Kind() == metrics.KindUint64 {
+			m.allocs = v.Uint64()
+		}
+		limit, release := g.step(m)
+		if release {
+			// Quiet again: collect and give back at once what the busy
+			// spell took, rather than at the background scavenger's
+			// slow pace; the limit follows the fresh live heap.
+			debug.FreeOSMemory()
+			metrics.Read(samples[:1])
+			if v := samples[0].Value; v.Kind() == metrics.KindUint64 {
+				limit = g.restart(v.Uint64())
+			}
+		}
+		if ownPacing {
+			if g.busy != wasBusy {
+				percent := 100
+				if g.busy {
+					percent = busyGCPercent
+				}
+				debug.SetGCPercent(percent)
+				wasBusy = g.busy
+			}
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	set()
+	go func() {
+		t := time.NewTicker(memTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				set()
+			}
+		}
+	}()
+}
+
+// memSample is what the governor reads each tick: when, the live heap
+// (as of the last collection) and the bytes allocated since the start.
+type memSample struct {
+	at     time.Duration
+	live   uint64
+	allocs uint64
+}
+
+// memGovernor decides the soft memory limit from one sample a tick.
+type memGovernor struct {
+	recent [liveWindow]uint64
+	n      int
+	prev   memSample
+	// busy is set while the limit is lifted; quiet is how long the
+	// allocation rate has stayed under busyAllocRate since.
+	busy  bool
+	quiet time.Duration
+}
+
+// step takes one sample and returns the limit to set, and whether the
+// server has just gone quiet (the caller then hands memory back).
+func (g *memGovernor) step(m memSample) (limit int64, release bool) {
+	g.recent[g.n%len(g.recent)] = m.live
+	g.n++
+	if g.n > 1 && m.at > g.prev.at {
+		dt := m.at - g.prev.at
+		rate := float64(m.allocs-g.prev.allocs) / dt.Seconds()
+		switch {
+		case rate >= busyAllocRate:
+			g.busy, g.quiet = true, 0
+		case g.busy:
+			if g.quiet += dt; g.quiet >= quietPeriod {
+				g.busy, g.quiet, release = false, 0, true
+			}
+		}
+	}
+	g.prev = m
+	if g.busy {
+		return math.MaxInt64, false
+	}
+	return g.limit(), release
+}
+
+// restart forgets the live heap seen under load, now that a collection
+// has measured it afresh, and returns the limit that follows.
+func (g *memGovernor) restart(live uint64) int64 {
+	g.recent = [liveWindow]uint64{}
+	g.recent[0], g.n = live, 1
+	return g.limit()
+}
+
+// limit is the larger of memoryFloor and half again the least live heap
+// of the recent samples.
+func (g *memGovernor) limit() int64 {
+	live := g.recent[0]
+	for _, v := range g.recent[1:min(g.n, len(g.recent))] {
+		live = min(live, v)
+	}
+	return max(memoryFloor, int64(live*3/2))
+}
