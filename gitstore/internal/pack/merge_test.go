@@ -54,9 +54,9 @@ func TestPickMerge(t *testing.T) {
 // OFS delta chain, and (packs 3 and 7) one blob that both hold. Each pack
 // but the first records a link from its version to the one before it,
 // with the flusher's delta for odd k and none (the merge computes it) for
-// even k. Like the store, it refreshes ps after each pack: a Set orders
-// the packs one Refresh finds by name, so only refreshing per flush puts
-// them newest first.
+// even k. Like the store, it refreshes ps after each pack (a Set orders
+// the packs one Refresh finds by their files' age, which within one
+// test can tie; refreshing per flush puts them newest first regardless).
 func mergeFixture(t *testing.T, ps *Set, packDir, linksDir string) (all []Object, versions []object.Hash) {
 	t.Helper()
 	shared := []byte("a blob two packs hold\n")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -70,6 +71,9 @@ type Entry struct {
 	idx  *Index
 	f    *os.File
 	size int64
+	// mtime is the pack file's: packs are written once and renamed into
+	// place, so it tells their age across processes.
+	mtime time.Time
 	// offs, when set, is every entry's offset, sorted (a received pack's,
 	// which is read back whole): reads then take each entry's exact
 	// bounds from it instead of the index.
@@ -159,6 +163,10 @@ func (ps *Set) Refresh() error {
 	defer ps.mu.Unlock()
 	var seen map[string]bool
 	var listed, before []string
+	// Packs found by this listing are put in order by age below: the
+	// directory lists them by name, which says nothing of age, and the
+	// merge policy reads the order as newest first.
+	var fresh []*Entry
 	for attempt := 0; ; attempt++ {
 		entries, err := os.ReadDir(ps.dir)
 		if err != nil {
@@ -190,7 +198,7 @@ func (ps *Set) Refresh() error {
 				return err
 			}
 			ps.packs[name] = pe
-			ps.order = append([]*Entry{pe}, ps.order...)
+			fresh = append(fresh, pe)
 		}
 		// An unchanged listing means no merge is under way: the pack is
 		// missing for good (an .idx left without its pack).
@@ -198,6 +206,16 @@ func (ps *Set) Refresh() error {
 			break
 		}
 	}
+	// Newest first, as a process that saw each pack appear would have put
+	// them: on a fresh open, name order would put a ledger's large old
+	// pack among the "newest", and the next merge would rewrite it whole.
+	slices.SortStableFunc(fresh, func(a, b *Entry) int {
+		if c := b.mtime.Compare(a.mtime); c != 0 {
+			return c
+		}
+		return strings.Compare(b.name, a.name)
+	})
+	ps.order = append(fresh, ps.order...)
 	kept := make([]*Entry, 0, len(ps.order))
 	for _, pe := range ps.order {
 		if seen[pe.name] {
@@ -230,7 +248,7 @@ func openPackEntry(dir, name string) (*Entry, error) {
 		xf.Close()
 		return nil, err
 	}
-	return &Entry{name: name, idxFile: xf, f: f, size: fi.Size()}, nil
+	return &Entry{name: name, idxFile: xf, f: f, size: fi.Size(), mtime: fi.ModTime()}, nil
 }
 
 // Read returns an object from the packs, or object.ErrNotFound.
