@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,19 +58,20 @@ type accessTimes struct {
 	journal map[string]time.Time
 }
 
-// accessJournalMin and accessJournalShare set when the journal is folded:
-// past the larger of accessJournalMin bytes and 1/accessJournalShare of
-// accessed.json. Every reader reads the journal whole (about 70 bytes a
-// line, parsed at a few nanoseconds a byte) while a fold decodes, encodes
-// and rewrites the whole file (about a hundred times dearer a byte), so
-// the journal may grow with the file: at 100,000 sessions (7 MB) it is
-// folded past 225 KB, about 3,300 accesses, and reading it costs a
-// command about a millisecond at most. Small ledgers keep 64 KB (about
-// 950 accesses) so that the journal does not dwarf the file.
-const (
-	accessJournalMin   = 64 << 10
-	accessJournalShare = 32
-)
+// accessJournalBound is the journal's size, in bytes, past which it is
+// folded into an accessed.json of fileSize bytes. Every reader reads the
+// journal whole (measured: 11 ns a byte, a line is about 68 bytes) and a
+// fold decodes, encodes and rewrites the whole file (87 ns a byte). For
+// a command that records one access, reading costs 11·B/2 ns on average
+// and folding 87·68·S/B ns for a bound
+// of B and a file of S bytes; the sum is least near B = √(1024·S). So the
+// bound grows with the square root of the file: 86 KB for 100,000
+// sessions (7.2 MB), where a reader pays at most 1 ms for the journal and
+// a fold comes every 1,300 accesses. It is never below 64 KB: below that
+// both costs are too small to matter.
+func accessJournalBound(fileSize int64) int64 {
+	return max(64<<10, int64(math.Sqrt(1024*float64(fileSize))))
+}
 
 // accessHook, when a test sets it, is called at the points where another
 // process's save may run: "opened" (the journal open, not yet written)
@@ -259,10 +261,10 @@ func (a *accessTimes) save() {
 		return
 	}
 	a.recorded = nil
-	if size <= accessJournalMin {
+	if size <= accessJournalBound(0) {
 		return
 	}
-	if fi, err := os.Stat(a.path); err == nil && size <= fi.Size()/accessJournalShare {
+	if fi, err := os.Stat(a.path); err == nil && size <= accessJournalBound(fi.Size()) {
 		return
 	}
 	a.fold()

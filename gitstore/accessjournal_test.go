@@ -225,7 +225,7 @@ func TestAccessJournalFoldKeepsEveryTime(t *testing.T) {
 func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 	base := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	m := map[string]time.Time{}
-	for i := range 40000 { // 2.7 MB: a bound of 85 KB
+	for i := range 40000 { // 2.7 MB: a bound of 64 KB
 		m[accessID(i)] = base.Add(time.Duration(i) * time.Second)
 	}
 	data, err := json.Marshal(m)
@@ -248,7 +248,7 @@ func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bound := max(int64(accessJournalMin), before.Size()/accessJournalShare)
+	bound := accessJournalBound(before.Size())
 	unchanged := func() bool {
 		fi, err := os.Stat(path)
 		return err == nil && os.SameFile(fi, before) && fi.ModTime().Equal(before.ModTime()) && fi.Size() == before.Size()
