@@ -64,10 +64,11 @@ type accessTimes struct {
 // fold decodes, encodes and rewrites the whole file (87 ns a byte). For
 // a command that records one access, reading costs 11·B/2 ns on average
 // and folding 87·68·S/B ns, for a bound of B and a file of S bytes; the
-// sum is least near B = √(1024·S). So the bound grows with the square root of the file: 86 KB for 100,000
-// sessions (7.2 MB), where a reader pays at most 1 ms for the journal and
-// a fold comes every 1,300 accesses. It is never below 64 KB: below that
-// both costs are too small to matter.
+// sum is least near B = √(1024·S). So the bound grows with the square
+// root of the file: 86 KB for 100,000 sessions (7.2 MB), where a reader
+// pays at most 1 ms for the journal and a fold comes every 1,300
+// accesses. It is never below 64 KB: below that both costs are too small
+// to matter.
 func accessJournalBound(fileSize int64) int64 {
 	return max(64<<10, int64(math.Sqrt(1024*float64(fileSize))))
 }
