@@ -27,6 +27,20 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 	return s.loadSessionAt(id, refs)
 }
 
+// HasSession implements ledger.SessionChecker: one lookup of the
+// session's main ref (a bisect of packed-refs), not a listing.
+func (s *Store) HasSession(ctx context.Context, id string) (bool, error) {
+	if validSessionID(id) != nil {
+		return false, nil
+	}
+	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
+	if err != nil {
+		return false, err
+	}
+	_, ok := refs[mainRef(id)]
+	return ok, nil
+}
+
 // loadSessionAt is LoadSession at the given refs of the session (the
 // index reads a session at exactly the refs it keys the record by).
 func (s *Store) loadSessionAt(id string, refs map[string]hash) (*ledger.StoredSession, error) {

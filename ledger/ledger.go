@@ -503,6 +503,13 @@ func (l *Ledger) Resolve(ctx context.Context, prefix string) (string, error) {
 	if prefix == "" {
 		return "", InvalidField("sessionId", "must not be empty")
 	}
+	// An exact id wins over the ids it is a prefix of, so when the store
+	// can tell that one exists, no listing is needed.
+	if sc, ok := l.store.(SessionChecker); ok {
+		if found, err := sc.HasSession(ctx, prefix); err == nil && found {
+			return prefix, nil
+		}
+	}
 	sums, err := l.store.ListSessions(ctx)
 	if err != nil {
 		return "", storageError("list sessions", err)

@@ -142,6 +142,14 @@ type AccessLookup interface {
 	AccessedAt(id string) time.Time
 }
 
+// SessionChecker is what a Store may offer so that naming a session by
+// its whole id costs that session, not a listing of the ledger: Resolve
+// asks it first.
+type SessionChecker interface {
+	// HasSession reports whether a session with exactly this id exists.
+	HasSession(ctx context.Context, id string) (bool, error)
+}
+
 // SessionEditor is what a Store may offer so that a session's title,
 // description and tags can be changed after it started.
 type SessionEditor interface {
