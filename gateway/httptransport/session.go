@@ -55,6 +55,19 @@ type session struct {
 	timerMu sync.Mutex
 	timer   *time.Timer
 	refs    int
+
+	// direct takes calls before the server sees them (see Direct); dctx
+	// is the parent of their contexts, cancelled when the session closes.
+	direct  Direct
+	dctx    context.Context
+	dcancel context.CancelFunc
+	// inflight holds the cancel functions of the direct calls running, by
+	// id, for notifications/cancelled; draining is set once the session
+	// is closing, after which no call is taken. running counts the direct
+	// calls under way. (inflight and draining are guarded by mu.)
+	inflight map[jsonrpc.ID]context.CancelFunc
+	draining bool
+	running  sync.WaitGroup
 }
 
 type call struct {
@@ -212,6 +225,9 @@ func (c *session) Close() error {
 	c.closed = true
 	close(c.done)
 	c.mu.Unlock()
+	// Closed otherwise than by shut (which waited for them): the direct
+	// calls still running end as the connection's own would.
+	c.dcancel()
 	c.timerMu.Lock()
 	if c.timer != nil {
 		c.timer.Stop()

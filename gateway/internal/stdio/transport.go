@@ -607,8 +607,8 @@ func (c *stdioConn) Close() error {
 	return nil
 }
 
-// methodCancelled is the notification by which a client gives up a call.
-const methodCancelled = "notifications/cancelled"
+// MethodCancelled is the notification by which a client gives up a call.
+const MethodCancelled = "notifications/cancelled"
 
 // take offers m to Direct and, when it is taken, runs it; it reports
 // whether it did. A cancellation of a direct call is passed on as well:
@@ -619,7 +619,7 @@ func (c *stdioConn) take(m jsonrpc.Message) bool {
 		return false
 	}
 	if !req.ID.IsValid() {
-		if req.Method == methodCancelled {
+		if req.Method == MethodCancelled {
 			c.cancelDirect(req.Params)
 		}
 		return false
@@ -633,19 +633,11 @@ func (c *stdioConn) take(m jsonrpc.Message) bool {
 	c.inflight[req.ID] = cancel
 	c.mu.Unlock()
 	go func() {
-		res, err := fn(ctx)
+		resp := Respond(ctx, req.ID, fn)
 		c.mu.Lock()
 		delete(c.inflight, req.ID)
 		c.mu.Unlock()
 		cancel()
-		resp := &jsonrpc.Response{ID: req.ID}
-		if err == nil {
-			resp.Result, err = encodeResult(res)
-		}
-		if err != nil {
-			// Encoded as the SDK encodes a handler's error.
-			resp.Result, resp.Error = nil, err
-		}
 		// A failed write ends the connection through the next Read, as
 		// for the server's own answers.
 		_ = c.Write(context.Background(), resp)
@@ -655,14 +647,8 @@ func (c *stdioConn) take(m jsonrpc.Message) bool {
 
 // cancelDirect cancels the direct call a notifications/cancelled names.
 func (c *stdioConn) cancelDirect(params []byte) {
-	var p struct {
-		RequestID stdjson.RawMessage `json:"requestId"`
-	}
-	if ParseStrict(params, &p) != nil {
-		return
-	}
-	id, err := DecodeID(p.RequestID)
-	if err != nil || !id.IsValid() {
+	id, ok := CancelledID(params)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
@@ -671,6 +657,40 @@ func (c *stdioConn) cancelDirect(params []byte) {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// CancelledID is the id of the request a notifications/cancelled names,
+// if its params name one that can be echoed exactly; the HTTP transport
+// uses it too.
+func CancelledID(params []byte) (jsonrpc.ID, bool) {
+	var p struct {
+		RequestID stdjson.RawMessage `json:"requestId"`
+	}
+	if ParseStrict(params, &p) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := DecodeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return id, true
+}
+
+// Respond runs fn, a call taken directly, and returns its answer to the
+// request id as the SDK would have written it: a result encoded as the
+// SDK encodes a handler's result, an error as it encodes a handler's
+// error. Both transports answer their direct calls with it, so that the
+// bytes cannot drift apart between them.
+func Respond(ctx context.Context, id jsonrpc.ID, fn DirectFunc) *jsonrpc.Response {
+	res, err := fn(ctx)
+	resp := &jsonrpc.Response{ID: id}
+	if err == nil {
+		resp.Result, err = encodeResult(res)
+	}
+	if err != nil {
+		resp.Result, resp.Error = nil, err
+	}
+	return resp
 }
 
 // encodeResult encodes a result as the SDK's JSON-RPC layer does: with
