@@ -43,7 +43,7 @@ func (c *session) takeDirect(msgs []jsonrpc.Message) []jsonrpc.Message {
 		case !ok:
 		case !req.IsCall():
 			if req.Method == stdio.MethodCancelled {
-				c.cancelDirect(req.Params)
+				c.directs.Cancel(req.Params)
 			}
 		case c.runDirect(req):
 			continue
@@ -67,45 +67,24 @@ func (c *session) runDirect(req *jsonrpc.Request) bool {
 	if fn == nil {
 		return false
 	}
-	// The call's context carries its request, as Correlate marks the
-	// server's handlers: what the gateway sends during the call (roots,
-	// sampling, progress) goes on the call's own response.
-	ctx, cancel := context.WithCancel(context.WithValue(c.dctx, extraKey{}, req.Extra))
 	c.mu.Lock()
 	if c.closed || c.draining {
 		c.mu.Unlock()
-		cancel()
 		return false
 	}
-	c.inflight[req.ID] = cancel
 	c.running.Add(1)
 	c.mu.Unlock()
-	go func() {
+	// The call's context carries its request, as Correlate marks the
+	// server's handlers: what the gateway sends during the call (roots,
+	// sampling, progress) goes on the call's own response.
+	ctx := context.WithValue(c.dctx, extraKey{}, req.Extra)
+	c.directs.Go(ctx, req.ID, fn, func(resp *jsonrpc.Response) {
 		defer c.running.Done()
-		resp := stdio.Respond(ctx, req.ID, fn)
-		c.mu.Lock()
-		delete(c.inflight, req.ID)
-		c.mu.Unlock()
-		cancel()
 		// Refused only when the client is gone (the request ended, the
 		// session closed): the SDK drops such answers too.
 		_ = c.Write(context.Background(), resp)
-	}()
+	})
 	return true
-}
-
-// cancelDirect cancels the direct call a notifications/cancelled names.
-func (c *session) cancelDirect(params []byte) {
-	id, ok := stdio.CancelledID(params)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	cancel := c.inflight[id]
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
 }
 
 // shut closes the session as the SDK's ServerSession.Close does for its

@@ -502,7 +502,6 @@ func (h *Handler) open(r *http.Request) (*session, error) {
 		direct:   direct,
 		dctx:     dctx,
 		dcancel:  dcancel,
-		inflight: map[jsonrpc.ID]context.CancelFunc{},
 		id:       rand.Text(),
 		h:        h,
 		userID:   userID(r),

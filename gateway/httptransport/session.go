@@ -61,13 +61,12 @@ type session struct {
 	direct  Direct
 	dctx    context.Context
 	dcancel context.CancelFunc
-	// inflight holds the cancel functions of the direct calls running, by
-	// id, for notifications/cancelled; draining is set once the session
-	// is closing, after which no call is taken. running counts the direct
-	// calls under way. (inflight and draining are guarded by mu.)
-	inflight map[jsonrpc.ID]context.CancelFunc
-	draining bool
+	// directs are the direct calls under way, for notifications/cancelled,
+	// and running counts them, for shut; draining (guarded by mu) is set
+	// once the session is closing, after which no call is taken.
+	directs  stdio.Running
 	running  sync.WaitGroup
+	draining bool
 }
 
 type call struct {
