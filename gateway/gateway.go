@@ -212,7 +212,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 // a deadline for reading each request's body. With
 // Options.AuthToken set, a request without "Authorization: Bearer <token>"
 // gets 401.
-func (g *Gateway) HTTPHandler() http.Handler {
+func (g *Gateway) HTTPHandler() http.Handler { return g.httpHandler(true) }
+
+// httpHandler is HTTPHandler; with direct set, calls of the gateway tool
+// are taken before the SDK sees them (see conn.direct), as over stdio.
+func (g *Gateway) httpHandler(direct bool) http.Handler {
 	timeout := g.opts.HTTPSessionTimeout
 	switch {
 	case timeout == 0:
@@ -229,8 +233,14 @@ func (g *Gateway) HTTPHandler() http.Handler {
 	}
 	// Our own Streamable HTTP handling (see httptransport): the SDK's
 	// decoded each request three times with fresh 32 KB buffers.
-	mcpHandler := httptransport.New(func(r *http.Request) *mcp.Server {
-		return g.newServer(grantOf(r))
+	mcpHandler := httptransport.NewDirect(func(r *http.Request) (*mcp.Server, httptransport.Direct) {
+		// The grant is the connection's: handleGateway checks it on every
+		// call, whichever way the call arrives.
+		c := g.newConn(grantOf(r))
+		if !direct {
+			return c.server, nil
+		}
+		return c.server, c.direct
 	}, httptransport.Options{
 		ProtocolVersions: ProtocolVersions,
 		SessionTimeout:   timeout,

@@ -79,8 +79,8 @@ type Options struct {
 
 // Handler serves Streamable HTTP. It is safe for concurrent use.
 type Handler struct {
-	newServer func(*http.Request) *mcp.Server
-	opts      Options
+	newSession func(*http.Request) (*mcp.Server, Direct)
+	opts       Options
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -100,7 +100,7 @@ func New(newServer func(*http.Request) *mcp.Server, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{newServer: newServer, opts: opts, sessions: map[string]*session{}}
+	return &Handler{newSession: func(r *http.Request) (*mcp.Server, Direct) { return newServer(r), nil }, opts: opts, sessions: map[string]*session{}}
 }
 
 // Sessions is the number of open sessions.
@@ -119,7 +119,7 @@ func (h *Handler) Close() {
 	}
 	h.mu.Unlock()
 	for _, s := range all {
-		_ = s.ss.Close()
+		_ = s.shut()
 	}
 }
 
@@ -193,7 +193,7 @@ func (h *Handler) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	_ = s.ss.Close()
+	_ = s.shut()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -342,7 +342,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 		// with this request, as with the SDK's handler.
 		defer func() {
 			if s.ss.InitializeParams() == nil {
-				_ = s.ss.Close()
+				_ = s.shut()
 			}
 		}()
 	}
@@ -371,7 +371,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 		}
 	}
 	if len(calls) == 0 {
-		if !s.deliver(msgs) {
+		if !s.deliver(s.takeDirect(msgs)) {
 			http.Error(w, "session is closing", http.StatusNotFound)
 			return
 		}
@@ -387,7 +387,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 	if fresh && isInit {
 		w.Header().Set(sessionIDHeader, s.id)
 	}
-	if !s.deliver(msgs) {
+	if !s.deliver(s.takeDirect(msgs)) {
 		http.Error(w, "session is closing", http.StatusNotFound)
 		return
 	}
@@ -489,12 +489,19 @@ func (e *eventWriter) write(data []byte) error {
 
 // open starts a session for r with a new server.
 func (h *Handler) open(r *http.Request) (*session, error) {
-	srv := h.newServer(r)
+	srv, direct := h.newSession(r)
 	if srv == nil {
 		return nil, errors.New("no server available")
 	}
 	srv.AddReceivingMiddleware(Correlate)
+	// The request's values (its token) are kept, not its end: the session
+	// outlives the request that opened it.
+	base := context.WithoutCancel(r.Context())
+	dctx, dcancel := context.WithCancel(base)
 	s := &session{
+		direct:   direct,
+		dctx:     dctx,
+		dcancel:  dcancel,
 		id:       rand.Text(),
 		h:        h,
 		userID:   userID(r),
@@ -503,10 +510,9 @@ func (h *Handler) open(r *http.Request) (*session, error) {
 		calls:    map[jsonrpc.ID]*call{},
 		byExtra:  map[*mcp.RequestExtra]*call{},
 	}
-	// The request's values (its token) are kept, not its end: the session
-	// outlives the request that opened it.
-	ss, err := srv.Connect(context.WithoutCancel(r.Context()), s, nil)
+	ss, err := srv.Connect(base, s, nil)
 	if err != nil {
+		dcancel()
 		return nil, fmt.Errorf("connecting the session: %v", err)
 	}
 	s.ss = ss
@@ -522,7 +528,7 @@ func (h *Handler) open(r *http.Request) (*session, error) {
 	}
 	if t := h.opts.SessionTimeout; t > 0 {
 		s.timerMu.Lock()
-		s.timer = time.AfterFunc(t, func() { _ = ss.Close() })
+		s.timer = time.AfterFunc(t, func() { _ = s.shut() })
 		s.timerMu.Unlock()
 	}
 	return s, nil

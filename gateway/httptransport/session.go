@@ -55,6 +55,18 @@ type session struct {
 	timerMu sync.Mutex
 	timer   *time.Timer
 	refs    int
+
+	// direct takes calls before the server sees them (see Direct); dctx
+	// is the parent of their contexts, cancelled when the session closes.
+	direct  Direct
+	dctx    context.Context
+	dcancel context.CancelFunc
+	// directs are the direct calls under way, for notifications/cancelled,
+	// and running counts them, for shut; draining (guarded by mu) is set
+	// once the session is closing, after which no call is taken.
+	directs  stdio.Running
+	running  sync.WaitGroup
+	draining bool
 }
 
 type call struct {
@@ -212,6 +224,9 @@ func (c *session) Close() error {
 	c.closed = true
 	close(c.done)
 	c.mu.Unlock()
+	// Closed otherwise than by shut (which waited for them): the direct
+	// calls still running end as the connection's own would.
+	c.dcancel()
 	c.timerMu.Lock()
 	if c.timer != nil {
 		c.timer.Stop()

@@ -43,12 +43,6 @@ type Transport struct {
 	Direct func(req *jsonrpc.Request) DirectFunc
 }
 
-// DirectFunc answers a request taken by Transport.Direct. ctx ends when
-// the client cancels the request or the connection closes. The result is
-// encoded as the SDK encodes a handler's result, an error as the SDK
-// encodes a handler's error.
-type DirectFunc func(ctx context.Context) (result any, err error)
-
 // maxFrame bounds one inbound message, as mcp.DefaultMaxLineLength does.
 const maxFrame = mcp.DefaultMaxLineLength
 
@@ -67,7 +61,6 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		direct:   t.Direct,
 		dctx:     dctx,
 		dcancel:  cancel,
-		inflight: map[jsonrpc.ID]context.CancelFunc{},
 		out:      t.Out,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
@@ -114,9 +107,7 @@ type stdioConn struct {
 	direct  func(*jsonrpc.Request) DirectFunc
 	dctx    context.Context
 	dcancel context.CancelFunc
-	// inflight holds the cancel functions of the direct calls running,
-	// by id, so that notifications/cancelled reaches them (guarded by mu).
-	inflight map[jsonrpc.ID]context.CancelFunc
+	running Running // the direct calls under way
 }
 
 // inBatch collects the responses to a batch's requests, which are sent
@@ -607,9 +598,6 @@ func (c *stdioConn) Close() error {
 	return nil
 }
 
-// methodCancelled is the notification by which a client gives up a call.
-const methodCancelled = "notifications/cancelled"
-
 // take offers m to Direct and, when it is taken, runs it; it reports
 // whether it did. A cancellation of a direct call is passed on as well:
 // the server ignores ids it does not know.
@@ -619,8 +607,8 @@ func (c *stdioConn) take(m jsonrpc.Message) bool {
 		return false
 	}
 	if !req.ID.IsValid() {
-		if req.Method == methodCancelled {
-			c.cancelDirect(req.Params)
+		if req.Method == MethodCancelled {
+			c.running.Cancel(req.Params)
 		}
 		return false
 	}
@@ -628,59 +616,10 @@ func (c *stdioConn) take(m jsonrpc.Message) bool {
 	if fn == nil {
 		return false
 	}
-	ctx, cancel := context.WithCancel(c.dctx)
-	c.mu.Lock()
-	c.inflight[req.ID] = cancel
-	c.mu.Unlock()
-	go func() {
-		res, err := fn(ctx)
-		c.mu.Lock()
-		delete(c.inflight, req.ID)
-		c.mu.Unlock()
-		cancel()
-		resp := &jsonrpc.Response{ID: req.ID}
-		if err == nil {
-			resp.Result, err = encodeResult(res)
-		}
-		if err != nil {
-			// Encoded as the SDK encodes a handler's error.
-			resp.Result, resp.Error = nil, err
-		}
+	c.running.Go(c.dctx, req.ID, fn, func(resp *jsonrpc.Response) {
 		// A failed write ends the connection through the next Read, as
 		// for the server's own answers.
 		_ = c.Write(context.Background(), resp)
-	}()
+	})
 	return true
-}
-
-// cancelDirect cancels the direct call a notifications/cancelled names.
-func (c *stdioConn) cancelDirect(params []byte) {
-	var p struct {
-		RequestID stdjson.RawMessage `json:"requestId"`
-	}
-	if ParseStrict(params, &p) != nil {
-		return
-	}
-	id, err := DecodeID(p.RequestID)
-	if err != nil || !id.IsValid() {
-		return
-	}
-	c.mu.Lock()
-	cancel := c.inflight[id]
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
-
-// encodeResult encodes a result as the SDK's JSON-RPC layer does: with
-// encoding/json, HTML characters unescaped, no trailing newline.
-func encodeResult(v any) (stdjson.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := stdjson.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -1,0 +1,112 @@
+package stdio
+
+import (
+	"bytes"
+	"context"
+	stdjson "encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// What both of the gateway's transports share to answer the calls they
+// take directly (Transport.Direct here, httptransport.Direct over HTTP),
+// so that the two cannot drift apart.
+
+// DirectFunc answers a request taken by Transport.Direct. ctx ends when
+// the client cancels the request or the connection closes. The result is
+// encoded as the SDK encodes a handler's result, an error as the SDK
+// encodes a handler's error.
+type DirectFunc func(ctx context.Context) (result any, err error)
+
+// MethodCancelled is the notification by which a client gives up a call.
+const MethodCancelled = "notifications/cancelled"
+
+// Running is the direct calls under way on one connection, by id, so that
+// notifications/cancelled reaches them. The zero value is ready to use.
+type Running struct {
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]context.CancelFunc
+}
+
+// Go runs fn, the call with the given id, on its own goroutine (as the
+// SDK runs calls), with a context that parent's end or Cancel ends, and
+// hands its answer (see Respond) to answer.
+func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answer func(*jsonrpc.Response)) {
+	ctx, cancel := context.WithCancel(parent)
+	r.mu.Lock()
+	if r.calls == nil {
+		r.calls = map[jsonrpc.ID]context.CancelFunc{}
+	}
+	r.calls[id] = cancel
+	r.mu.Unlock()
+	go func() {
+		resp := Respond(ctx, id, fn)
+		r.mu.Lock()
+		delete(r.calls, id)
+		r.mu.Unlock()
+		cancel()
+		answer(resp)
+	}()
+}
+
+// Cancel cancels the call a notifications/cancelled's params name, if it
+// is under way.
+func (r *Running) Cancel(params []byte) {
+	id, ok := CancelledID(params)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	cancel := r.calls[id]
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// CancelledID is the id of the request a notifications/cancelled names,
+// if its params name one that can be echoed exactly; the HTTP transport
+// uses it too.
+func CancelledID(params []byte) (jsonrpc.ID, bool) {
+	var p struct {
+		RequestID stdjson.RawMessage `json:"requestId"`
+	}
+	if ParseStrict(params, &p) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := DecodeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return id, true
+}
+
+// Respond runs fn, a call taken directly, and returns its answer to the
+// request id as the SDK would have written it: a result encoded as the
+// SDK encodes a handler's result, an error as it encodes a handler's
+// error. Both transports answer their direct calls with it, so that the
+// bytes cannot drift apart between them.
+func Respond(ctx context.Context, id jsonrpc.ID, fn DirectFunc) *jsonrpc.Response {
+	res, err := fn(ctx)
+	resp := &jsonrpc.Response{ID: id}
+	if err == nil {
+		resp.Result, err = encodeResult(res)
+	}
+	if err != nil {
+		resp.Result, resp.Error = nil, err
+	}
+	return resp
+}
+
+// encodeResult encodes a result as the SDK's JSON-RPC layer does: with
+// encoding/json, HTML characters unescaped, no trailing newline.
+func encodeResult(v any) (stdjson.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := stdjson.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
