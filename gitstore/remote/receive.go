@@ -284,109 +284,34 @@ func (st *receiveStorer) CheckAndSetReference(ref, old *plumbing.Reference) erro
 	return st.moveRef(ref.Name(), hash(ref.Hash()), want)
 }
 
-// RemoveReference deletes a ref git's way: under <ref>.lock, the loose
-// file goes, and packed-refs is rewritten without it through
-// packed-refs.lock.
+// RemoveReference deletes a ref git's way (refs.DeleteWith): under
+// <ref>.lock, packed-refs is rewritten without it through
+// packed-refs.lock, then the loose file goes.
 func (st *receiveStorer) RemoveReference(name plumbing.ReferenceName) error {
 	if err := checkRefName(name.String()); err != nil {
 		return err
 	}
-	path := filepath.Join(st.gitDir, filepath.FromSlash(name.String()))
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	for err != nil && errors.Is(err, fs.ErrExist) {
-		if err = st.busyRef(lock); err != nil {
-			return err
-		}
-		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("lock ref %s: %w", name, err)
-	}
-	f.Close()
-	defer os.Remove(lock)
-	if want, ok := st.expect[name]; ok {
-		cur, err := refs.Read(st.gitDir, name.String())
-		if err != nil {
-			return err
-		}
-		if cur != want {
-			return fmt.Errorf("%s moved meanwhile (expected %s, found %s): fetch first", name, want, cur)
-		}
-	}
-	packed, err := refs.ReadPacked(st.gitDir)
-	if err != nil {
-		return err
-	}
-	if _, ok := packed[name.String()]; ok {
-		if err := st.rewritePacked(name.String()); err != nil {
-			return err
-		}
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return durable.SyncDir(filepath.Dir(path))
-}
-
-// rewritePacked writes packed-refs without the line of name, keeping every
-// other line (peeled lines included) as it was.
-func (st *receiveStorer) rewritePacked(name string) error {
-	path := filepath.Join(st.gitDir, "packed-refs")
-	lockPath := path + ".lock"
-	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	for err != nil && errors.Is(err, fs.ErrExist) {
-		if err = st.busyRef(lockPath); err != nil {
-			return err
-		}
-		f, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(lockPath)
-		}
-	}()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var out []string
-	skipPeeled := false
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if line == "" {
-			continue
-		}
-		if strings.HasPrefix(line, "^") {
-			if !skipPeeled {
-				out = append(out, line)
+	dir, err := refs.DeleteWith(st.gitDir, name.String(), refs.LockPolicy{
+		Busy: st.busyRef,
+		Check: func() error {
+			want, ok := st.expect[name]
+			if !ok {
+				return nil
 			}
-			continue
-		}
-		_, n, _ := strings.Cut(strings.TrimRight(line, "\n"), " ")
-		skipPeeled = n == name
-		if !skipPeeled {
-			out = append(out, line)
-		}
-	}
-	if _, err := io.WriteString(f, strings.Join(out, "")); err != nil {
+			cur, err := refs.Read(st.gitDir, name.String())
+			if err != nil {
+				return err
+			}
+			if cur != want {
+				return fmt.Errorf("%s moved meanwhile (expected %s, found %s): fetch first", name, want, cur)
+			}
+			return nil
+		},
+	})
+	if err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := durable.Rename(lockPath, path); err != nil {
-		return err
-	}
-	done = true
-	return durable.SyncDir(st.gitDir)
+	return durable.SyncDir(dir)
 }
 
 // PackfileWriter receives a pushed pack into a temporary file; Close

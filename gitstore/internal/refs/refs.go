@@ -551,23 +551,37 @@ func WriteWith(gitDir, name string, id object.Hash, pol LockPolicy) ([]string, e
 // The caller holds flush.lock: a <ref>.lock or packed-refs.lock found is a
 // dead flusher's.
 func Delete(gitDir, name string) (string, error) {
+	return DeleteWith(gitDir, name, LockPolicy{})
+}
+
+// DeleteWith is Delete with a lock policy: pol.Busy decides what an
+// existing <ref>.lock or packed-refs.lock means (nil: a dead flusher's,
+// removed once), and pol.Check runs with the ref's lock held, before
+// anything changes (compare-and-swap).
+func DeleteWith(gitDir, name string, pol LockPolicy) (string, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		os.Remove(lock)
-		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	}
+	f, err := takeLock(lock, pol.Busy)
 	if errors.Is(err, fs.ErrNotExist) {
 		// No directory for it: not loose; it may still be packed.
-		return gitDir, removePackedRef(gitDir, name)
+		if pol.Check != nil {
+			if err := pol.Check(); err != nil {
+				return "", err
+			}
+		}
+		return gitDir, removePackedRef(gitDir, name, pol.Busy)
 	}
 	if err != nil {
 		return "", fmt.Errorf("lock ref %s: %w", name, err)
 	}
 	f.Close()
 	defer os.Remove(lock)
-	if err := removePackedRef(gitDir, name); err != nil {
+	if pol.Check != nil {
+		if err := pol.Check(); err != nil {
+			return "", err
+		}
+	}
+	if err := removePackedRef(gitDir, name, pol.Busy); err != nil {
 		return "", err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -576,8 +590,30 @@ func Delete(gitDir, name string) (string, error) {
 	return filepath.Dir(path), nil
 }
 
-// removePackedRef rewrites packed-refs without name, if it is there.
-func removePackedRef(gitDir string, name string) error {
+// takeLock creates lock exclusively. When it exists, busy decides (nil
+// returns to try again); without busy it is a dead holder's, removed once.
+func takeLock(lock string, busy func(string) error) (*os.File, error) {
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if busy == nil {
+		if errors.Is(err, fs.ErrExist) {
+			os.Remove(lock)
+			f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		}
+		return f, err
+	}
+	for err != nil && errors.Is(err, fs.ErrExist) {
+		if err = busy(lock); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	}
+	return f, err
+}
+
+// removePackedRef rewrites packed-refs without name, if it is there,
+// keeping every other line as it was (a peeled line stays with its ref:
+// a remote may hold annotated tags pushed by git users).
+func removePackedRef(gitDir, name string, busy func(string) error) error {
 	packed, err := ReadPacked(gitDir)
 	if err != nil {
 		return err
@@ -585,10 +621,34 @@ func removePackedRef(gitDir string, name string) error {
 	if _, ok := packed[name]; !ok {
 		return nil
 	}
-	return rewritePacked(gitDir, func(packed map[string]object.Hash) (map[string]object.Hash, error) {
-		delete(packed, name)
-		return packed, nil
-	})
+	lock, err := lockPacked(gitDir, busy)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		abandonPacked(gitDir, lock)
+		return err
+	}
+	var out bytes.Buffer
+	skipPeeled := false
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "^") {
+			if !skipPeeled {
+				out.WriteString(line)
+			}
+			continue
+		}
+		_, n, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " ")
+		skipPeeled = n == name
+		if !skipPeeled {
+			out.WriteString(line)
+		}
+	}
+	return commitPacked(gitDir, lock, out.Bytes())
 }
 
 // errPackedBusy marks a packed-refs.lock that could not be taken.
@@ -602,28 +662,18 @@ var errPackedBusy = errors.New("packed-refs is locked")
 // once; a lock that cannot be taken after that is an error wrapping
 // errPackedBusy.
 func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (map[string]object.Hash, error)) error {
-	lockPath := filepath.Join(gitDir, "packed-refs.lock")
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		os.Remove(lockPath)
-		lock, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	}
+	lock, err := lockPacked(gitDir, nil)
 	if err != nil {
-		return fmt.Errorf("lock packed-refs: %w: %w", errPackedBusy, err)
+		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			lock.Close()
-			os.Remove(lockPath)
-		}
-	}()
 	packed, err := ReadPacked(gitDir)
 	if err != nil {
+		abandonPacked(gitDir, lock)
 		return err
 	}
 	refs, err := update(maps.Clone(packed)) // ReadPacked's map is shared
 	if err != nil || refs == nil {
+		abandonPacked(gitDir, lock)
 		return err
 	}
 	names := make([]string, 0, len(refs))
@@ -639,19 +689,44 @@ func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (ma
 		b.WriteString(n)
 		b.WriteByte('\n')
 	}
-	if _, err := lock.Write(b.Bytes()); err != nil {
+	return commitPacked(gitDir, lock, b.Bytes())
+}
+
+// lockPacked takes packed-refs.lock (see takeLock for busy).
+func lockPacked(gitDir string, busy func(string) error) (*os.File, error) {
+	lock, err := takeLock(filepath.Join(gitDir, "packed-refs.lock"), busy)
+	if err != nil {
+		return nil, fmt.Errorf("lock packed-refs: %w: %w", errPackedBusy, err)
+	}
+	return lock, nil
+}
+
+// abandonPacked releases packed-refs.lock without changing packed-refs.
+func abandonPacked(gitDir string, lock *os.File) {
+	lock.Close()
+	os.Remove(filepath.Join(gitDir, "packed-refs.lock"))
+}
+
+// commitPacked writes data as the new packed-refs through its lock:
+// written, synced, renamed into place, the directory synced.
+func commitPacked(gitDir string, lock *os.File, data []byte) error {
+	_, err := lock.Write(data)
+	if err == nil {
+		err = lock.Sync()
+	}
+	if err != nil {
+		abandonPacked(gitDir, lock)
 		return err
 	}
-	if err := lock.Sync(); err != nil {
-		return err
-	}
+	lockPath := filepath.Join(gitDir, "packed-refs.lock")
 	if err := lock.Close(); err != nil {
+		os.Remove(lockPath)
 		return err
 	}
 	if err := durable.Rename(lockPath, filepath.Join(gitDir, "packed-refs")); err != nil {
+		os.Remove(lockPath)
 		return err
 	}
-	done = true
 	return durable.SyncDir(gitDir)
 }
 
