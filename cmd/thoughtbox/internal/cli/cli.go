@@ -240,6 +240,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		}
 		return ExitOK
 	}
+	stopProfiles, err := startProfiles(env.LookupEnv, env.Stderr)
+	defer stopProfiles()
+	if err != nil {
+		return report(env.Stderr, nil, err)
+	}
 	if err := checkEmptyValues(kctx); err != nil {
 		return reportUsageOf(env.Stderr, kctx.Command(), err)
 	}

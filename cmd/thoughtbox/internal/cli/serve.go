@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,10 +52,10 @@ const (
 	EnvMaxOpenProjects = "THOUGHTBOX_MAX_OPEN_PROJECTS"
 	EnvProjectIdle     = "THOUGHTBOX_PROJECT_IDLE_TIMEOUT"
 	// EnvCPUProfile, when set, names a file for a CPU profile of the
-	// server (a debugging aid: go tool pprof reads it).
+	// command (a debugging aid: go tool pprof reads it).
 	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
 	// EnvHeapProfile, when set, names a file for an allocation profile
-	// written when the server stops.
+	// written when the command (or the server) ends.
 	EnvHeapProfile = "THOUGHTBOX_HEAP_PROFILE"
 )
 
@@ -119,25 +117,6 @@ func (c *serveCmd) checkSettings(cfg *config.Config) error {
 }
 
 func (c *serveCmd) Run(a *app) error {
-	if path := a.cfg.Getenv(EnvHeapProfile); path != "" {
-		defer func() {
-			if f, err := os.Create(path); err == nil {
-				pprof.Lookup("allocs").WriteTo(f, 0)
-				f.Close()
-			}
-		}()
-	}
-	if path := a.cfg.Getenv(EnvCPUProfile); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer f.Close()
-		defer pprof.StopCPUProfile()
-	}
 	softMemoryLimit(a.ctx)
 	set, err := c.settings(a.cfg)
 	if err != nil {
