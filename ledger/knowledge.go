@@ -824,16 +824,19 @@ func normalizeTags(tags []string) ([]string, error) {
 	return out, nil
 }
 
-// normalizeSessionRefs trims session ids and drops blank and repeated
-// ones; an id is letters, digits and hyphens (a UUID, as sessions have).
+// normalizeSessionRefs trims session ids, lowercases them and drops blank
+// and repeated ones. The store names sessions in lowercase letters, digits
+// and hyphens; a UUID given in capitals (as some tools print them) names
+// the same session, so it is kept as the store spells it rather than
+// recorded as an id no session has.
 func normalizeSessionRefs(ids []string) ([]string, error) {
 	out := []string{}
 	for i, s := range ids {
-		s = strings.TrimSpace(s)
+		s = strings.ToLower(strings.TrimSpace(s))
 		if s == "" || slices.Contains(out, s) {
 			continue
 		}
-		if len(s) > 128 || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {
+		if len(s) > 128 || strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			return nil, InvalidField("derivedFromSessions", "item %d (%q) is not a session id (letters, digits and hyphens)", i+1, s)
 		}
 		out = append(out, s)

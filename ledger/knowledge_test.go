@@ -171,7 +171,7 @@ func TestCreatePattern(t *testing.T) {
 
 	// An explicit id, createdBy and session refs.
 	p2, err := k.CreatePattern(ctx, ledger.CreatePatternParams{ID: "duck", Title: "Rubber duck", Description: "d", Content: "c",
-		CreatedBy: "someone", DerivedFromSessions: []string{"a1b2-c3", " a1b2-c3 "}}, knowledgeAgent)
+		CreatedBy: "someone", DerivedFromSessions: []string{"a1b2-c3", " a1b2-c3 ", "A1B2-C3"}}, knowledgeAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
