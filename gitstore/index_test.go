@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	gogit "github.com/go-git/go-git/v5"
-
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -79,17 +78,17 @@ func mustGit(t *testing.T, dir string, args ...string) string {
 
 // twoSessions writes two sessions with words of their own and one in
 // common, and returns the repository and their ids.
-func twoSessions(t *testing.T) (string, *clone, string, string) {
+func twoSessions(t *testing.T) (string, *remotetest.Clone, string, string) {
 	t.Helper()
 	c := newRepoClone(t, "a")
-	a := c.start("Cache planning")
-	c.think(a, "The walrus eats the shared lunch")
-	b := c.start("Queue planning")
-	c.think(b, "The narwhal eats the shared lunch")
-	if ids, _ := searchIDs(t, c.l, "shared lunch"); !slices.Equal(ids, sorted(a, b)) {
+	a := c.Start("Cache planning")
+	c.Think(a, "The walrus eats the shared lunch")
+	b := c.Start("Queue planning")
+	c.Think(b, "The narwhal eats the shared lunch")
+	if ids, _ := searchIDs(t, c.Ledger, "shared lunch"); !slices.Equal(ids, sorted(a, b)) {
 		t.Fatalf("shared lunch: %v", ids)
 	}
-	if err := c.store.Flush(); err != nil {
+	if err := c.Store.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if len(segments(t, repoOf(c))) == 0 {
@@ -99,23 +98,23 @@ func twoSessions(t *testing.T) (string, *clone, string, string) {
 }
 
 // repos remembers where each clone made here keeps its repository.
-var repos = map[*clone]string{}
+var repos = map[*remotetest.Clone]string{}
 
-func repoOf(c *clone) string { return repos[c] }
+func repoOf(c *remotetest.Clone) string { return repos[c] }
 
 // newRepoClone is newClone with the repository's path known.
-func newRepoClone(t *testing.T, name string) *clone {
+func newRepoClone(t *testing.T, name string) *remotetest.Clone {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name+".git")
 	s, l := openAt(t, dir)
-	c := &clone{t: t, name: name, store: s, l: l}
+	c := &remotetest.Clone{T: t, Name: name, Store: s, Ledger: l}
 	repos[c] = dir
 	return c
 }
 
 func TestIndexNewProcessAnswersFromWhatAnOldOneWrote(t *testing.T) {
 	repo, c, a, _ := twoSessions(t)
-	c.store.Close()
+	c.Store.Close()
 	_, l := openAt(t, repo)
 	ids, read := searchIDs(t, l, "walrus")
 	if !slices.Equal(ids, []string{a}) || read != 0 {
@@ -129,7 +128,7 @@ func TestIndexNewProcessAnswersFromWhatAnOldOneWrote(t *testing.T) {
 
 func TestIndexRebuiltAfterItsFilesAreDeleted(t *testing.T) {
 	repo, c, a, b := twoSessions(t)
-	c.store.Close()
+	c.Store.Close()
 	if err := os.RemoveAll(indexDir(repo)); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func TestIndexRebuiltAfterItsFilesAreDeleted(t *testing.T) {
 
 func TestIndexRebuiltAfterACrashMidUpdate(t *testing.T) {
 	repo, c, a, b := twoSessions(t)
-	c.store.Close()
+	c.Store.Close()
 	// A segment cut short (written but not yet on disk when the machine
 	// stopped), another with a byte gone wrong, and a writer's temporary
 	// file left half written.
@@ -176,7 +175,7 @@ func TestIndexRebuiltAfterACrashMidUpdate(t *testing.T) {
 func TestIndexFollowsGitGC(t *testing.T) {
 	needGit(t)
 	repo, c, a, b := twoSessions(t)
-	c.store.Close()
+	c.Store.Close()
 	mustGit(t, repo, "gc", "--prune=now", "--quiet")
 	s, l := openAt(t, repo)
 	ids, read := searchIDs(t, l, "lunch")
@@ -197,7 +196,7 @@ func TestIndexFollowsGitGC(t *testing.T) {
 func TestIndexNeverAnswersForRefsGitNoLongerHas(t *testing.T) {
 	needGit(t)
 	repo, c, a, b := twoSessions(t)
-	c.store.Close()
+	c.Store.Close()
 	mustGit(t, repo, "update-ref", "-d", "refs/heads/sessions/"+a+"/main")
 	_, l := openAt(t, repo)
 	if ids, _ := searchIDs(t, l, "walrus"); len(ids) != 0 {
@@ -217,23 +216,23 @@ func TestIndexNeverAnswersForRefsGitNoLongerHas(t *testing.T) {
 }
 
 func TestIndexFollowsAPullThatMovedSessions(t *testing.T) {
-	url := bareRemote(t)
+	url := remotetest.BareRemote(t)
 	a := newRepoClone(t, "a")
 	b := newRepoClone(t, "b")
-	id := a.start("Shared investigation")
-	a.think(id, "First the pangolin")
-	a.push(url, remote.TransferOptions{})
-	b.pull(url, remote.TransferOptions{})
-	if ids, _ := searchIDs(t, b.l, "pangolin"); !slices.Equal(ids, []string{id}) {
+	id := a.Start("Shared investigation")
+	a.Think(id, "First the pangolin")
+	a.Push(url, remote.TransferOptions{})
+	b.Pull(url, remote.TransferOptions{})
+	if ids, _ := searchIDs(t, b.Ledger, "pangolin"); !slices.Equal(ids, []string{id}) {
 		t.Fatalf("b: pangolin: %v", ids)
 	}
-	a.think(id, "Then the quokka")
-	other := a.start("Another quokka question")
-	a.push(url, remote.TransferOptions{})
-	res := b.pull(url, remote.TransferOptions{})
+	a.Think(id, "Then the quokka")
+	other := a.Start("Another quokka question")
+	a.Push(url, remote.TransferOptions{})
+	res := b.Pull(url, remote.TransferOptions{})
 	_ = res
 	// A new process on b, as after a server's pull.
-	b.store.Close()
+	b.Store.Close()
 	_, l := openAt(t, repoOf(b))
 	ids, read := searchIDs(t, l, "quokka")
 	if !slices.Equal(ids, sorted(id, other)) || read != 2 {
@@ -253,7 +252,7 @@ func TestIndexFollowsAPullThatMovedSessions(t *testing.T) {
 // TestIndexedSearchRanksAsTheLedgerIndex: the store's index and the
 // ledger's own (memory storage) give the same hits, scores and order.
 func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
-	disk := newClone(t, "disk")
+	disk := remotetest.New(t, "disk")
 	mem, err := gitstore.OpenMemory(gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -268,12 +267,12 @@ func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
 		return "00000000-0000-4000-8000-" + strings.Repeat("0", 11) + string(rune('a'+n))
 	}})
 	n2 := 0
-	disk.l = ledger.New(disk.store, ledger.Options{NewID: func() string {
+	disk.Ledger = ledger.New(disk.Store, ledger.Options{NewID: func() string {
 		n2++
 		return "00000000-0000-4000-8000-" + strings.Repeat("0", 11) + string(rune('a'+n2))
 	}})
 	ctx := context.Background()
-	for _, l := range []*ledger.Ledger{ml, disk.l} {
+	for _, l := range []*ledger.Ledger{ml, disk.Ledger} {
 		for _, s := range []struct {
 			title, desc string
 			tags        []string
@@ -299,7 +298,7 @@ func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := disk.l.Search(ctx, ledger.SearchQuery{Query: q})
+		got, err := disk.Ledger.Search(ctx, ledger.SearchQuery{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +325,7 @@ func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gp, gt, err := disk.l.ListPage(ctx, off, 2)
+		gp, gt, err := disk.Ledger.ListPage(ctx, off, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,107 +405,6 @@ func TestIndexedSessionsPageAsFilterSessions(t *testing.T) {
 			}
 		}
 	}
-}
-
-// clone is one agent's ledger: its own repository and a ledger on it.
-type clone struct {
-	t     *testing.T
-	name  string
-	store *gitstore.Store
-	l     *ledger.Ledger
-}
-
-func newClone(t *testing.T, name string) *clone {
-	t.Helper()
-	s, err := gitstore.Open(filepath.Join(t.TempDir(), name+".git"), gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return &clone{t: t, name: name, store: s, l: ledger.New(s, ledger.Options{})}
-}
-
-func (c *clone) start(title string) string {
-	c.t.Helper()
-	ss, err := c.l.StartSession(context.Background(), ledger.CreateSessionParams{Title: title}, ledger.Author{Name: c.name})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return ss.ID
-}
-
-func (c *clone) think(id, text string) {
-	c.t.Helper()
-	if _, err := c.l.AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: c.name}); err != nil {
-		c.t.Fatalf("%s: thought %q: %v", c.name, text, err)
-	}
-}
-
-func (c *clone) branch(id, branch string, from int, text string) {
-	c.t.Helper()
-	if _, err := c.l.AddThought(context.Background(), id, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true, BranchID: branch, BranchFromThought: &from}, ledger.Author{Name: c.name}); err != nil {
-		c.t.Fatalf("%s: branch thought %q: %v", c.name, text, err)
-	}
-}
-
-// thoughts lists a session's thoughts as "branch/n: text", as this clone's
-// store has them now (read fresh, not from the ledger's cache).
-func (c *clone) thoughts(id string) []string {
-	c.t.Helper()
-	v, err := ledger.New(c.store, ledger.Options{}).Load(context.Background(), id)
-	if err != nil {
-		c.t.Fatalf("%s: load %s: %v", c.name, id, err)
-	}
-	if !v.Integrity.Valid {
-		c.t.Fatalf("%s: session %s fails its integrity check: %+v", c.name, id, v.Integrity)
-	}
-	var out []string
-	for _, n := range v.Graph.Nodes() {
-		out = append(out, fmt.Sprintf("%s/%d: %s", n.Data.BranchID, n.Data.ThoughtNumber, n.Data.Thought))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (c *clone) sessions() []string {
-	c.t.Helper()
-	list, err := c.store.ListSessions(context.Background())
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var ids []string
-	for _, s := range list {
-		ids = append(ids, s.Meta.ID)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func (c *clone) push(url string, o remote.TransferOptions) *remote.PushResult {
-	c.t.Helper()
-	r, err := remote.Push(context.Background(), c.store, url, o)
-	if err != nil {
-		c.t.Fatalf("%s: push: %v", c.name, err)
-	}
-	return r
-}
-
-func (c *clone) pull(url string, o remote.TransferOptions) *remote.PullResult {
-	c.t.Helper()
-	r, err := remote.Pull(context.Background(), c.store, url, o)
-	if err != nil {
-		c.t.Fatalf("%s: pull: %v", c.name, err)
-	}
-	return r
-}
-
-func bareRemote(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "remote.git")
-	if _, err := gogit.PlainInit(dir, true); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func sorted(s ...string) []string { sort.Strings(s); return s }

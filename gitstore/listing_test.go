@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -86,14 +87,14 @@ func TestListingFollowsEveryChangeOfTheRefs(t *testing.T) {
 	needGit(t)
 	c := newRepoClone(t, "a")
 	repo := repoOf(c)
-	a := c.start("Cache planning")
-	c.think(a, "The walrus eats")
-	b := c.start("Queue planning")
-	c.think(b, "The narwhal eats")
-	br := c.start("Branching")
-	c.think(br, "One")
-	c.branch(br, "alt", 1, "Two, elsewhere")
-	c.store.Close()
+	a := c.Start("Cache planning")
+	c.Think(a, "The walrus eats")
+	b := c.Start("Queue planning")
+	c.Think(b, "The narwhal eats")
+	br := c.Start("Branching")
+	c.Think(br, "One")
+	c.Branch(br, "alt", 1, "Two, elsewhere")
+	c.Store.Close()
 
 	// Loose refs only: their values are in the stamp, so a listing is
 	// written at once.
@@ -165,7 +166,7 @@ func TestListingFollowsEveryChangeOfTheRefs(t *testing.T) {
 func TestListingDamagedIsDroppedAndRebuilt(t *testing.T) {
 	_, c, a, b := twoSessions(t)
 	repo := repoOf(c)
-	c.store.Close()
+	c.Store.Close()
 	settle(t, repo)
 	listedAsGit(t, repo, a, b)
 	data, err := os.ReadFile(listingPath(repo))
@@ -200,14 +201,14 @@ func TestListingDamagedIsDroppedAndRebuilt(t *testing.T) {
 }
 
 func TestListingFollowsAPullThatMovedSessions(t *testing.T) {
-	bare := bareRemote(t)
+	bare := remotetest.BareRemote(t)
 	a := newRepoClone(t, "a")
 	b := newRepoClone(t, "b")
-	id := a.start("Shared investigation")
-	a.think(id, "First the pangolin")
-	a.push(bare, remote.TransferOptions{})
-	b.pull(bare, remote.TransferOptions{})
-	b.store.Flush()
+	id := a.Start("Shared investigation")
+	a.Think(id, "First the pangolin")
+	a.Push(bare, remote.TransferOptions{})
+	b.Pull(bare, remote.TransferOptions{})
+	b.Store.Flush()
 	settle(t, repoOf(b))
 	if n := thoughtsOf(listedAsGit(t, repoOf(b), id), id); n != 1 {
 		t.Fatalf("b lists %d thoughts, want 1", n)
@@ -215,11 +216,11 @@ func TestListingFollowsAPullThatMovedSessions(t *testing.T) {
 	if _, err := os.Stat(listingPath(repoOf(b))); err != nil {
 		t.Fatalf("no listing on b before the pull: %v", err)
 	}
-	a.think(id, "Then the quokka")
-	other := a.start("Another quokka question")
-	a.push(bare, remote.TransferOptions{})
-	b.pull(bare, remote.TransferOptions{})
-	b.store.Flush()
+	a.Think(id, "Then the quokka")
+	other := a.Start("Another quokka question")
+	a.Push(bare, remote.TransferOptions{})
+	b.Pull(bare, remote.TransferOptions{})
+	b.Store.Flush()
 	settle(t, repoOf(b))
 	if n := thoughtsOf(listedAsGit(t, repoOf(b), id, other), id); n != 2 {
 		t.Fatalf("b lists %d thoughts after the pull, want 2", n)

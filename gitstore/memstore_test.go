@@ -9,17 +9,18 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-func newMemClone(t *testing.T, name string) *clone {
+func newMemClone(t *testing.T, name string) *remotetest.Clone {
 	t.Helper()
 	s, err := gitstore.OpenMemory(gitstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return &clone{t: t, name: name, store: s, l: ledger.New(s, ledger.Options{})}
+	return &remotetest.Clone{T: t, Name: name, Store: s, Ledger: ledger.New(s, ledger.Options{})}
 }
 
 // TestMemoryStoreLongSession: the memory store keeps objects as edits of
@@ -29,46 +30,46 @@ func newMemClone(t *testing.T, name string) *clone {
 // can extend it, push again, and a disk clone sees the same.
 func TestMemoryStoreLongSession(t *testing.T) {
 	ctx := context.Background()
-	url := bareRemote(t)
-	a, b, c := newMemClone(t, "a"), newMemClone(t, "b"), newClone(t, "c")
-	id := a.start("Long, in memory")
+	url := remotetest.BareRemote(t)
+	a, b, c := newMemClone(t, "a"), newMemClone(t, "b"), remotetest.New(t, "c")
+	id := a.Start("Long, in memory")
 	const n = 150
 	for i := 1; i <= n; i++ {
-		a.think(id, fmt.Sprintf("step %d", i))
+		a.Think(id, fmt.Sprintf("step %d", i))
 		if i == 70 {
-			a.branch(id, "alt", 40, "another way from 40")
+			a.Branch(id, "alt", 40, "another way from 40")
 		}
 	}
-	res, err := a.store.Verify(ctx, id)
+	res, err := a.Store.Verify(ctx, id)
 	if err != nil || !res.Valid {
 		t.Fatalf("verify: %v %+v", err, res)
 	}
-	if got := a.thoughts(id); len(got) != n+1 {
+	if got := a.Thoughts(id); len(got) != n+1 {
 		t.Fatalf("a has %d thoughts, want %d", len(got), n+1)
 	}
-	a.push(url, remote.TransferOptions{})
+	a.Push(url, remote.TransferOptions{})
 
 	// b already holds a session of its own, long enough to have objects
 	// kept as edits when the pack arrives.
-	own := b.start("b's own")
+	own := b.Start("b's own")
 	for i := 1; i <= 40; i++ {
-		b.think(own, fmt.Sprintf("b step %d", i))
+		b.Think(own, fmt.Sprintf("b step %d", i))
 	}
-	b.pull(url, remote.TransferOptions{})
-	if !slices.Equal(b.thoughts(id), a.thoughts(id)) {
+	b.Pull(url, remote.TransferOptions{})
+	if !slices.Equal(b.Thoughts(id), a.Thoughts(id)) {
 		t.Fatal("b's copy differs from a's")
 	}
 	for i := n + 1; i <= n+40; i++ {
-		b.think(id, fmt.Sprintf("step %d", i))
+		b.Think(id, fmt.Sprintf("step %d", i))
 	}
-	b.think(own, "b step 41")
-	b.push(url, remote.TransferOptions{})
+	b.Think(own, "b step 41")
+	b.Push(url, remote.TransferOptions{})
 
-	c.pull(url, remote.TransferOptions{})
-	if got, want := c.thoughts(id), b.thoughts(id); !slices.Equal(got, want) || len(got) != n+41 {
+	c.Pull(url, remote.TransferOptions{})
+	if got, want := c.Thoughts(id), b.Thoughts(id); !slices.Equal(got, want) || len(got) != n+41 {
 		t.Fatalf("c has %d thoughts of the long session, b %d", len(got), len(want))
 	}
-	if got := c.thoughts(own); len(got) != 41 {
+	if got := c.Thoughts(own); len(got) != 41 {
 		t.Fatalf("c has %d thoughts of b's session, want 41", len(got))
 	}
 	if _, err := exec.LookPath("git"); err == nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
 )
 
 // TestPushSendsOnlyWhatTheRemoteLacks: after a first push of several
@@ -13,26 +14,26 @@ import (
 // the remote has — which needs each session's own remote refs found,
 // branches included.
 func TestPushSendsOnlyWhatTheRemoteLacks(t *testing.T) {
-	bare := bareRemote(t)
-	a := newClone(t, "a")
+	bare := remotetest.BareRemote(t)
+	a := remotetest.New(t, "a")
 	o := remote.TransferOptions{BuiltinFile: true}
 	const sessions = 6
 	var ids []string
 	for i := range sessions {
-		id := a.start(fmt.Sprintf("session %d", i))
+		id := a.Start(fmt.Sprintf("session %d", i))
 		for j := range 5 {
-			a.think(id, fmt.Sprintf("thought %d of session %d", j, i))
+			a.Think(id, fmt.Sprintf("thought %d of session %d", j, i))
 		}
 		if i%2 == 0 {
-			a.branch(id, "alt", 2, fmt.Sprintf("a branch of session %d", i))
+			a.Branch(id, "alt", 2, fmt.Sprintf("a branch of session %d", i))
 		}
 		ids = append(ids, id)
 	}
-	first := a.push(bare, o)
+	first := a.Push(bare, o)
 	for _, id := range ids {
-		a.think(id, "one more for "+id)
+		a.Think(id, "one more for "+id)
 	}
-	second := a.push(bare, o)
+	second := a.Push(bare, o)
 	if len(second.Updated) != sessions {
 		t.Fatalf("second push moved %d refs, want %d: %+v", len(second.Updated), sessions, second.Updated)
 	}
@@ -43,10 +44,10 @@ func TestPushSendsOnlyWhatTheRemoteLacks(t *testing.T) {
 		t.Fatalf("second push sent %d objects (%.1f a session) after a first of %d: history the remote has was sent again",
 			second.Objects, perSession, first.Objects)
 	}
-	b := newClone(t, "b")
-	b.pull(bare, o)
+	b := remotetest.New(t, "b")
+	b.Pull(bare, o)
 	for _, id := range ids {
-		if got, want := len(b.thoughts(id)), len(a.thoughts(id)); got != want {
+		if got, want := len(b.Thoughts(id)), len(a.Thoughts(id)); got != want {
 			t.Fatalf("session %s: the remote has %d thoughts, want %d", id, got, want)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
 )
 
 // TestSSHRemote pushes and pulls over ssh, to a loopback ssh server that
@@ -59,10 +60,10 @@ func TestSSHRemote(t *testing.T) {
 	gitRun(t, "", "init", "--bare", "-q", bare)
 	url := fmt.Sprintf("ssh://git@127.0.0.1:%d%s", addr.Port, bare)
 
-	a := newClone(t, "a")
-	id := a.start("Over ssh")
-	a.think(id, "sent through an ssh tunnel")
-	if res := a.push(url, remote.TransferOptions{SSHKeyFile: keyFile}); len(res.Updated) != 2 {
+	a := remotetest.New(t, "a")
+	id := a.Start("Over ssh")
+	a.Think(id, "sent through an ssh tunnel")
+	if res := a.Push(url, remote.TransferOptions{SSHKeyFile: keyFile}); len(res.Updated) != 2 {
 		t.Fatalf("push over ssh with a key file: %+v", res)
 	}
 
@@ -87,19 +88,19 @@ func TestSSHRemote(t *testing.T) {
 		}
 	}()
 	t.Setenv("SSH_AUTH_SOCK", sock)
-	b := newClone(t, "b")
-	if res := b.pull(url, remote.TransferOptions{}); len(res.Created) != 1 {
+	b := remotetest.New(t, "b")
+	if res := b.Pull(url, remote.TransferOptions{}); len(res.Created) != 1 {
 		t.Fatalf("pull over ssh with the agent: %+v", res)
 	}
-	if !slices.Equal(b.thoughts(id), a.thoughts(id)) {
-		t.Fatalf("b has %q", b.thoughts(id))
+	if !slices.Equal(b.Thoughts(id), a.Thoughts(id)) {
+		t.Fatalf("b has %q", b.Thoughts(id))
 	}
 
 	// A host key that is not the known one is refused.
 	if err := os.WriteFile(known, []byte(host+" "+string(ssh.MarshalAuthorizedKey(userSigner.PublicKey()))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := remote.Pull(t.Context(), b.store, url, remote.TransferOptions{SSHKeyFile: keyFile}); err == nil || !strings.Contains(err.Error(), "key") {
+	if _, err := remote.Pull(t.Context(), b.Store, url, remote.TransferOptions{SSHKeyFile: keyFile}); err == nil || !strings.Contains(err.Error(), "key") {
 		t.Fatalf("pull from a host with another key: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -49,8 +50,8 @@ func TestThreeClonesShareOneRemote(t *testing.T) {
 				url = startHTTPBackend(t, filepath.Dir(bare), "s3cret") + "/team.git"
 				o.Token = "s3cret"
 				// The wrong token is refused, and said so.
-				c := newClone(t, "intruder")
-				_, err := remote.Pull(context.Background(), c.store, url, remote.TransferOptions{Token: "wrong"})
+				c := remotetest.New(t, "intruder")
+				_, err := remote.Pull(context.Background(), c.Store, url, remote.TransferOptions{Token: "wrong"})
 				if !errors.Is(err, remote.ErrCredentials) || !strings.Contains(err.Error(), "THOUGHTBOX_GIT_TOKEN") {
 					t.Fatalf("pull with a wrong token: %v", err)
 				}
@@ -66,64 +67,64 @@ func TestThreeClonesShareOneRemote(t *testing.T) {
 }
 
 func shareThroughOneRemote(t *testing.T, url, cliURL string, o remote.TransferOptions) {
-	var clones []*clone
+	var clones []*remotetest.Clone
 	var all []string
 	want := map[string][]string{}
 	for i, name := range []string{"ada", "bo", "cy"} {
-		c := newClone(t, name)
-		if _, err := remote.AddRemote(c.store, "origin", url); err != nil {
+		c := remotetest.New(t, name)
+		if _, err := remote.AddRemote(c.Store, "origin", url); err != nil {
 			t.Fatal(err)
 		}
 		for j := 0; j < 2; j++ {
-			id := c.start(fmt.Sprintf("%s's question %d", name, j))
+			id := c.Start(fmt.Sprintf("%s's question %d", name, j))
 			for k := 1; k <= 3; k++ {
-				c.think(id, fmt.Sprintf("%s thinks %d.%d", name, j, k))
+				c.Think(id, fmt.Sprintf("%s thinks %d.%d", name, j, k))
 			}
 			if j == 1 {
-				c.branch(id, "other-way", 2, name+" tries another way")
+				c.Branch(id, "other-way", 2, name+" tries another way")
 			}
 			all = append(all, id)
-			want[id] = c.thoughts(id)
+			want[id] = c.Thoughts(id)
 		}
 		kw := ledger.KnowledgeWrite{Entry: ledger.KnowledgeEntry{Kind: ledger.KindPattern, ID: "pattern-of-" + name,
 			Title: name + "'s pattern", Description: "learned by " + name, Content: "Do it the " + name + " way.",
 			CreatedAt: time.Now(), UpdatedAt: time.Now()}, Author: ledger.Author{Name: name}, When: time.Now()}
-		if _, err := c.store.WriteKnowledge(context.Background(), kw); err != nil {
+		if _, err := c.Store.WriteKnowledge(context.Background(), kw); err != nil {
 			t.Fatal(err)
 		}
 		clones = append(clones, c)
 		// Each pulls what the earlier ones pushed, then pushes its own.
 		if i > 0 {
-			c.pull("origin", o)
+			c.Pull("origin", o)
 		}
-		if res := c.push("origin", o); len(res.Rejected) != 0 {
+		if res := c.Push("origin", o); len(res.Rejected) != 0 {
 			t.Fatalf("%s's push: %+v", name, res.Rejected)
 		}
 	}
 	slices.Sort(all)
 	for _, c := range clones {
-		res := c.pull("origin", o)
+		res := c.Pull("origin", o)
 		if len(res.Diverged) != 0 {
-			t.Fatalf("%s: divergence where none was: %+v", c.name, res.Diverged)
+			t.Fatalf("%s: divergence where none was: %+v", c.Name, res.Diverged)
 		}
-		if got := c.sessions(); !slices.Equal(got, all) {
-			t.Fatalf("%s has sessions %q, want %q", c.name, got, all)
+		if got := c.Sessions(); !slices.Equal(got, all) {
+			t.Fatalf("%s has sessions %q, want %q", c.Name, got, all)
 		}
 		for id, thoughts := range want {
-			if got := c.thoughts(id); !slices.Equal(got, thoughts) {
-				t.Fatalf("%s: session %s has %q, want %q", c.name, id, got, thoughts)
+			if got := c.Thoughts(id); !slices.Equal(got, thoughts) {
+				t.Fatalf("%s: session %s has %q, want %q", c.Name, id, got, thoughts)
 			}
 		}
-		patterns, err := c.store.ListKnowledge(context.Background(), ledger.KindPattern)
+		patterns, err := c.Store.ListKnowledge(context.Background(), ledger.KindPattern)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(patterns) != 3 {
-			t.Fatalf("%s has %d patterns after the merges, want 3: %+v", c.name, len(patterns), patterns)
+			t.Fatalf("%s has %d patterns after the merges, want 3: %+v", c.Name, len(patterns), patterns)
 		}
 	}
 	// The last clone's pull merged the zone; its push makes that shared.
-	clones[2].push("origin", o)
+	clones[2].Push("origin", o)
 
 	// Plain git: clone the remote and count every thought commit once.
 	dir := filepath.Join(t.TempDir(), "checkout")
