@@ -14,10 +14,9 @@ import (
 
 // BenchmarkStdioThought measures the server's side of one thought call
 // over stdio, as `serve --transport stdio` runs it (memory storage; with
-// direct-fs, the durable store), with
-// the gateway's calls taken from the transport and, for comparison, all
-// through the SDK: the client only writes request lines and reads answer
-// lines.
+// direct-fs, the durable store), with the gateway's calls taken from the
+// transport and, for comparison, all through the SDK: the client only
+// writes request lines and reads answer lines.
 func BenchmarkStdioThought(b *testing.B) {
 	b.Run("direct", func(b *testing.B) { benchStdioThought(b, true, false) })
 	b.Run("sdk", func(b *testing.B) { benchStdioThought(b, false, false) })
