@@ -13,17 +13,24 @@ import (
 )
 
 // BenchmarkStdioThought measures the server's side of one thought call
-// over stdio, as `serve --transport stdio` runs it (memory storage), with
-// the gateway's calls taken from the transport and, for comparison, all
-// through the SDK: the client only writes request lines and reads answer
-// lines.
+// over stdio, as `serve --transport stdio` runs it (memory storage; with
+// direct-fs, the durable store), with the gateway's calls taken from the
+// transport and, for comparison, all through the SDK: the client only
+// writes request lines and reads answer lines.
 func BenchmarkStdioThought(b *testing.B) {
-	b.Run("direct", func(b *testing.B) { benchStdioThought(b, true) })
-	b.Run("sdk", func(b *testing.B) { benchStdioThought(b, false) })
+	b.Run("direct", func(b *testing.B) { benchStdioThought(b, true, false) })
+	b.Run("sdk", func(b *testing.B) { benchStdioThought(b, false, false) })
+	// The durable store, as `serve` runs by default: the log's fdatasync
+	// and the locks are on each call's path.
+	b.Run("direct-fs", func(b *testing.B) { benchStdioThought(b, true, true) })
 }
 
-func benchStdioThought(b *testing.B, direct bool) {
-	store, err := gitstore.OpenMemory(gitstore.Options{})
+func benchStdioThought(b *testing.B, direct, durable bool) {
+	open := func() (*gitstore.Store, error) { return gitstore.OpenMemory(gitstore.Options{}) }
+	if durable {
+		open = func() (*gitstore.Store, error) { return gitstore.Open(b.TempDir(), gitstore.Options{}) }
+	}
+	store, err := open()
 	if err != nil {
 		b.Fatal(err)
 	}

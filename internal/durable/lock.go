@@ -58,6 +58,11 @@ type Record struct {
 	mu   sync.Mutex
 	f    *os.File
 	own  bool // f was opened here and is closed by Close
+	// last is what this Record wrote at its last mark, and seen a buffer
+	// to read the file back into: a lock taken turn after turn (the log's,
+	// once per thought) finds its own record still there when nobody else
+	// took the lock meanwhile, and is spared the write, as Mutex is.
+	last, seen []byte
 }
 
 // NewRecord returns the record kept at path, which is created on first use.
@@ -73,6 +78,7 @@ func (r *Record) Path() string { return r.path }
 func (r *Record) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.last = nil
 	if r.own && r.f != nil {
 		err := r.f.Close()
 		r.f = nil
@@ -121,7 +127,11 @@ func command() string {
 	return selfCmd
 }
 
-// mark writes this process into the record, best effort.
+// mark writes this process into the record, best effort, unless the
+// record this Record wrote last is still there: then nobody else took the
+// lock since, and the record already names this process, since its run of
+// turns began. Reading it back costs a read instead of a write, which
+// would also dirty the file's page and inode every turn.
 func (r *Record) mark() {
 	if r == nil {
 		return
@@ -135,7 +145,15 @@ func (r *Record) mark() {
 		}
 		r.f = f
 	}
-	markFile(r.f, nil)
+	if r.last != nil {
+		if r.seen == nil {
+			r.seen = make([]byte, recordSize)
+		}
+		if n, _ := r.f.ReadAt(r.seen, 0); n == recordSize && bytes.Equal(r.seen, r.last) {
+			return
+		}
+	}
+	r.last = markFile(r.f, r.last)
 }
 
 // markFile writes this process's record into f, in buf (reused when

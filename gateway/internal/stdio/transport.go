@@ -57,7 +57,9 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	// Direct calls end with the connection, not with the ctx Connect is
 	// given (the SDK may pass one that ends sooner).
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	in, unpoll := pollable(t.In)
 	c := &stdioConn{
+		unpoll:   unpoll,
 		direct:   t.Direct,
 		dctx:     dctx,
 		dcancel:  cancel,
@@ -70,7 +72,7 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// Reads run on their own goroutine so that Close unblocks Read: a read
 	// of stdin cannot be interrupted.
-	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10))
+	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
 	return c, nil
 }
 
@@ -103,6 +105,7 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	unpoll    func() // undoes pollable (poll_unix.go)
 
 	direct  func(*jsonrpc.Request) DirectFunc
 	dctx    context.Context
@@ -589,11 +592,13 @@ func (c *stdioConn) writeLine(data []byte) error {
 }
 
 // Close stops Read; the reader and writer stay open, as they are the
-// caller's (stdin and stdout).
+// caller's (stdin and stdout), and a pipe's input after what was read is
+// left to the caller (see pollable).
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.dcancel()
+		c.unpoll()
 	})
 	return nil
 }

@@ -1,0 +1,69 @@
+//go:build unix
+
+package stdio
+
+import (
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/sys/unix"
+)
+
+// TestStdioPipeLeftToCaller: over a blocking pipe, as stdin is when a
+// client starts the server, the transport reads through the runtime's
+// poller, and once the connection is closed its reader has stopped: what
+// arrives afterwards is the caller's to read, from a pipe back in
+// blocking mode.
+func TestStdioPipeLeftToCaller(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	// NewFile on a blocking descriptor reads it with blocking calls, as
+	// os.Stdin does.
+	rf, wf := os.NewFile(uintptr(p[0]), "in"), os.NewFile(uintptr(p[1]), "out")
+	defer rf.Close()
+	defer wf.Close()
+	conn, err := Transport{In: rf, Out: io.Discard}.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.WriteString(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := conn.Read(t.Context())
+	if r, ok := m.(*jsonrpc.Request); err != nil || !ok || r.Method != "ping" {
+		t.Fatalf("read %#v, %v", m, err)
+	}
+	conn.Close()
+	flags, err := unix.FcntlInt(uintptr(p[0]), unix.F_GETFL, 0)
+	if err != nil || flags&unix.O_NONBLOCK != 0 {
+		t.Fatalf("the pipe was left non-blocking (flags %#x, %v)", flags, err)
+	}
+	if _, err := wf.WriteString("after\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := rf.Read(buf)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(buf[:n])
+	}()
+	select {
+	case s := <-got:
+		if s != "after\n" {
+			t.Fatalf("the caller read %q after Close, want %q", s, "after\n")
+		}
+	case <-time.After(10 * time.Second):
+		// Only reached when the transport's reader is still waiting on
+		// the pipe and took the line.
+		t.Fatal("the connection's reader still takes input after Close")
+	}
+}
