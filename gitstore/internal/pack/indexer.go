@@ -48,12 +48,14 @@ const (
 	// it inflates instead of being held (it is then no delta's cached
 	// base: a delta of it reads it again).
 	streamHashSize = 16 << 20
-	// indexCacheSize bounds the objects the indexer keeps as delta bases.
-	indexCacheSize = 16 << 20
 	// maxDeltaChain is as deep as a chain of deltas may go (Set.readAt's
 	// bound).
 	maxDeltaChain = 10000
 )
+
+// indexCacheSize bounds the objects the indexer keeps as delta bases
+// (tests set it to nothing, so that every base is read again).
+var indexCacheSize = 16 << 20
 
 // indexer indexes a pack file in one sequential pass: each entry's offset
 // and CRC-32 are recorded, whole objects hashed as they inflate, and an

@@ -126,14 +126,20 @@ func TestIndexerMatchesGit(t *testing.T) {
 	gitOut(t, nil, "init", "-q", "--bare", dir)
 	ids := gitBlobs(t, dir, 400)
 	for _, c := range []struct {
-		name string
-		args []string
-		ofs  bool
+		name  string
+		args  []string
+		ofs   bool
+		cache int
 	}{
-		{"ofs deltas", []string{"--delta-base-offset", "--depth=50", "--window=20"}, true},
-		{"ref deltas", []string{"--depth=50", "--window=20"}, false},
+		{"ofs deltas", []string{"--delta-base-offset", "--depth=50", "--window=20"}, true, indexCacheSize},
+		{"ref deltas", []string{"--depth=50", "--window=20"}, false, indexCacheSize},
+		// Every base read again from the pack, through chains of deltas.
+		{"ofs deltas, no cache", []string{"--delta-base-offset", "--depth=50", "--window=20"}, true, 0},
+		{"ref deltas, no cache", []string{"--depth=50", "--window=20"}, false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			defer func(n int) { indexCacheSize = n }(indexCacheSize)
+			indexCacheSize = c.cache
 			pack, want := gitPack(t, dir, ids, c.args...)
 			packDir, got, count := install(t, pack)
 			if !bytes.Equal(got, want) {
@@ -202,6 +208,9 @@ type entrySpec struct {
 	ofs  int    // an OFS_DELTA of entry ofs; -1 for none
 	ref  *object.Hash
 	base []byte // the delta's base, whole
+	// long compresses byte by byte, a flush after each: a stream far
+	// longer than zlib makes them.
+	long bool
 }
 
 // craftPack writes entries as a pack, in the order given.
@@ -227,7 +236,14 @@ func craftPack(specs []entrySpec) []byte {
 		}
 		p.Write(head)
 		zw := zlib.NewWriter(&p)
-		zw.Write(payload)
+		if s.long {
+			for i := range payload {
+				zw.Write(payload[i : i+1])
+				zw.Flush()
+			}
+		} else {
+			zw.Write(payload)
+		}
 		zw.Close()
 	}
 	sum := sha1.Sum(p.Bytes())
@@ -270,6 +286,43 @@ func TestIndexerDeltasBeforeBases(t *testing.T) {
 	if count != 5 {
 		t.Fatalf("count %d", count)
 	}
+	p := filepath.Join(t.TempDir(), "x.pack")
+	os.WriteFile(p, pack, 0o644)
+	gitOut(t, nil, "index-pack", "-o", p+".idx", p)
+	want, _ := os.ReadFile(p + ".idx")
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Install's index differs from git index-pack's")
+	}
+	ps := openSet(t, packDir)
+	for _, data := range v {
+		if _, got, err := ps.Read(*idOf(data)); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("Read: %v", err)
+		}
+	}
+}
+
+// TestIndexerLongStreams: entries whose zlib streams are longer than the
+// bound the indexer's window assumes (written a byte and a flush at a
+// time) are read as streams, and the index is git index-pack's.
+func TestIndexerLongStreams(t *testing.T) {
+	needGit(t)
+	v := versions(3)
+	// Its stream is longer than the indexer's window, too.
+	v = append(v, bytes.Repeat([]byte("a long stream "), 200<<10/14))
+	blob := object.TypeBlob
+	pack := craftPack([]entrySpec{
+		{typ: blob, data: v[0], ofs: -1, long: true},
+		{typ: blob, data: v[1], ofs: 0, base: v[0], long: true},
+		{typ: blob, data: v[3], ofs: -1, long: true},
+		{typ: blob, data: v[2], ofs: -1},
+	})
+	if h, _ := parseEntryHead(pack[12:], 12, int64(len(pack)-32)); zlibLen(t, pack[12+h.n:]) <= int(zlibBound(len(v[0]))) {
+		t.Fatal("the stream is not longer than the bound")
+	}
+	if len(pack) < indexWindow+100<<10 { // the other entries take a few KB
+		t.Fatalf("the pack (%d bytes) is not longer than the window", len(pack))
+	}
+	packDir, got, _ := install(t, pack)
 	p := filepath.Join(t.TempDir(), "x.pack")
 	os.WriteFile(p, pack, 0o644)
 	gitOut(t, nil, "index-pack", "-o", p+".idx", p)
