@@ -100,8 +100,7 @@ func openIndex(f *os.File) (*Index, error) {
 	return x, nil
 }
 
-// indexFromBytes is an index held in memory (a received pack's, before it
-// is written).
+// indexFromBytes is an index held in memory (tests check crafted ones).
 func indexFromBytes(name string, b []byte) (*Index, error) {
 	x := &Index{name: name, size: int64(len(b)), data: b}
 	if err := x.readHead(); err != nil {

@@ -74,10 +74,6 @@ type Entry struct {
 	// mtime is the pack file's: packs are written once and renamed into
 	// place, so it tells their age across processes.
 	mtime time.Time
-	// offs, when set, is every entry's offset, sorted (a received pack's,
-	// which is read back whole): reads then take each entry's exact
-	// bounds from it instead of the index.
-	offs []int64
 	// idxFile is the pack's index, open but not yet read: it is opened
 	// (its fanout read, the file mapped) at the first lookup, so that
 	// opening a large repository — a server's start, a listing answered
@@ -92,7 +88,7 @@ type Entry struct {
 func (pe *Entry) loadIdx() error {
 	pe.idxOnce.Do(func() {
 		if pe.idxFile == nil {
-			return // built in memory (a received pack)
+			return // built in memory (by a test)
 		}
 		pe.idx, pe.idxErr = openIndex(pe.idxFile)
 		pe.idxFile = nil
@@ -103,12 +99,9 @@ func (pe *Entry) loadIdx() error {
 // entryEnd is where the entry at off ends: where the next entry begins,
 // or the pack's trailing checksum.
 func (pe *Entry) entryEnd(off int64) (int64, error) {
-	offs := pe.offs
-	if offs == nil {
-		var err error
-		if offs, err = pe.idx.sortedOffsets(); err != nil {
-			return 0, err
-		}
+	offs, err := pe.idx.sortedOffsets()
+	if err != nil {
+		return 0, err
 	}
 	i := sort.Search(len(offs), func(i int) bool { return offs[i] > off })
 	end := pe.size - 20
@@ -310,7 +303,7 @@ func (ps *Set) readAt(pe *Entry, off int64, depth int) (object.Type, []byte, err
 	if depth > 10000 {
 		return 0, nil, fmt.Errorf("delta chain too deep")
 	}
-	h, data, err := ps.payload(pe, off, pe.offs != nil)
+	h, data, err := ps.payload(pe, off, false)
 	if err != nil {
 		return 0, nil, err
 	}

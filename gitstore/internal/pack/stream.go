@@ -3,7 +3,6 @@ package pack
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"compress/zlib"
 	"context"
 	"crypto/sha1"
@@ -14,12 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -166,42 +161,30 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := durable.Lock(context.Background(), tmp, nil, 0); err != nil {
 		return 0, 0, err
 	}
-	n, err := io.Copy(tmp, r)
+	// The pack's checksum is computed as it arrives, which spares the
+	// indexer a pass.
+	th := &trailHasher{h: sha1.New()}
+	n, err := io.CopyBuffer(io.MultiWriter(tmp, th), r, make([]byte, 256<<10))
 	if err != nil {
 		return 0, n, fmt.Errorf("receive pack: %w", err)
 	}
 	if n == 0 {
 		return 0, 0, nil
 	}
-	if err := checkPackHeader(tmp, n); err != nil {
-		return 0, n, err
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return 0, n, err
-	}
-	w := new(idxfile.Writer)
-	parser, err := packfile.NewParser(packfile.NewScanner(tmp), w)
+	count, err := checkPackHeader(tmp, n)
 	if err != nil {
 		return 0, n, err
 	}
-	sum, err := parser.Parse()
+	var sum object.Hash
+	copy(sum[:], th.h.Sum(nil))
+	if !bytes.Equal(sum[:], th.tail[:]) {
+		return 0, n, errors.New("the pack received is damaged: its trailing checksum does not match its contents")
+	}
+	// Our own indexer (indexer.go) checks every entry's size and hashes
+	// every object whole, deltas applied: what it indexes the store can
+	// read, so the received pack is not read back.
+	entries, err := indexPack(tmp, n, count)
 	if err != nil {
-		return 0, n, fmt.Errorf("the pack received is damaged: %w", err)
-	}
-	idx, err := w.Index()
-	if err != nil {
-		return 0, n, err
-	}
-	var encoded bytes.Buffer
-	if _, err := idxfile.NewEncoder(&encoded).Encode(idx); err != nil {
-		return 0, n, err
-	}
-	x, err := indexFromBytes("the received pack's index", encoded.Bytes())
-	if err != nil {
-		return 0, n, err
-	}
-	count := x.Count()
-	if err := readBack(tmp, n, x); err != nil {
 		return 0, n, fmt.Errorf("the pack received is damaged: %w", err)
 	}
 	idxTmp, err := os.CreateTemp(tmpDir, "fetch-*.idx")
@@ -213,7 +196,7 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := durable.Lock(context.Background(), idxTmp, nil, 0); err != nil {
 		return 0, n, err
 	}
-	if _, err := idxTmp.Write(encoded.Bytes()); err != nil {
+	if err := writeIndexV2(idxTmp, entries, sum, 1<<31-1); err != nil {
 		return 0, n, err
 	}
 	// Closed before the renames: Windows does not rename a file that is
@@ -240,7 +223,7 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := durable.SyncDir(packDir); err != nil {
 		return 0, n, err
 	}
-	return int(count), n, nil
+	return count, n, nil
 }
 
 // minPackEntry is the fewest bytes a pack entry can take: a one-byte
@@ -248,52 +231,24 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 // block in two, the Adler-32 in four).
 const minPackEntry = 9
 
-// checkPackHeader refuses a pack whose header claims more objects than its
-// size can hold. go-git's index writer allocates room for the claimed count
-// before reading a single entry, so sixteen bytes claiming four billion
-// objects would end the process with "out of memory".
-func checkPackHeader(f io.ReaderAt, size int64) error {
+// checkPackHeader returns the object count of a received pack's header,
+// refusing a count larger than the pack's size can hold: the indexer
+// allocates its table for the claimed count before reading a single
+// entry, and sixteen bytes claiming four billion objects would end the
+// process with "out of memory".
+func checkPackHeader(f io.ReaderAt, size int64) (int, error) {
 	var hdr [12]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
-		return errors.New("the pack received is damaged: no pack header")
+		return 0, errors.New("the pack received is damaged: no pack header")
+	}
+	if v := binary.BigEndian.Uint32(hdr[4:]); v != 2 && v != 3 {
+		return 0, fmt.Errorf("the pack received has version %d; versions 2 and 3 are read", v)
 	}
 	count := int64(binary.BigEndian.Uint32(hdr[8:]))
 	if room := (size - 12 - 20) / minPackEntry; count > room {
-		return fmt.Errorf("the pack received is damaged: its header claims %d objects, but its %d bytes hold at most %d", count, size, max(room, 0))
+		return 0, fmt.Errorf("the pack received is damaged: its header claims %d objects, but its %d bytes hold at most %d", count, size, max(room, 0))
 	}
-	return nil
-}
-
-// readBack reads every object of a received pack with the store's own
-// pack reader and checks that it has the id go-git gave it. go-git does not
-// check that an entry inflates to the size its header declares (git's
-// index-pack does), so without this a pack could be accepted whose objects
-// the store then fails to read.
-func readBack(f *os.File, size int64, idx *Index) error {
-	entries := make([]IndexEntry, idx.Count())
-	for i := range entries {
-		var err error
-		if entries[i], err = idx.Entry(i); err != nil {
-			return err
-		}
-	}
-	slices.SortFunc(entries, func(a, b IndexEntry) int { return cmp.Compare(a.Offset, b.Offset) })
-	pe := &Entry{name: "received", idx: idx, f: f, size: size, offs: make([]int64, len(entries))}
-	for i, e := range entries {
-		pe.offs[i] = e.Offset
-	}
-	ps := NewSet("")
-	ps.packs[pe.name], ps.order = pe, []*Entry{pe}
-	for _, e := range entries {
-		t, data, err := ps.readAt(pe, e.Offset, 0)
-		if err != nil {
-			return fmt.Errorf("object %s: %w", e.ID, err)
-		}
-		if got := object.HashObject(t, data); got != e.ID {
-			return fmt.Errorf("object %s reads as %s", e.ID, got)
-		}
-	}
-	return nil
+	return int(count), nil
 }
 
 // TransferLeftoverAge is how old a temporary pack must be, besides being

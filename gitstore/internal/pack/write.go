@@ -8,7 +8,8 @@
 //   - Merge merges packs geometrically, copying entries as they are and
 //     using the links a flush recorded to turn an older whole version into
 //     a delta of its successor.
-//   - Stream writes the pack a push sends; Install stores a received one.
+//   - Stream writes the pack a push sends; Install stores a received one,
+//     indexed in one sequential pass by the package's own indexer.
 //
 // Locks: a Set's mu guards its list of packs and their open files (readers
 // share it for a whole read; Refresh and Close take it alone); cacheMu
