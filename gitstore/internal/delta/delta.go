@@ -251,7 +251,11 @@ func Patch(base, delta []byte) ([]byte, error) {
 		return nil, fmt.Errorf("delta: bad target size")
 	}
 	delta = delta[n:]
-	out := make([]byte, 0, size)
+	// The declared size is only reserved up to what the base and the
+	// delta could plausibly make: a delta received from a remote may
+	// declare gigabytes in a few bytes. A real delta that repeats its
+	// base grows out as it goes.
+	out := make([]byte, 0, min(size, uint64(len(base))+uint64(len(delta))))
 	for len(delta) > 0 {
 		cmd := delta[0]
 		delta = delta[1:]

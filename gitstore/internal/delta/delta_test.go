@@ -2,6 +2,7 @@ package delta
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -140,4 +141,30 @@ func FuzzPatchDelta(f *testing.F) {
 		}
 		Patch(base, target) // arbitrary bytes as a delta: must not panic
 	})
+}
+
+// TestPatchDoesNotTrustTheDeclaredSize: a delta of a few bytes that
+// declares a target of gigabytes is refused without reserving them, and a
+// real delta whose target is larger than its base and itself (a copy
+// repeated) still applies.
+func TestPatchDoesNotTrustTheDeclaredSize(t *testing.T) {
+	base := []byte("0123456789")
+	// base size 10, target size 3 GiB, one copy of the whole base.
+	hostile := []byte{10, 0x80, 0x80, 0x80, 0x80, 0x0c, 0x91, 0, 10}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := Patch(base, hostile); err == nil {
+		t.Fatal("a delta that makes 10 bytes of a declared 3 GiB was applied")
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("refusing the delta allocated %d bytes", grew)
+	}
+	// Target 40: the base copied four times, from a 10-byte base and a
+	// 14-byte delta.
+	repeat := []byte{10, 40, 0x91, 0, 10, 0x91, 0, 10, 0x91, 0, 10, 0x91, 0, 10}
+	got, err := Patch(base, repeat)
+	if err != nil || string(got) != strings.Repeat(string(base), 4) {
+		t.Fatalf("repeating delta: %q, %v", got, err)
+	}
 }
