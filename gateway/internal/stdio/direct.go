@@ -33,6 +33,25 @@ type Running struct {
 // SDK runs calls), with a context that parent's end or Cancel ends, and
 // hands its answer (see Respond) to answer.
 func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answer func(*jsonrpc.Response)) {
+	ctx, cancel := r.start(parent, id)
+	go func() {
+		resp := Respond(ctx, id, fn)
+		r.finish(id, cancel)
+		answer(resp)
+	}()
+}
+
+// Run is Go on the caller's goroutine: it returns fn's answer once fn is
+// done. The HTTP transport answers a POST's lone call this way, on the
+// request's own goroutine, sparing a goroutine and a wake-up per call.
+func (r *Running) Run(parent context.Context, id jsonrpc.ID, fn DirectFunc) *jsonrpc.Response {
+	ctx, cancel := r.start(parent, id)
+	resp := Respond(ctx, id, fn)
+	r.finish(id, cancel)
+	return resp
+}
+
+func (r *Running) start(parent context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	r.mu.Lock()
 	if r.calls == nil {
@@ -40,14 +59,14 @@ func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answe
 	}
 	r.calls[id] = cancel
 	r.mu.Unlock()
-	go func() {
-		resp := Respond(ctx, id, fn)
-		r.mu.Lock()
-		delete(r.calls, id)
-		r.mu.Unlock()
-		cancel()
-		answer(resp)
-	}()
+	return ctx, cancel
+}
+
+func (r *Running) finish(id jsonrpc.ID, cancel context.CancelFunc) {
+	r.mu.Lock()
+	delete(r.calls, id)
+	r.mu.Unlock()
+	cancel()
 }
 
 // Cancel cancels the call a notifications/cancelled's params name, if it
