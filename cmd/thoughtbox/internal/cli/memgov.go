@@ -30,11 +30,11 @@ const (
 	quietPeriod = 5 * time.Second
 	// busyGCPercent paces the collector under load: a collection when
 	// the heap reaches three times the live heap instead of twice, so
-	// half as many collections for half again the heap. No limit is set
-	// under load, not even a loose one: near any limit the runtime hands
-	// pages back to the OS on the allocation path (a 64 MiB cap with 64
-	// agents put 8 % of the server's time in madvise), and the next
-	// requests fault them in again.
+	// half as many collections for half again the heap. The limit under
+	// load (busyFloor) stays clear of that heap: near a limit the runtime
+	// hands pages back to the OS on the allocation path (a 64 MiB cap on
+	// the last live heap with 64 agents put 8 % of the server's time in
+	// madvise), and the next requests fault them in again.
 	busyGCPercent = 200
 	// busyFloor is the least limit under load. Above it the limit is
 	// what busyGCPercent lets the heap between flushes reach (three times
