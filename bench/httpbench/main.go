@@ -7,6 +7,7 @@
 //	go run ./bench/httpbench                       # 1, 16 and 64 agents, 150 thoughts each
 //	go run ./bench/httpbench -agents 64 -n 200
 //	go run ./bench/httpbench -data /tmp/big        # against an existing ledger
+//	go run ./bench/httpbench -client raw           # a client that costs the machine little
 package main
 
 import (
@@ -40,10 +41,14 @@ var (
 	data    = flag.String("data", "", "data directory to serve (default: a fresh one per run)")
 	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for the server: fs or memory")
 	nocheck = flag.Bool("nocheck", false, "skip the git check of every acknowledged thought")
+	client  = flag.String("client", "sdk", "sdk: the go-sdk's MCP client; raw: a plain net/http client (see rawAgent)")
 )
 
 func main() {
 	flag.Parse()
+	if *client != "sdk" && *client != "raw" {
+		check(fmt.Errorf("-client: expected sdk or raw, got %q", *client))
+	}
 	work, err := os.MkdirTemp("", "httpbench")
 	check(err)
 	defer os.RemoveAll(work)
@@ -116,14 +121,13 @@ func run(exe, dir string, agents int) {
 	results := make([]agentResult, agents)
 	// Every agent connects and reaches the thought stage before the clock
 	// starts, so the figure is the steady rate of thoughts.
-	sessions := make([]*mcp.ClientSession, agents)
+	sessions := make([]agent, agents)
 	var wg sync.WaitGroup
 	for i := range agents {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			c := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("httpbench-%d", i), Version: "1"}, nil)
-			s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+			s, err := connect(ctx, url, fmt.Sprintf("httpbench-%d", i))
 			if err != nil {
 				results[i].err = err
 				return
@@ -170,7 +174,7 @@ func run(exe, dir string, agents int) {
 	srvCPU, cliCPU := cpuOf(pid)-srv0, machine.CPUTime()-cli0
 	rss := rssOf(pid)
 	for _, s := range sessions {
-		s.Close()
+		s.close()
 	}
 	// Idle memory, once the server has been quiet long enough to set its
 	// soft memory limit again (five quiet seconds, see serve's governor)
@@ -197,8 +201,8 @@ func run(exe, dir string, agents int) {
 		}
 		return all[min(len(all)-1, len(all)*p/100)].Round(10 * time.Microsecond)
 	}
-	fmt.Printf("http, %d agents x %d thoughts (%s): %.0f durable thoughts/s aggregate; per call p50 %v, p99 %v; server RSS %.1f MB under load, %.1f MB idle; CPU per thought server %v, client %v; load average %s\n",
-		agents, *n, *storage, float64(total)/wall.Seconds(), pct(50), pct(99), float64(rss)/1e6, float64(idle)/1e6,
+	fmt.Printf("http, %d agents x %d thoughts (%s, %s client): %.0f durable thoughts/s aggregate; per call p50 %v, p99 %v; server RSS %.1f MB under load, %.1f MB idle; CPU per thought server %v, client %v; load average %s\n",
+		agents, *n, *storage, *client, float64(total)/wall.Seconds(), pct(50), pct(99), float64(rss)/1e6, float64(idle)/1e6,
 		(srvCPU / time.Duration(max(total, 1))).Round(time.Microsecond), (cliCPU / time.Duration(max(total, 1))).Round(time.Microsecond), machine.LoadAvg())
 	if failed > 0 {
 		check(fmt.Errorf("%d agents failed", failed))
@@ -229,8 +233,54 @@ func verifyCommits(repo string, results []agentResult) {
 	fmt.Printf("http: git rev-list: every acknowledged thought of the %d sessions is a commit\n", len(results))
 }
 
-func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]any) (map[string]any, error) {
-	return gateway.Call(ctx, s, op, args)
+// agent is one agent's MCP session, through either client.
+type agent interface {
+	call(ctx context.Context, op string, args map[string]any) (map[string]any, error)
+	close()
+}
+
+func connect(ctx context.Context, url, name string) (agent, error) {
+	if *client == "raw" {
+		a := newRawAgent(url)
+		return rawClient{a}, a.connect(ctx, name)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sdkClient{s}, nil
+}
+
+type sdkClient struct{ s *mcp.ClientSession }
+
+func (c sdkClient) call(ctx context.Context, op string, args map[string]any) (map[string]any, error) {
+	return gateway.Call(ctx, c.s, op, args)
+}
+
+func (c sdkClient) close() { c.s.Close() }
+
+type rawClient struct{ a *rawAgent }
+
+// call decodes the reply only where the benchmark reads it (start_new's
+// session id): the SDK's client decodes every reply, but a raw client
+// need not, and its cost is what this client leaves out.
+func (c rawClient) call(ctx context.Context, op string, args map[string]any) (map[string]any, error) {
+	text, err := c.a.call(ctx, op, args)
+	if err != nil || op != "start_new" {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return nil, fmt.Errorf("%s: reply %q: %v", op, text, err)
+	}
+	return out, nil
+}
+
+func (c rawClient) close() { c.a.close() }
+
+func call(ctx context.Context, s agent, op string, args map[string]any) (map[string]any, error) {
+	return s.call(ctx, op, args)
 }
 
 func cpuOf(pid int) time.Duration {

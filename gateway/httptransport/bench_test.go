@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,7 +14,8 @@ import (
 )
 
 // BenchmarkToolCall is one tools/call over HTTP on a session already
-// initialized, through the SDK's handler and through ours, from a plain
+// initialized, through the SDK's handler, through ours, and through ours with the call
+// taken by a Direct hook, from a plain
 // HTTP client (so that the client's own cost is the same, and small):
 //
 //	go test ./gateway/httptransport -run - -bench ToolCall -benchmem
@@ -37,6 +39,13 @@ func BenchmarkToolCall(b *testing.B) {
 		}},
 		{"httptransport", func(f *fixture) http.Handler {
 			return httptransport.New(func(*http.Request) *mcp.Server { return f.server() }, httptransport.Options{ProtocolVersions: versions})
+		}},
+		{"direct", func(f *fixture) http.Handler {
+			// The call taken by a Direct hook, as the gateway's tool is.
+			var taken atomic.Int32
+			return httptransport.NewDirect(func(*http.Request) (*mcp.Server, httptransport.Direct) {
+				return f.server(), directSample(&taken)
+			}, httptransport.Options{ProtocolVersions: versions})
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

@@ -53,38 +53,56 @@ func (c *session) takeDirect(msgs []jsonrpc.Message) []jsonrpc.Message {
 	return rest
 }
 
-// runDirect offers req to Direct and runs it if taken, reporting whether
-// it was. A session that is closing takes no more: its close waits for
-// the direct calls under way, as the SDK's waits for its handlers.
+// runDirect offers req to Direct and runs it if taken, on a goroutine of
+// its own, reporting whether it was.
 func (c *session) runDirect(req *jsonrpc.Request) bool {
-	c.mu.Lock()
-	if c.closed || c.draining {
-		c.mu.Unlock()
-		return false
-	}
-	c.mu.Unlock()
-	fn := c.direct(c.ss, req)
+	fn := c.offer(req)
 	if fn == nil {
 		return false
 	}
-	c.mu.Lock()
-	if c.closed || c.draining {
-		c.mu.Unlock()
-		return false
-	}
-	c.running.Add(1)
-	c.mu.Unlock()
-	// The call's context carries its request, as Correlate marks the
-	// server's handlers: what the gateway sends during the call (roots,
-	// sampling, progress) goes on the call's own response.
-	ctx := context.WithValue(c.dctx, extraKey{}, req.Extra)
-	c.directs.Go(ctx, req.ID, fn, func(resp *jsonrpc.Response) {
+	c.directs.Go(c.callContext(req), req.ID, fn, func(resp *jsonrpc.Response) {
 		defer c.running.Done()
 		// Refused only when the client is gone (the request ended, the
 		// session closed): the SDK drops such answers too.
 		_ = c.Write(context.Background(), resp)
 	})
 	return true
+}
+
+// offer returns the function that answers req if Direct takes it, nil to
+// leave req to the server. A taken call is counted in running, and the
+// caller calls running.Done once it has written the answer. A session
+// that is closing takes no more: its close waits for the direct calls
+// under way, as the SDK's waits for its handlers.
+func (c *session) offer(req *jsonrpc.Request) stdio.DirectFunc {
+	if c.direct == nil {
+		return nil
+	}
+	c.mu.Lock()
+	if c.closed || c.draining {
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	fn := c.direct(c.ss, req)
+	if fn == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.draining {
+		return nil
+	}
+	c.running.Add(1)
+	return fn
+}
+
+// callContext is the context of a direct call: it carries the call's
+// request, as Correlate marks the server's handlers, so that what the
+// gateway sends during the call (roots, sampling, progress) goes on the
+// call's own response.
+func (c *session) callContext(req *jsonrpc.Request) context.Context {
+	return context.WithValue(c.dctx, extraKey{}, req.Extra)
 }
 
 // shut closes the session as the SDK's ServerSession.Close does for its

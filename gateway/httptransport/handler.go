@@ -41,6 +41,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
 )
 
 const (
@@ -387,11 +389,61 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 	if fresh && isInit {
 		w.Header().Set(sessionIDHeader, s.id)
 	}
-	if !s.deliver(s.takeDirect(msgs)) {
+	if !batch && len(msgs) == 1 {
+		// A lone call, as agents send them: taken directly, it is
+		// answered on this goroutine (see answerInline); refused, the
+		// server has it without a second offer.
+		if fn := s.offer(calls[0]); fn != nil {
+			h.answerInline(w, r, s, st, calls[0], fn)
+			return
+		}
+	} else {
+		msgs = s.takeDirect(msgs)
+	}
+	if !s.deliver(msgs) {
 		http.Error(w, "session is closing", http.StatusNotFound)
 		return
 	}
 	h.answer(w, r, s, st, batch)
+}
+
+// answerInline runs a POST's lone call, taken directly, on the request's
+// own goroutine and writes its answer. Run on a goroutine of its own, as
+// the SDK runs calls, the call cost a goroutine and two wake-ups (its
+// start and its answer), and with one agent each wake-up is a thread
+// woken through the kernel: a good part of a call's processor time. What
+// the call sends the client before its answer (progress, a sampling or
+// roots request, whose reply comes in another POST) must reach the client
+// while the call still runs: the first such message starts a writer, the
+// same as answer, which this then waits for.
+func (h *Handler) answerInline(w http.ResponseWriter, r *http.Request, s *session, st *stream, req *jsonrpc.Request, fn stdio.DirectFunc) {
+	st.mu.Lock()
+	st.spawn = func() {
+		st.writer = make(chan struct{})
+		go func() {
+			defer close(st.writer)
+			h.answer(w, r, s, st, false)
+		}()
+	}
+	st.mu.Unlock()
+	resp := s.directs.Run(s.callContext(req), req.ID, fn)
+	// Refused only when the client is gone (the request ended, the
+	// session closed): the SDK drops such answers too.
+	_ = s.Write(context.Background(), resp)
+	s.running.Done()
+	st.mu.Lock()
+	st.spawn = nil
+	writer := st.writer
+	st.mu.Unlock()
+	if writer != nil {
+		<-writer
+		return
+	}
+	if q, _ := st.take(); len(q) == 1 && q[0].answer {
+		w.Header().Set("Cache-Control", "no-cache, no-transform")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(q[0].data)
+	}
 }
 
 // answer writes what the server sends for the calls of one POST, until

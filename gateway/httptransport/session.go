@@ -83,6 +83,11 @@ type stream struct {
 	gone    bool // the HTTP request has ended: nothing more is written
 	pending int  // calls of this POST not answered yet
 	wake    chan struct{}
+	// spawn, while a call is answered inline (see answerInline), starts
+	// the writer of this response, whose end closes writer; the first
+	// message that is not the answer calls it.
+	spawn  func()
+	writer chan struct{}
 }
 
 func newStream(pending int) *stream {
@@ -105,6 +110,8 @@ func (s *stream) push(data []byte, answers bool) bool {
 	s.queue = append(s.queue, item{data, answers})
 	if answers {
 		s.pending--
+	} else if s.spawn != nil && s.writer == nil {
+		s.spawn()
 	}
 	s.mu.Unlock()
 	select {

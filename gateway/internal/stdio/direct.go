@@ -41,6 +41,30 @@ const workerIdle = 2 * time.Second
 // the SDK runs calls), with a context that parent's end or Cancel ends,
 // and hands its answer (see Respond) to answer.
 func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answer func(*jsonrpc.Response)) {
+	ctx, cancel, idle := r.start(parent, id)
+	call := func() {
+		resp := Respond(ctx, id, fn)
+		r.finish(id, cancel)
+		answer(resp)
+	}
+	select {
+	case idle <- call:
+	default:
+		go work(idle, call)
+	}
+}
+
+// Run is Go on the caller's goroutine: it returns fn's answer once fn is
+// done. The HTTP transport answers a POST's lone call this way, on the
+// request's own goroutine, sparing a goroutine and a wake-up per call.
+func (r *Running) Run(parent context.Context, id jsonrpc.ID, fn DirectFunc) *jsonrpc.Response {
+	ctx, cancel, _ := r.start(parent, id)
+	resp := Respond(ctx, id, fn)
+	r.finish(id, cancel)
+	return resp
+}
+
+func (r *Running) start(parent context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc, chan func()) {
 	ctx, cancel := context.WithCancel(parent)
 	r.mu.Lock()
 	if r.calls == nil {
@@ -50,19 +74,14 @@ func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answe
 	r.calls[id] = cancel
 	idle := r.idle
 	r.mu.Unlock()
-	call := func() {
-		resp := Respond(ctx, id, fn)
-		r.mu.Lock()
-		delete(r.calls, id)
-		r.mu.Unlock()
-		cancel()
-		answer(resp)
-	}
-	select {
-	case idle <- call:
-	default:
-		go work(idle, call)
-	}
+	return ctx, cancel, idle
+}
+
+func (r *Running) finish(id jsonrpc.ID, cancel context.CancelFunc) {
+	r.mu.Lock()
+	delete(r.calls, id)
+	r.mu.Unlock()
+	cancel()
 }
 
 // work runs call, then the calls handed to it while it waits, until none

@@ -30,12 +30,33 @@ const (
 	quietPeriod = 5 * time.Second
 	// busyGCPercent paces the collector under load: a collection when
 	// the heap reaches three times the live heap instead of twice, so
-	// half as many collections for half again the heap. No limit is set
-	// under load, not even a loose one: near any limit the runtime hands
-	// pages back to the OS on the allocation path (a 64 MiB cap with 64
-	// agents put 8 % of the server's time in madvise), and the next
-	// requests fault them in again.
+	// half as many collections for half again the heap. The limit under
+	// load (busyFloor) stays clear of that heap: near a limit the runtime
+	// hands pages back to the OS on the allocation path (a 64 MiB cap on
+	// the last live heap with 64 agents put 8 % of the server's time in
+	// madvise), and the next requests fault them in again.
 	busyGCPercent = 200
+	// busyFloor is the least limit under load. Above it the limit is
+	// what busyGCPercent lets the heap between flushes reach (three times
+	// the least live heap of the recent samples), or a quarter above the
+	// largest live heap of the recent samples, whichever is more. With 64
+	// agents the live heap swings with the flusher (its pack plan holds
+	// whole versions of the sessions' folder trees: 50 of 88 MiB in one
+	// sample taken in a flush), and a collection that happened to end in
+	// a flush let the heap grow to three times that, 125-250 MB resident.
+	// The limit cuts only that: it leaves the pacing between flushes
+	// alone and stays above what a flush holds. Limits below either cost
+	// processor time: twice the least live heap (tried first) made the
+	// collector run without end during each flush, 40-80 % more time a
+	// thought with sessions of 300 thoughts; a quarter above the largest
+	// alone, 20-25 % more. What remains of that cost with long sessions
+	// is bounded by busyMemShare.
+	busyFloor = 72 << 20
+	// busyMemShare is the share of the server's processor time, over a
+	// second of a busy spell, that collecting and scavenging may take
+	// under the busy limit; past it the limit is lifted until the spell
+	// ends, and memory is traded for time as before the limit existed.
+	busyMemShare = 0.12
 	// liveWindow is how many samples of the live heap the limit follows
 	// (the least of them), so that a collection that lands in the middle
 	// of a flush does not lift the limit.
@@ -43,7 +64,7 @@ const (
 )
 
 // softMemoryLimit keeps an idle or lightly used server's memory near what
-// it uses, and leaves a busy one alone. With the default pacing (GOGC=100)
+// it uses, and a busy one's under a looser bound. With the default pacing (GOGC=100)
 // the heap grows to twice the live heap before a collection, and a thought
 // call leaves a few hundred kB of garbage (mostly decoding in the MCP
 // SDK), so a server with a 10,000-thought session in memory (~17 MB live)
@@ -58,10 +79,10 @@ const (
 // tenth of a second's work, and the runtime reports that cost only at the
 // end of a collection, so every burst began under the limit. This one
 // decides by the allocation rate, which the runtime keeps current: past
-// busyAllocRate the limit is lifted within memTick, and it comes back
-// (with the memory handed back to the OS at once, while nobody waits)
-// after quietPeriod below it. Under load the collector is paced by
-// busyGCPercent instead, which collects half as often as the default.
+// busyAllocRate the limit is loosened within memTick (see busyFloor), and it
+// comes back (with the memory handed back to the OS at once, while nobody
+// waits) after quietPeriod below it. Under load the collector is paced by
+// busyGCPercent, which collects half as often as the default.
 // GOMEMLIMIT, when set, is the user's choice and is left alone; so is
 // GOGC (then only the limit moves).
 func softMemoryLimit(ctx context.Context) {
@@ -71,6 +92,9 @@ func softMemoryLimit(ctx context.Context) {
 	samples := []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/scavenge/total:cpu-seconds"},
+		{Name: "/cpu/classes/user:cpu-seconds"},
 	}
 	start := time.Now()
 	// GOGC, when set, is the user's choice as well: only the limit moves.
@@ -85,6 +109,16 @@ func softMemoryLimit(ctx context.Context) {
 		}
 		if v := samples[1].Value; v.Kind() == metrics.KindUint64 {
 			m.allocs = v.Uint64()
+		}
+		for i, v := range samples[2:] {
+			if v.Value.Kind() != metrics.KindFloat64 {
+				continue
+			}
+			if i < 2 {
+				m.memCPU += v.Value.Float64()
+			} else {
+				m.work += v.Value.Float64()
+			}
 		}
 		limit, release := g.step(m)
 		if release {
@@ -130,6 +164,9 @@ type memSample struct {
 	at     time.Duration
 	live   uint64
 	allocs uint64
+	// memCPU is the processor time spent collecting and scavenging,
+	// work the time spent otherwise (the runtime's estimates, seconds).
+	memCPU, work float64
 }
 
 // memGovernor decides the soft memory limit from one sample a tick.
@@ -141,6 +178,11 @@ type memGovernor struct {
 	// allocation rate has stayed under busyAllocRate since.
 	busy  bool
 	quiet time.Duration
+	// lifted is set once, in this busy spell, memory management cost
+	// more than busyMemShare of a second under the limit; mark is the
+	// sample that second is measured from.
+	lifted bool
+	mark   memSample
 }
 
 // step takes one sample and returns the limit to set, and whether the
@@ -153,16 +195,31 @@ func (g *memGovernor) step(m memSample) (limit int64, release bool) {
 		rate := float64(m.allocs-g.prev.allocs) / dt.Seconds()
 		switch {
 		case rate >= busyAllocRate:
+			if !g.busy {
+				g.mark = m
+			}
 			g.busy, g.quiet = true, 0
 		case g.busy:
 			if g.quiet += dt; g.quiet >= quietPeriod {
-				g.busy, g.quiet, release = false, 0, true
+				g.busy, g.quiet, g.lifted, release = false, 0, false, true
 			}
 		}
 	}
 	g.prev = m
-	if g.busy {
+	if g.busy && !g.lifted && m.at-g.mark.at >= time.Second {
+		mem, work := m.memCPU-g.mark.memCPU, m.work-g.mark.work
+		if mem > busyMemShare*(mem+work) {
+			g.lifted = true
+		}
+		g.mark = m
+	}
+	if g.lifted {
 		return math.MaxInt64, false
+	}
+	if g.busy {
+		most := int64(g.mostLive())
+		between := int64(g.leastLive()) * (100 + busyGCPercent) / 100
+		return max(busyFloor, between, most+most/4), false
 	}
 	return g.limit(), release
 }
@@ -178,9 +235,23 @@ func (g *memGovernor) restart(live uint64) int64 {
 // limit is the larger of memoryFloor and half again the least live heap
 // of the recent samples.
 func (g *memGovernor) limit() int64 {
+	return max(memoryFloor, int64(g.leastLive()*3/2))
+}
+
+// mostLive is the largest live heap of the recent samples.
+func (g *memGovernor) mostLive() uint64 {
+	live := g.recent[0]
+	for _, v := range g.recent[1:min(g.n, len(g.recent))] {
+		live = max(live, v)
+	}
+	return live
+}
+
+// leastLive is the least live heap of the recent samples.
+func (g *memGovernor) leastLive() uint64 {
 	live := g.recent[0]
 	for _, v := range g.recent[1:min(g.n, len(g.recent))] {
 		live = min(live, v)
 	}
-	return max(memoryFloor, int64(live*3/2))
+	return live
 }
