@@ -97,6 +97,9 @@ type Ledger struct {
 	// lastWrite is when this ledger last committed (Unix nanoseconds):
 	// the background warm-up of the index gives way to writers.
 	lastWrite atomic.Int64
+	// pulling counts the pulls under way (see Pulling): while one is, a
+	// View reads the store rather than a view the pull may have outdated.
+	pulling atomic.Int32
 }
 
 // sessionState is the ledger's single view of one session.
@@ -420,6 +423,9 @@ func (l *Ledger) Load(ctx context.Context, id string) (*SessionView, error) {
 // ledger has not loaded the session yet. Use it for reads; use Load to
 // resume a session another process may have written to.
 func (l *Ledger) View(ctx context.Context, id string) (*SessionView, error) {
+	if l.pulling.Load() > 0 {
+		return l.viewFromStore(ctx, id)
+	}
 	st, err := l.acquire(ctx, id, false)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 )
 
 // PulledSessions names the sessions a pull changed here: New are those it
@@ -12,6 +13,33 @@ import (
 type PulledSessions struct {
 	New   []string
 	Moved []string
+}
+
+// Pulling tells the ledger that a pull is about to move refs in its store;
+// the returned function, called once Pulled has run (or the pull failed),
+// says it is over. In between, View answers from the store itself, not
+// from the views the ledger holds: the pull moves a session's refs before
+// Pulled reloads its view, and a listing made in that window (it reads the
+// refs) would otherwise show thoughts that a read of the same session did
+// not. The views themselves are left for Pulled, which compares them with
+// what the pull brought to announce it.
+func (l *Ledger) Pulling() (done func()) {
+	l.pulling.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { l.pulling.Add(-1) }) }
+}
+
+// viewFromStore is View without the ledger's held view: the session as the
+// store has it now, left out of the ledger's views.
+func (l *Ledger) viewFromStore(ctx context.Context, id string) (*SessionView, error) {
+	if id == "" {
+		return nil, InvalidField("sessionId", "must not be empty")
+	}
+	st := &sessionState{id: id}
+	if err := l.reloadLocked(ctx, st); err != nil {
+		return nil, err
+	}
+	return l.viewLocked(st), nil
 }
 
 // Pulled brings the ledger in line with sessions whose refs a pull (or any

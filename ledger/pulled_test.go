@@ -99,3 +99,66 @@ func TestPulledReloadsOnlyHeldViews(t *testing.T) {
 		t.Errorf("after a pull that created a session: %d events, the last %+v", n, last)
 	}
 }
+
+// TestViewDuringAPull: while a pull is under way (Pulling), a View shows
+// what the store holds even though the ledger's view of the session is
+// older — as a listing, which reads the refs, already does — and leaves
+// that view for Pulled, which still announces every thought the pull
+// brought. Afterwards views come from the ledger again.
+func TestViewDuringAPull(t *testing.T) {
+	gs, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gs.Close()
+	ctx := context.Background()
+	rec := &eventRecorder{}
+	writer, server := ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{Events: rec})
+	s, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "pulled"}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.AddThought(ctx, s.ID, th("one"), agent); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := server.View(ctx, s.ID); err != nil || v.Graph.Len() != 1 {
+		t.Fatalf("first view: %v, %v", v, err)
+	}
+
+	done := server.Pulling()
+	// The pull moves the refs: the writer stands for it.
+	for _, text := range []string{"two", "three"} {
+		if _, err := writer.AddThought(ctx, s.ID, th(text), agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, _, err := server.ListPage(ctx, 0, 10)
+	if err != nil || len(page) != 1 || page[0].ThoughtCount != 3 {
+		t.Fatalf("listing during the pull: %+v, %v", page, err)
+	}
+	if v, err := server.View(ctx, s.ID); err != nil || v.Graph.Len() != 3 || v.Session.ThoughtCount != 3 {
+		t.Fatalf("a view during the pull shows %v thoughts (%v); the listing showed 3", v.Graph.Len(), err)
+	}
+	if _, err := server.View(ctx, "0bad1d00-0000-4000-8000-000000000000"); err == nil {
+		t.Fatal("a view during the pull found an unknown session")
+	}
+	if err := server.Pulled(ctx, ledger.PulledSessions{Moved: []string{s.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	done() // a second call changes nothing
+	if got := rec.thoughts(); len(got) != 2 || got[0] != "thought_added two" || got[1] != "thought_added three" {
+		t.Errorf("events: %q; want the two pulled thoughts", got)
+	}
+	if v, err := server.View(ctx, s.ID); err != nil || v.Graph.Len() != 3 {
+		t.Errorf("view after the pull: %v, %v", v, err)
+	}
+	// Views come from the ledger again: a write behind its back (no pull
+	// announced) is not seen until the ledger is told.
+	if _, err := writer.AddThought(ctx, s.ID, th("four"), agent); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := server.View(ctx, s.ID); v.Graph.Len() != 3 {
+		t.Errorf("after done, a view read the store: %d thoughts", v.Graph.Len())
+	}
+}

@@ -105,6 +105,10 @@ func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*P
 }
 
 func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptions) (*PullResult, error) {
+	// Until the ledger has caught up, its reads come from the store: a
+	// listing and a read of one session agree while the refs move.
+	done := p.ledger.Pulling()
+	defer done()
 	res, err := remote.Pull(ctx, p.store, name, to)
 	if err != nil {
 		return nil, err
