@@ -105,10 +105,16 @@ func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*P
 }
 
 func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptions) (*PullResult, error) {
-	// Until the ledger has caught up, its reads come from the store: a
-	// listing and a read of one session agree while the refs move.
-	done := p.ledger.Pulling()
-	defer done()
+	// From the moment refs move until the ledger has caught up, its reads
+	// come from the store: a listing and a read of one session agree
+	// while the refs move. The fetch before that leaves reads alone.
+	var done func()
+	defer func() {
+		if done != nil {
+			done()
+		}
+	}()
+	to.BeforeRefsMove = func() { done = p.ledger.Pulling() }
 	res, err := remote.Pull(ctx, p.store, name, to)
 	if err != nil {
 		return nil, err

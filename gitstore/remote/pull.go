@@ -209,6 +209,9 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	}
 	err = nil
 	if len(all.Updates) > 0 {
+		if o.BeforeRefsMove != nil {
+			o.BeforeRefsMove()
+		}
 		err = s.Apply(ctx, all)
 	}
 	if err == nil {

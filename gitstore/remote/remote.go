@@ -64,6 +64,12 @@ type TransferOptions struct {
 	// given; 0 means DefaultMaxThoughtBytes (1 MiB). Files are bounded by
 	// what such texts can take once encoded (see gitstore.MaxIncomingFileBytes).
 	MaxThoughtBytes int
+	// BeforeRefsMove, when set, is called once a pull has fetched and
+	// checked what it brings and is about to move refs (not when it moves
+	// none). A ledger on the store is told then (ledger.Pulling), not for
+	// the whole fetch, so that only the short window in which its views
+	// lag the refs costs it anything.
+	BeforeRefsMove func()
 }
 
 var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
