@@ -107,13 +107,8 @@ func nodes(ns []ledger.ThoughtNode) []string {
 // it until told the session changed; after Forget its view, search and
 // next number follow the store, and a session it never read costs nothing.
 func TestForgetDropsStaleViews(t *testing.T) {
-	gs, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gs.Close()
 	ctx := context.Background()
-	writer, server := ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{})
+	writer, server, _ := twoLedgers(t)
 	s, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "shared"}, agent)
 	if err != nil {
 		t.Fatal(err)

@@ -32,19 +32,27 @@ func (r *eventRecorder) thoughts() []string {
 	return out
 }
 
+// twoLedgers opens one in-memory store with two ledgers on it: writer
+// stands for another process or a pull moving the refs, server for the
+// ledger that holds views (its events go to rec).
+func twoLedgers(t *testing.T) (writer, server *ledger.Ledger, rec *eventRecorder) {
+	t.Helper()
+	gs, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gs.Close() })
+	rec = &eventRecorder{}
+	return ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{Events: rec}), rec
+}
+
 // TestPulledReloadsOnlyHeldViews: two ledgers on one store, as a server
 // and a pull moving its refs. Pulled reads again the sessions the server
 // holds and announces only what they gained; one it never read stays
 // unread and unannounced, yet searchable; an unknown id is no error.
 func TestPulledReloadsOnlyHeldViews(t *testing.T) {
-	gs, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gs.Close()
 	ctx := context.Background()
-	rec := &eventRecorder{}
-	writer, server := ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{Events: rec})
+	writer, server, rec := twoLedgers(t)
 	held, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "held"}, agent)
 	if err != nil {
 		t.Fatal(err)
@@ -106,14 +114,8 @@ func TestPulledReloadsOnlyHeldViews(t *testing.T) {
 // that view for Pulled, which still announces every thought the pull
 // brought. Afterwards views come from the ledger again.
 func TestViewDuringAPull(t *testing.T) {
-	gs, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gs.Close()
 	ctx := context.Background()
-	rec := &eventRecorder{}
-	writer, server := ledger.New(gs, ledger.Options{}), ledger.New(gs, ledger.Options{Events: rec})
+	writer, server, rec := twoLedgers(t)
 	s, err := writer.StartSession(ctx, ledger.CreateSessionParams{Title: "pulled"}, agent)
 	if err != nil {
 		t.Fatal(err)
