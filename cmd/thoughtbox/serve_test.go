@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,34 +229,8 @@ func startServeHTTP(t *testing.T, ctx context.Context, bin string, env ...string
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = append(append(os.Environ(), "PORT=0", "HOST=127.0.0.1"), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case url := <-addr:
-		return url, cmd
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server never said where it listens")
-		return "", nil
-	}
+	url := startAnnounced(t, cmd, 30*time.Second, regexp.MustCompile(`listening on (http://\S+/mcp)`))[0]
+	return url, cmd
 }
 
 type bearer struct{ token string }
