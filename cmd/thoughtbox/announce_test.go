@@ -2,10 +2,16 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,4 +70,39 @@ func startAnnounced(t *testing.T, cmd *exec.Cmd, wait time.Duration, patterns ..
 		}
 	}
 	return got
+}
+
+// serveStdio runs `thoughtbox serve --transport stdio` with env added to
+// this process's environment and connects client to it. The server's
+// stderr is kept for failure messages; the session is closed when the
+// test ends, if the test has not closed it.
+func serveStdio(t *testing.T, bin string, client *mcp.Client, env ...string) (*mcp.ClientSession, *exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--transport", "stdio")
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, cmd, stderr
+}
+
+// agent is a plain MCP client named as an agent would be.
+func agent(name, version string) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: name, Version: version}, nil)
+}
+
+// wantNoDataDir fails the test if anything made the data directory: what a
+// server with memory storage promises.
+func wantNoDataDir(t *testing.T, data string) {
+	t.Helper()
+	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
+		entries, _ := filepath.Glob(filepath.Join(data, "*", "*"))
+		t.Fatalf("memory storage wrote to the data directory: %v (%v)", err, entries)
+	}
 }
