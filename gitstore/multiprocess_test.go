@@ -818,6 +818,24 @@ func addAcks(t *testing.T, acked map[ackKey]ack, acks []ack) {
 // ---------------------------------------------------------------------------
 // TestMultiProcessSharedSession.
 
+// createShared makes the session id that writer processes then share, in
+// the repository at dir, and closes it before they start, so that they
+// only append to it.
+func createShared(t *testing.T, dir, id, title string) {
+	t.Helper()
+	s, err := gitstore.Open(dir, gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger.New(s, ledger.Options{NewID: func() string { return id }})
+	if _, err := l.StartSession(context.Background(), ledger.CreateSessionParams{Title: title}, writerAuthor); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMultiProcessSharedSession runs three writer processes on one
 // repository, each appending auto-numbered thoughts to one shared session
 // and to a session of its own, with different flush intervals. Every
@@ -831,21 +849,7 @@ func TestMultiProcessSharedSession(t *testing.T) {
 	const perWriter = 150
 	dir := filepath.Join(t.TempDir(), "p.git")
 	shared := "multi-shared"
-	{
-		// The shared session exists before the writers start, so that they
-		// only append to it.
-		s, err := gitstore.Open(dir, gitstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := ledger.New(s, ledger.Options{NewID: func() string { return shared }})
-		if _, err := l.StartSession(context.Background(), ledger.CreateSessionParams{Title: "Shared by three processes"}, writerAuthor); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createShared(t, dir, shared, "Shared by three processes")
 
 	seed := testSeed(t)
 	flushes := []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond}
@@ -963,19 +967,7 @@ func TestMultiProcessWriterKilled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0x7065_6572))
 	dir := filepath.Join(t.TempDir(), "p.git")
 	shared := "peer-shared"
-	{
-		s, err := gitstore.Open(dir, gitstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := ledger.New(s, ledger.Options{NewID: func() string { return shared }})
-		if _, err := l.StartSession(context.Background(), ledger.CreateSessionParams{Title: "Shared; one writer dies"}, writerAuthor); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createShared(t, dir, shared, "Shared; one writer dies")
 	acked := map[ackKey]ack{}
 	stuck := 0
 	for round := range rounds {

@@ -122,15 +122,7 @@ func (c *recordingConn) Write(p []byte) (int, error) {
 // the delay's timer itself, so nothing in it depends on timing; closing
 // the Observatory while a writer waits on the timer still ends it.
 func TestCorkDelayBatchesThoughts(t *testing.T) {
-	store, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	r := &relaySink{}
-	l := ledger.New(store, ledger.Options{Events: r})
-	o := New(l, Config{CorkDelay: time.Hour})
-	r.o = o
+	l, o := relayed(t, func(*gitstore.Store) Config { return Config{CorkDelay: time.Hour} })
 	var (
 		mu     sync.Mutex
 		hold   bool

@@ -17,6 +17,24 @@ func (r *relaySink) Publish(e ledger.Event) {
 	}
 }
 
+// relayed builds an Observatory over a ledger in memory whose events it
+// receives, as serve wires the two; config makes its Config, given the
+// store. Both are closed when the test ends.
+func relayed(tb testing.TB, config func(*gitstore.Store) Config) (*ledger.Ledger, *Observatory) {
+	tb.Helper()
+	store, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	r := &relaySink{}
+	l := ledger.New(store, ledger.Options{Events: r})
+	o := New(l, config(store))
+	r.o = o
+	tb.Cleanup(o.Close)
+	return l, o
+}
+
 // TestStuckQueueIsCutOff: a subscriber whose messages are never taken (no
 // writer drains its queue, as when its socket is blocked) is cut off, once
 // its queue is past QueueSize and it has taken nothing for StallTimeout,
@@ -35,16 +53,7 @@ func TestStuckQueueIsCutOff(t *testing.T) {
 		{"too far behind", time.Hour, 100},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			store, err := gitstore.OpenMemory(gitstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			r := &relaySink{}
-			l := ledger.New(store, ledger.Options{Events: r})
-			o := New(l, Config{QueueSize: 4, StallTimeout: tt.stall})
-			r.o = o
-			defer o.Close()
+			l, o := relayed(t, func(*gitstore.Store) Config { return Config{QueueSize: 4, StallTimeout: tt.stall} })
 			ctx := context.Background()
 			s, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "stuck"}, ledger.Author{Name: "a"})
 			if err != nil {
@@ -101,16 +110,7 @@ func TestStuckQueueIsCutOff(t *testing.T) {
 // from its queue (a reader slowed for a moment by a loaded machine) stays
 // connected up to the hard bound.
 func TestBehindButTakingIsKept(t *testing.T) {
-	store, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	r := &relaySink{}
-	l := ledger.New(store, ledger.Options{Events: r})
-	o := New(l, Config{QueueSize: 4, StallTimeout: time.Hour})
-	r.o = o
-	defer o.Close()
+	l, o := relayed(t, func(*gitstore.Store) Config { return Config{QueueSize: 4, StallTimeout: time.Hour} })
 	ctx := context.Background()
 	s, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "slow"}, ledger.Author{Name: "a"})
 	if err != nil {

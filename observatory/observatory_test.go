@@ -967,6 +967,13 @@ func TestKeepalive(t *testing.T) {
 		}
 	}
 	f.add(id, ledger.ThoughtInput{Thought: "still here", NextThoughtNeeded: true})
+	awaitThoughtAdded(t, msgs, errc, "the answering client was disconnected")
+}
+
+// awaitThoughtAdded reads msgs until a thought:added arrives; the
+// connection's ending first fails the test with ended.
+func awaitThoughtAdded(t *testing.T, msgs <-chan []byte, errc <-chan error, ended string) {
+	t.Helper()
 	for {
 		select {
 		case m := <-msgs:
@@ -974,7 +981,7 @@ func TestKeepalive(t *testing.T) {
 				return
 			}
 		case err := <-errc:
-			t.Fatalf("the answering client was disconnected: %v", err)
+			t.Fatalf("%s: %v", ended, err)
 		case <-time.After(30 * time.Second):
 			t.Fatal("no thought:added within 30 s")
 		}
@@ -1004,18 +1011,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 		t.Fatalf("the idle connection ended with %v, want a close 1008 saying idle", err)
 	}
 	f.add(id, ledger.ThoughtInput{Thought: "for the one watching", NextThoughtNeeded: true})
-	for {
-		select {
-		case m := <-msgs:
-			if bytes.Contains(m, []byte(`"thought:added"`)) {
-				return
-			}
-		case err := <-errc:
-			t.Fatalf("the subscribed connection was closed too: %v", err)
-		case <-time.After(30 * time.Second):
-			t.Fatal("no thought:added within 30 s")
-		}
-	}
+	awaitThoughtAdded(t, msgs, errc, "the subscribed connection was closed too")
 }
 
 // TestLoopbackByDefault: with no Host the Observatory listens on

@@ -36,16 +36,7 @@ func FuzzClientMessage(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	store, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { store.Close() })
-	r := &relaySink{}
-	l := ledger.New(store, ledger.Options{Events: r})
-	o := New(l, Config{Authors: store, QueueSize: 1 << 16})
-	r.o = o
-	f.Cleanup(o.Close)
+	l, o := relayed(f, func(store *gitstore.Store) Config { return Config{Authors: store, QueueSize: 1 << 16} })
 	ctx := context.Background()
 	author := ledger.Author{Name: "fuzz"}
 	ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "fuzzed"}, author)

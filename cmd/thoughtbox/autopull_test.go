@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestServeStdioAutoPull runs the server over stdio with
@@ -25,18 +22,8 @@ func TestServeStdioAutoPull(t *testing.T) {
 	if out, err := exec.Command("git", "init", "--bare", "-q", remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir(), "DISABLE_THOUGHT_LOGGING=1",
+	s, _, stderr := serveStdio(t, bin, agent("pulling-agent", "1"), "THOUGHTBOX_DATA_DIR="+t.TempDir(), "DISABLE_THOUGHT_LOGGING=1",
 		"THOUGHTBOX_AUTO_PULL="+remote, "THOUGHTBOX_AUTO_PULL_INTERVAL=1s")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "pulling-agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
-	defer s.Close()
 	callGateway(t, s, "start_new", map[string]any{"sessionTitle": "Local work"})
 	callGateway(t, s, "cipher", map[string]any{})
 
@@ -55,12 +42,13 @@ func TestServeStdioAutoPull(t *testing.T) {
 	id := cli("start", "Pulled question")
 	cli("add", id, "Measured on the other machine")
 	cli("push", remote)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		r := callGateway(t, s, "session", map[string]any{"operation": "list"})
 		if strings.Contains(r.text, id) {
 			break
 		}
-		if ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			t.Fatalf("the pushed session never showed in the server's list; stderr:\n%s", stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestBranchIDsAgree: MCP's thought and the command line's add --branch
@@ -31,15 +27,7 @@ func TestBranchIDsAgree(t *testing.T) {
 	}
 
 	// Over MCP, against `thoughtbox serve` on stdio.
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "branch-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer s.Close()
+	s, _, _ := serveStdio(t, bin, agent("branch-test", "1"), "THOUGHTBOX_DATA_DIR="+t.TempDir())
 	for _, step := range []struct {
 		op   string
 		args map[string]any

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -133,16 +131,7 @@ func TestServeNotebooks(t *testing.T) {
 func TestServeMemoryNotebooks(t *testing.T) {
 	bin := thoughtboxBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "THOUGHTBOX_STORAGE=memory", "DISABLE_THOUGHT_LOGGING=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "memory-agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
+	s, cmd, _ := serveStdio(t, bin, agent("memory-agent", "1"), "THOUGHTBOX_DATA_DIR="+data, "THOUGHTBOX_STORAGE=memory", "DISABLE_THOUGHT_LOGGING=1")
 	callGateway(t, s, "start_new", map[string]any{"sessionTitle": "memory"})
 	callGateway(t, s, "cipher", nil)
 	notebookCall(t, s, map[string]any{"operation": "create", "name": "Scratch"})
@@ -152,8 +141,5 @@ func TestServeMemoryNotebooks(t *testing.T) {
 	}
 	s.Close()
 	cmd.Wait()
-	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
-		entries, _ := filepath.Glob(filepath.Join(data, "*", "*"))
-		t.Fatalf("memory storage wrote to the data directory: %v (%v)", err, entries)
-	}
+	wantNoDataDir(t, data)
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -53,43 +51,11 @@ func startObservedServer(t *testing.T, bin, data, obsPort string) *observedServe
 		"THOUGHTBOX_AUTH_TOKEN=s3cret", "DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_AGENT_NAME=browser-test-agent",
 		"THOUGHTBOX_OBSERVATORY_ENABLED=true", "THOUGHTBOX_OBSERVATORY_PORT="+obsPort, "THOUGHTBOX_OBSERVATORY_HTTP_API=true")
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	s := &observedServer{cmd: cmd, cancel: cancel}
-	mcpRe := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-	obsRe := regexp.MustCompile(`Observatory at (http://(\S+?):(\d+))/`)
-	found := make(chan [2]string, 2)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := mcpRe.FindStringSubmatch(sc.Text()); m != nil {
-				found <- [2]string{"mcp", m[1]}
-			}
-			if m := obsRe.FindStringSubmatch(sc.Text()); m != nil {
-				found <- [2]string{"obs", m[1]}
-				s.obsPort = m[3]
-			}
-		}
-		io.Copy(io.Discard, errPipe)
-	}()
-	for s.mcpURL == "" || s.obsURL == "" {
-		select {
-		case f := <-found:
-			if f[0] == "mcp" {
-				s.mcpURL = f[1]
-			} else {
-				s.obsURL = f[1]
-			}
-		case <-time.After(30 * time.Second):
-			s.stop()
-			t.Fatal("the server never said where the MCP endpoint and the Observatory listen")
-		}
-	}
+	urls := startAnnounced(t, cmd, 30*time.Second,
+		regexp.MustCompile(`listening on (http://\S+/mcp)`),
+		regexp.MustCompile(`Observatory at (http://\S+?:\d+)/`))
+	s.mcpURL, s.obsURL = urls[0], urls[1]
 	_, s.obsPort, _ = net.SplitHostPort(strings.TrimPrefix(s.obsURL, "http://"))
 	return s
 }

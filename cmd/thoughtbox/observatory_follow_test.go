@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -53,31 +51,8 @@ func TestStandaloneObservatoryFollowsOtherProcesses(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "observatory", "--port", "0")
 	cmd.Env = env
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer func() { cancel(); cmd.Wait() }()
-	urls := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`Observatory at http://(\S+?)/`)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-		io.Copy(io.Discard, errPipe)
-	}()
-	var addr string
-	select {
-	case addr = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the observatory never said where it listens")
-	}
+	addr := startAnnounced(t, cmd, 30*time.Second, regexp.MustCompile(`Observatory at http://(\S+?)/`))[0]
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Errorf("without HOST the observatory listens on %s, want 127.0.0.1", addr)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -46,31 +45,8 @@ func TestObservatoryTokensFile(t *testing.T) {
 				"DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_OBSERVATORY_ENABLED=true",
 				"THOUGHTBOX_OBSERVATORY_PORT=0", "THOUGHTBOX_OBSERVATORY_HTTP_API=true")
 			cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-			errPipe, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
 			defer func() { cancel(); cmd.Wait() }()
-			addrs := make(chan string, 1)
-			go func() {
-				re := regexp.MustCompile(`Observatory at http://(\S+?)/`)
-				sc := bufio.NewScanner(errPipe)
-				for sc.Scan() {
-					if m := re.FindStringSubmatch(sc.Text()); m != nil {
-						addrs <- m[1]
-					}
-				}
-				io.Copy(io.Discard, errPipe)
-			}()
-			var addr string
-			select {
-			case addr = <-addrs:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the Observatory never said where it listens")
-			}
+			addr := startAnnounced(t, cmd, 60*time.Second, regexp.MustCompile(`Observatory at http://(\S+?)/`))[0]
 			for _, tc := range []struct {
 				token  string
 				status int

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -146,19 +143,9 @@ func checkLedger(t *testing.T, dataDir, id, author string) {
 func TestServeStdio(t *testing.T) {
 	bin := thoughtboxBinary(t)
 	data := t.TempDir()
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
 	eventsFile := filepath.Join(t.TempDir(), "events.jsonl")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data,
+	s, _, stderr := serveStdio(t, bin, agent("stdio-test-agent", "1.2.3"), "THOUGHTBOX_DATA_DIR="+data,
 		"THOUGHTBOX_EVENTS_ENABLED=1", "THOUGHTBOX_EVENTS_DEST="+eventsFile)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-agent", Version: "1.2.3"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
 	id := reason(t, s)
 	if err := s.Close(); err != nil {
 		t.Logf("close: %v", err)
@@ -230,34 +217,8 @@ func startServeHTTP(t *testing.T, ctx context.Context, bin string, env ...string
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Env = append(append(os.Environ(), "PORT=0", "HOST=127.0.0.1"), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://\S+/mcp)`)
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case url := <-addr:
-		return url, cmd
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server never said where it listens")
-		return "", nil
-	}
+	url := startAnnounced(t, cmd, 30*time.Second, regexp.MustCompile(`listening on (http://\S+/mcp)`))[0]
+	return url, cmd
 }
 
 type bearer struct{ token string }
@@ -274,8 +235,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestServeSampling(t *testing.T) {
 	bin := thoughtboxBinary(t)
 	data := t.TempDir()
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1")
 	var mu sync.Mutex
 	var rlmTurns int
 	handler := func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -293,13 +252,7 @@ func TestServeSampling(t *testing.T) {
 		return &mcp.CreateMessageResult{Model: "scripted-model-1", Role: "assistant", Content: &mcp.TextContent{Text: text}}, nil
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "sampling-agent", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: handler})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _, _ := serveStdio(t, bin, client, "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1")
 	callGateway(t, s, "start_new", map[string]any{"sessionTitle": "sampling through the binary"})
 	callGateway(t, s, "cipher", map[string]any{})
 	callGateway(t, s, "thought", map[string]any{"thought": "The deploy dropped the users.email index.", "nextThoughtNeeded": true})
@@ -349,17 +302,7 @@ func TestServeAutoPush(t *testing.T) {
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("remote add: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(env, "THOUGHTBOX_AUTO_PUSH=origin", "DISABLE_THOUGHT_LOGGING=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "pushing-agent", Version: "1.0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
+	s, _, stderr := serveStdio(t, bin, agent("pushing-agent", "1.0"), append(env, "THOUGHTBOX_AUTO_PUSH=origin", "DISABLE_THOUGHT_LOGGING=1")...)
 	id := reason(t, s)
 	s.Close() // the server exits, finishing the push it started
 	out, err := exec.Command("git", "--git-dir", remote, "log", "--format=%an: %s", "sessions/"+id+"/main").CombinedOutput()
@@ -380,23 +323,11 @@ func TestServeAutoPush(t *testing.T) {
 func TestServeMemoryWritesNothing(t *testing.T) {
 	bin := thoughtboxBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	cmd := exec.Command(bin, "serve", "--transport", "stdio")
-	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "THOUGHTBOX_STORAGE=memory", "DISABLE_THOUGHT_LOGGING=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "memory-agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
+	s, cmd, _ := serveStdio(t, bin, agent("memory-agent", "1"), "THOUGHTBOX_DATA_DIR="+data, "THOUGHTBOX_STORAGE=memory", "DISABLE_THOUGHT_LOGGING=1")
 	reason(t, s) // ends with a thought that completes the session
 	s.Close()
 	cmd.Wait()
-	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
-		entries, _ := filepath.Glob(filepath.Join(data, "*", "*"))
-		t.Fatalf("memory storage wrote to the data directory: %v (%v)", err, entries)
-	}
+	wantNoDataDir(t, data)
 }
 
 // TestServeStdioMalformedInput pipes malformed lines between good requests

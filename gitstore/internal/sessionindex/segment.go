@@ -399,10 +399,16 @@ type reader struct {
 	bad bool
 }
 
+// fail marks the segment damaged and stops every later read, so a caller
+// checks bad once, after decoding, rather than after each field.
+func (r *reader) fail() {
+	r.bad = true
+	r.b = nil
+}
+
 func (r *reader) next(n int) []byte {
 	if n < 0 || n > len(r.b) {
-		r.bad = true
-		r.b = nil
+		r.fail()
 		return nil
 	}
 	out := r.b[:n]
@@ -413,8 +419,7 @@ func (r *reader) next(n int) []byte {
 func (r *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.bad = true
-		r.b = nil
+		r.fail()
 		return 0
 	}
 	r.b = r.b[n:]
@@ -424,8 +429,7 @@ func (r *reader) uvarint() uint64 {
 func (r *reader) varint() int64 {
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
-		r.bad = true
-		r.b = nil
+		r.fail()
 		return 0
 	}
 	r.b = r.b[n:]
@@ -435,8 +439,7 @@ func (r *reader) varint() int64 {
 func (r *reader) bytes() []byte {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
-		r.bad = true
-		r.b = nil
+		r.fail()
 		return nil
 	}
 	return r.next(int(n))

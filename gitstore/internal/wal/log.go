@@ -212,12 +212,8 @@ func (l *Log) peek() error {
 		if size < int64(len(Magic)) {
 			return nil
 		}
-		head := make([]byte, len(Magic))
-		if _, err := l.f.ReadAt(head, 0); err != nil {
+		if err := l.checkMagic(); err != nil {
 			return err
-		}
-		if string(head) != string(Magic) {
-			return fmt.Errorf("%s is not a Thoughtbox log", l.path)
 		}
 		l.off = int64(len(Magic))
 	}
@@ -314,12 +310,8 @@ func (l *Log) sync(ctx context.Context) error {
 			}
 			size = int64(len(Magic))
 		} else {
-			head := make([]byte, len(Magic))
-			if _, err := l.f.ReadAt(head, 0); err != nil {
+			if err := l.checkMagic(); err != nil {
 				return err
-			}
-			if string(head) != string(Magic) {
-				return fmt.Errorf("%s is not a Thoughtbox log", l.path)
 			}
 		}
 		l.off = int64(len(Magic))
@@ -469,4 +461,17 @@ func (l *Log) Trim(ctx context.Context, end int64) error {
 	old.Close()
 	l.reset()
 	return l.sync(ctx)
+}
+
+// checkMagic refuses a file that does not begin as our logs do, so that a
+// foreign file at the log's path is never replayed or cut.
+func (l *Log) checkMagic() error {
+	head := make([]byte, len(Magic))
+	if _, err := l.f.ReadAt(head, 0); err != nil {
+		return err
+	}
+	if string(head) != string(Magic) {
+		return fmt.Errorf("%s is not a Thoughtbox log", l.path)
+	}
+	return nil
 }

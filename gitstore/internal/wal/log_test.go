@@ -59,6 +59,14 @@ func appendBatches(t *testing.T, l *Log, bs ...*Batch) {
 	}
 }
 
+// lock takes l's lock, which also replays what others appended.
+func lock(t *testing.T, l *Log) {
+	t.Helper()
+	if err := l.Lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func names(r *replica) []string {
 	var out []string
 	for _, b := range r.recs {
@@ -67,16 +75,20 @@ func names(r *replica) []string {
 	return out
 }
 
+// twoOpeners opens one log twice, as two processes would.
+func twoOpeners(t *testing.T) (path string, a, b *Log, ra, rb *replica) {
+	path = filepath.Join(t.TempDir(), "log")
+	ra, rb = &replica{}, &replica{}
+	a = openLog(t, path, ra, time.Second)
+	b = openLog(t, path, rb, time.Second)
+	return path, a, b, ra, rb
+}
+
 func TestLogAppendReplayAcrossOpeners(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log")
-	var ra, rb replica
-	a := openLog(t, path, &ra, time.Second)
-	b := openLog(t, path, &rb, time.Second)
+	path, a, b, ra, rb := twoOpeners(t)
 	ctx := t.Context()
 
-	if err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, a)
 	if a.End() != int64(len(Magic)) {
 		t.Fatalf("a new log ends at %d, want just past its magic (%d)", a.End(), len(Magic))
 	}
@@ -94,7 +106,7 @@ func TestLogAppendReplayAcrossOpeners(t *testing.T) {
 		t.Fatalf("RLock while another holds the lock: locked %v, %v", locked, err)
 	}
 	b.RUnlock(locked)
-	if got := names(&rb); fmt.Sprint(got) != "[r1 r2]" {
+	if got := names(rb); fmt.Sprint(got) != "[r1 r2]" {
 		t.Fatalf("peek replayed %v, want [r1 r2]", got)
 	}
 	appendBatches(t, a, refBatch("r3", 3))
@@ -105,14 +117,14 @@ func TestLogAppendReplayAcrossOpeners(t *testing.T) {
 		t.Fatalf("RLock of a free log: locked %v, %v", locked, err)
 	}
 	b.RUnlock(locked)
-	if got := names(&rb); fmt.Sprint(got) != "[r1 r2 r3]" {
+	if got := names(rb); fmt.Sprint(got) != "[r1 r2 r3]" {
 		t.Fatalf("replay after peek gave %v, want [r1 r2 r3]", got)
 	}
 	if b.End() != a.End() {
 		t.Fatalf("b ends at %d, a at %d", b.End(), a.End())
 	}
 	if len(ra.recs) != 0 {
-		t.Fatalf("the appender replayed its own records: %v", names(&ra))
+		t.Fatalf("the appender replayed its own records: %v", names(ra))
 	}
 	if b.ID() == 0 || a.ID() != b.ID() {
 		t.Fatalf("ids %d and %d, want the same file", a.ID(), b.ID())
@@ -126,9 +138,7 @@ func TestLogTornTailIsCut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log")
 	var r replica
 	l := openLog(t, path, &r, time.Second)
-	if err := l.Lock(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, l)
 	appendBatches(t, l, refBatch("r1", 1))
 	good := l.End()
 	l.Unlock()
@@ -169,9 +179,7 @@ func TestLogDamageInTheMiddleIsReportedNotCut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log")
 	var r replica
 	l := openLog(t, path, &r, time.Second)
-	if err := l.Lock(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, l)
 	appendBatches(t, l, refBatch("r1", 1), refBatch("r2", 2))
 	l.Unlock()
 	data, err := os.ReadFile(path)
@@ -209,14 +217,9 @@ func TestLogDamageInTheMiddleIsReportedNotCut(t *testing.T) {
 }
 
 func TestLogTrimKeepsLaterRecords(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log")
-	var ra, rb replica
-	a := openLog(t, path, &ra, time.Second)
-	b := openLog(t, path, &rb, time.Second)
+	path, a, b, ra, rb := twoOpeners(t)
 	ctx := t.Context()
-	if err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, a)
 	appendBatches(t, a, refBatch("r1", 1), refBatch("r2", 2))
 	end := a.End()
 	appendBatches(t, a, refBatch("r3", 3))
@@ -236,13 +239,11 @@ func TestLogTrimKeepsLaterRecords(t *testing.T) {
 	}
 	defer stale.Close()
 
-	if err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, a)
 	if err := a.Trim(ctx, end); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(&ra); fmt.Sprint(got) != "[r3]" || ra.resets != 1 {
+	if got := names(ra); fmt.Sprint(got) != "[r3]" || ra.resets != 1 {
 		t.Fatalf("after trim a replayed %v with %d resets, want [r3] after one", got, ra.resets)
 	}
 	if a.ID() == oldID {
@@ -260,7 +261,7 @@ func TestLogTrimKeepsLaterRecords(t *testing.T) {
 		t.Fatalf("RLock: %v %v", locked, err)
 	}
 	b.RUnlock(locked)
-	if got := names(&rb); fmt.Sprint(got) != "[r3]" || rb.resets != 1 {
+	if got := names(rb); fmt.Sprint(got) != "[r3]" || rb.resets != 1 {
 		t.Fatalf("b peeked %v with %d resets, want [r3] after one", got, rb.resets)
 	}
 	appendBatches(t, a, refBatch("r4", 4))
@@ -269,18 +270,14 @@ func TestLogTrimKeepsLaterRecords(t *testing.T) {
 	// A third opener still holding the first file catches up under the lock.
 	var rc replica
 	c := openLog(t, path, &rc, time.Second)
-	if err := c.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, c)
 	c.Unlock()
 	if got := names(&rc); fmt.Sprint(got) != "[r3 r4]" {
 		t.Fatalf("c replayed %v", got)
 	}
-	if err := b.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, b)
 	b.Unlock()
-	if got := names(&rb); fmt.Sprint(got) != "[r3 r4]" {
+	if got := names(rb); fmt.Sprint(got) != "[r3 r4]" {
 		t.Fatalf("b replayed %v", got)
 	}
 }
@@ -292,13 +289,9 @@ func TestLogReplacedUnderLockIsReopened(t *testing.T) {
 	a := openLog(t, path, &ra, time.Second)
 	b := openLog(t, path, &rb, time.Second)
 	ctx := t.Context()
-	if err := b.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, b)
 	b.Unlock()
-	if err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, a)
 	appendBatches(t, a, refBatch("r1", 1))
 	if err := a.Trim(ctx, a.End()); err != nil {
 		t.Fatal(err)
@@ -306,9 +299,7 @@ func TestLogReplacedUnderLockIsReopened(t *testing.T) {
 	appendBatches(t, a, refBatch("r2", 2))
 	a.Unlock()
 	// b's file is the one trim replaced; Lock moves to the new one.
-	if err := b.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, b)
 	b.Unlock()
 	if got := names(&rb); fmt.Sprint(got) != "[r2]" {
 		t.Fatalf("b replayed %v, want [r2]", got)
@@ -320,9 +311,7 @@ func TestLogLockWaitIsBounded(t *testing.T) {
 	var ra, rb replica
 	a := openLog(t, path, &ra, time.Second)
 	b := openLog(t, path, &rb, 20*time.Millisecond)
-	if err := a.Lock(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	lock(t, a)
 	defer a.Unlock()
 	err := b.Lock(t.Context())
 	if !errors.Is(err, durable.ErrHeld) {
@@ -390,16 +379,10 @@ func TestLogOpenReadOnly(t *testing.T) {
 // (the lone writer's shortcut must not hide them), and a torn record left
 // at the end between turns must still be cut.
 func TestLogTurnsSeeEachOthersRecords(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log")
-	var ra, rb replica
-	a := openLog(t, path, &ra, time.Second)
-	b := openLog(t, path, &rb, time.Second)
-	ctx := t.Context()
+	path, a, b, ra, rb := twoOpeners(t)
 	turn := func(l *Log, name string, n byte) {
 		t.Helper()
-		if err := l.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
+		lock(t, l)
 		appendBatches(t, l, refBatch(name, n))
 		l.Unlock()
 	}
@@ -408,11 +391,11 @@ func TestLogTurnsSeeEachOthersRecords(t *testing.T) {
 	turn(b, "b1", 3)
 	turn(b, "b2", 4)
 	turn(a, "a3", 5)
-	if got := names(&ra); fmt.Sprint(got) != "[b1 b2]" {
+	if got := names(ra); fmt.Sprint(got) != "[b1 b2]" {
 		t.Fatalf("a replayed %v, want [b1 b2]", got)
 	}
 	turn(b, "b3", 6)
-	if got := names(&rb); fmt.Sprint(got) != "[a1 a2 a3]" {
+	if got := names(rb); fmt.Sprint(got) != "[a1 a2 a3]" {
 		t.Fatalf("b replayed %v, want [a1 a2 a3]", got)
 	}
 	// A writer killed mid-append leaves a partial record after b3.
@@ -428,11 +411,11 @@ func TestLogTurnsSeeEachOthersRecords(t *testing.T) {
 	f.Close()
 	turn(b, "b4", 8)
 	turn(a, "a4", 9)
-	if got := names(&ra); fmt.Sprint(got) != "[b1 b2 b3 b4]" {
+	if got := names(ra); fmt.Sprint(got) != "[b1 b2 b3 b4]" {
 		t.Fatalf("a replayed %v after the torn record, want [b1 b2 b3 b4]", got)
 	}
 	turn(b, "b5", 10)
-	if got := names(&rb); fmt.Sprint(got) != "[a1 a2 a3 a4]" {
+	if got := names(rb); fmt.Sprint(got) != "[a1 a2 a3 a4]" {
 		t.Fatalf("b replayed %v, want [a1 a2 a3 a4]", got)
 	}
 }
