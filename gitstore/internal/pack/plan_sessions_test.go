@@ -168,3 +168,32 @@ func BenchmarkPlanSessions(b *testing.B) {
 	}
 	b.ReportMetric(float64(held), "heldB/op")
 }
+
+// TestPlanNoLinkWhereDeltaDoesNotPay: a small tree whose one entry
+// changed (a session's parent folder, 63 bytes, a new id in it) gets no
+// link to its older version: the delta would carry most of the base, so
+// the merge would read both versions back only to keep the older whole.
+// The folder tree that grows by an entry still gets its link, delta
+// included.
+func TestPlanNoLinkWhereDeltaDoesNotPay(t *testing.T) {
+	small := func(v int) []byte {
+		id := object.HashObject(object.TypeBlob, []byte(fmt.Sprint(v)))
+		return append([]byte("40000 0a3d2c1b-7d56-4051-9066-0501b63ac836\x00"), id[:]...)
+	}
+	old, next := small(1), small(2)
+	oldID, nextID := object.HashObject(object.TypeTree, old), object.HashObject(object.TypeTree, next)
+	big, bigNext := folder(30), folder(31)
+	bigID := object.HashObject(object.TypeTree, big)
+	recs := []*wal.Batch{{Objects: []wal.Object{
+		{ID: nextID, Type: object.TypeTree, Base: oldID, Edit: delta.Diff(old, next)},
+		{ID: object.HashObject(object.TypeTree, bigNext), Type: object.TypeTree, Base: bigID, Edit: delta.Diff(big, bigNext)},
+	}}}
+	lay, err := Plan(recs, map[object.Hash][]byte{oldID: old, bigID: big}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lay.Links) != 1 || lay.Links[0].Older != bigID || len(lay.Links[0].Delta) == 0 {
+		t.Fatalf("links = %+v, want only the folder tree's, with a delta", lay.Links)
+	}
+	readAll(t, t.TempDir(), lay.Objects)
+}
