@@ -14,8 +14,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
@@ -197,10 +195,26 @@ func (s *packStream) copyTo(w io.Writer, src int, off, n int64) error {
 	if _, err := s.r.Discard(int(off - s.pos)); err != nil {
 		return err
 	}
-	if _, err := io.CopyN(w, s.r, n); err != nil {
-		return err
-	}
+	// Straight from the reader's buffer: io.CopyN allocated a buffer of
+	// the entry's size for every entry.
 	s.pos = off + n
+	for n > 0 {
+		k := int(min(n, int64(s.r.Size())))
+		b, err := s.r.Peek(k)
+		if len(b) > 0 {
+			if _, werr := w.Write(b); werr != nil {
+				return werr
+			}
+			s.r.Discard(len(b))
+			n -= int64(len(b))
+		}
+		if err != nil && n > 0 {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
 	return nil
 }
 
@@ -339,8 +353,7 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 	binary.BigEndian.PutUint32(hdr[4:], 2)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(len(out)))
 	cw.Write(hdr[:])
-	idx := new(idxfile.Writer)
-	idx.OnHeader(uint32(len(out)))
+	idx := make([]indexed, 0, len(out))
 	stream := &packStream{r: br, files: files, src: -1}
 	w := &crcWriter{w: cw}
 	for _, o := range out {
@@ -356,7 +369,7 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 		} else if err := stream.copyTo(w, o.src, o.off, o.n); err != nil {
 			return err
 		}
-		idx.Add(o.id, uint64(off), w.crc)
+		idx = append(idx, indexed{off: uint64(off), id: o.id, crc: w.crc})
 	}
 	name, err := finishPack(packDir, tmp, bw, cw, idx)
 	if err != nil {

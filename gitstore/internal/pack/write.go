@@ -20,6 +20,7 @@ package pack
 
 import (
 	"bufio"
+	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
@@ -29,9 +30,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
-
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
@@ -94,10 +94,7 @@ func Write(packDir string, objs []Object) (object.Hash, error) {
 		return object.ZeroHash, err
 	}
 
-	idx := new(idxfile.Writer)
-	if err := idx.OnHeader(uint32(len(objs))); err != nil {
-		return object.ZeroHash, err
-	}
+	idx := make([]indexed, 0, len(objs))
 	offsets := make([]int64, len(objs))
 	// Small entries (commits, thought files, deltas) gain little from
 	// compression and cost the most per byte to compress, so they are stored.
@@ -133,7 +130,7 @@ func Write(packDir string, objs []Object) (object.Hash, error) {
 				return object.ZeroHash, err
 			}
 		}
-		idx.Add(o.ID, uint64(offsets[i]), ew.crc)
+		idx = append(idx, indexed{off: uint64(offsets[i]), id: o.ID, crc: ew.crc})
 	}
 	return finishPack(packDir, tmp, bw, cw, idx)
 }
@@ -141,7 +138,7 @@ func Write(packDir string, objs []Object) (object.Hash, error) {
 // finishPack writes the pack's trailer and its index, syncs both, and
 // renames them into place: the .idx last, as its presence is what makes
 // git read the pack.
-func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWriter, idx *idxfile.Writer) (object.Hash, error) {
+func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWriter, idx []indexed) (object.Hash, error) {
 	var packSum object.Hash
 	copy(packSum[:], cw.sum.Sum(nil))
 	if _, err := bw.Write(packSum[:]); err != nil {
@@ -153,12 +150,14 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 	if err := tmp.Sync(); err != nil {
 		return object.ZeroHash, err
 	}
-	if err := idx.OnFooter(packSum); err != nil {
-		return object.ZeroHash, err
-	}
-	mi, err := idx.Index()
-	if err != nil {
-		return object.ZeroHash, err
+	// The package's own index writer (as for a received pack): go-git's
+	// built the index in memory object by object first, about a fifth of
+	// what a flush allocated once planning was cheap.
+	slices.SortFunc(idx, func(a, b indexed) int { return bytes.Compare(a.id[:], b.id[:]) })
+	for i := 1; i < len(idx); i++ {
+		if idx[i].id == idx[i-1].id {
+			return object.ZeroHash, fmt.Errorf("pack: object %s twice", idx[i].id)
+		}
 	}
 	itmp, err := os.CreateTemp(packDir, "tmp_idx_")
 	if err != nil {
@@ -166,11 +165,7 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 	}
 	defer os.Remove(itmp.Name())
 	defer itmp.Close()
-	ibw := bufio.NewWriter(itmp)
-	if _, err := idxfile.NewEncoder(ibw).Encode(mi); err != nil {
-		return object.ZeroHash, err
-	}
-	if err := ibw.Flush(); err != nil {
+	if err := writeIndexV2(itmp, idx, packSum, 1<<31-1); err != nil {
 		return object.ZeroHash, err
 	}
 	if err := itmp.Sync(); err != nil {

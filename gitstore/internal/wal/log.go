@@ -422,8 +422,10 @@ func (l *Log) Append(records []byte) error {
 // replays them: Reset is called first. The caller holds the lock; the new
 // file is locked before it takes the old one's place.
 func (l *Log) Trim(ctx context.Context, end int64) error {
-	rest := make([]byte, l.off-end)
-	if _, err := l.f.ReadAt(rest, end); err != nil && !errors.Is(err, io.EOF) {
+	// The new file's content, magic then the records, read in place.
+	content := make([]byte, int64(len(Magic))+l.off-end)
+	copy(content, Magic)
+	if _, err := l.f.ReadAt(content[len(Magic):], end); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	tmp := l.path + ".tmp"
@@ -432,7 +434,7 @@ func (l *Log) Trim(ctx context.Context, end int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(append([]byte{}, Magic...), rest...))
+	_, err = f.Write(content)
 	if err == nil {
 		err = durable.Datasync(f)
 	}
