@@ -135,6 +135,9 @@ func thoughtFile(n int) string {
 // encodeThoughtFile is the one encoding of a thought file: indented JSON
 // and a newline, as git diff shows it best.
 func encodeThoughtFile(td ledger.ThoughtData) ([]byte, error) {
+	if file, ok := appendThoughtFile(make([]byte, 0, len(td.Thought)+256), &td); ok {
+		return append(file, '\n'), nil
+	}
 	file, err := json.MarshalIndent(td, "", "  ")
 	if err != nil {
 		return nil, err
