@@ -7,6 +7,7 @@ package gitstore
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	// A drop-in decoder several times faster than encoding/json (already
@@ -117,11 +118,26 @@ const (
 // thoughtFile is thought n's file name in its chain's folder: %03d, so
 // that the first 999 sort by name (the manifest, not the name, orders a
 // chain).
-func thoughtFile(n int) string { return fmt.Sprintf("%03d.json", n) }
+func thoughtFile(n int) string {
+	// Each thought names its file at least once; fmt costs more than the
+	// padding.
+	switch {
+	case n < 0:
+		return fmt.Sprintf("%03d.json", n)
+	case n < 10:
+		return "00" + strconv.Itoa(n) + ".json"
+	case n < 100:
+		return "0" + strconv.Itoa(n) + ".json"
+	}
+	return strconv.Itoa(n) + ".json"
+}
 
 // encodeThoughtFile is the one encoding of a thought file: indented JSON
 // and a newline, as git diff shows it best.
 func encodeThoughtFile(td ledger.ThoughtData) ([]byte, error) {
+	if file, ok := appendThoughtFile(make([]byte, 0, len(td.Thought)+256), &td); ok {
+		return append(file, '\n'), nil
+	}
 	file, err := json.MarshalIndent(td, "", "  ")
 	if err != nil {
 		return nil, err

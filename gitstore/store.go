@@ -332,7 +332,9 @@ func setMeta(m *manifest, meta ledger.SessionMeta) {
 // commit. The state is updated in place; the caller drops it if the batch
 // is not applied.
 func (st *chainState) build(file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
-	b := &batch{}
+	// Room for every object of a thought (blob, manifest, each tree of the
+	// path, commit): growing the slice copied it three times.
+	b := &batch{Objects: make([]logObject, 0, len(st.path)+3)}
 	if file != nil {
 		id := object.HashObject(typeBlob, file)
 		b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: file})
@@ -436,11 +438,21 @@ func slug(s string) string {
 func firstLine(s string, max int) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	line = strings.TrimSpace(line)
-	if utf8.RuneCountInString(line) > max {
-		r := []rune(line)
-		line = string(r[:max-1]) + "…"
+	if utf8.RuneCountInString(line) <= max {
+		return line
 	}
-	return line
+	// Cut where the (max-1)th rune ends, without converting the line to
+	// runes and back; a line that is not valid UTF-8 takes the
+	// conversion, which writes its bad bytes as U+FFFD.
+	end := 0
+	for n := 0; n < max-1; n++ {
+		r, size := utf8.DecodeRuneInString(line[end:])
+		if r == utf8.RuneError && size == 1 {
+			return string([]rune(line)[:max-1]) + "…"
+		}
+		end += size
+	}
+	return line[:end] + "…"
 }
 
 // Append implements ledger.Store.
@@ -665,28 +677,50 @@ func chainLabel(branch string) string {
 
 func thoughtMessage(sessionID string, req ledger.AppendRequest) string {
 	t := req.Thought
-	var m strings.Builder
 	text := strings.TrimSpace(t.Thought)
 	subject := firstLine(text, 72)
-	fmt.Fprintf(&m, "Thought %d: %s\n", t.ThoughtNumber, subject)
 	first, rest, _ := strings.Cut(text, "\n")
 	body := strings.TrimSpace(rest)
 	if strings.TrimSpace(first) != subject { // the subject was cut: keep it whole below
 		body = text
 	}
+	// Written piece by piece into one buffer sized up front: this runs for
+	// every thought, and fmt and string concatenation cost more than the
+	// message.
+	var m strings.Builder
+	m.Grow(len(subject) + len(body) + len(sessionID) + len(req.Branch) + len(req.Revises) + 160)
+	num := strconv.Itoa(t.ThoughtNumber)
+	m.WriteString("Thought ")
+	m.WriteString(num)
+	m.WriteString(": ")
+	m.WriteString(subject)
+	m.WriteByte('\n')
 	if body != "" {
-		m.WriteString("\n" + body + "\n")
+		m.WriteByte('\n')
+		m.WriteString(body)
+		m.WriteByte('\n')
 	}
-	m.WriteString("\n" + trailerSession + ": " + sessionID + "\n")
-	fmt.Fprintf(&m, "%s: %d\n", trailerThought, t.ThoughtNumber)
+	m.WriteString("\n" + trailerSession + ": ")
+	m.WriteString(sessionID)
+	m.WriteString("\n" + trailerThought + ": ")
+	m.WriteString(num)
+	m.WriteByte('\n')
 	if req.Branch != "" {
-		m.WriteString(trailerBranch + ": " + req.Branch + "\n")
+		m.WriteString(trailerBranch + ": ")
+		m.WriteString(req.Branch)
+		m.WriteByte('\n')
 	}
 	if t.IsRevision && t.RevisesThought != nil {
+		m.WriteString(trailerRevises + ": ")
 		if req.Revises != "" {
-			fmt.Fprintf(&m, "%s: %s (thought %d)\n", trailerRevises, req.Revises, *t.RevisesThought)
+			m.WriteString(string(req.Revises))
+			m.WriteString(" (thought ")
+			m.WriteString(strconv.Itoa(*t.RevisesThought))
+			m.WriteString(")\n")
 		} else {
-			fmt.Fprintf(&m, "%s: thought %d\n", trailerRevises, *t.RevisesThought)
+			m.WriteString("thought ")
+			m.WriteString(strconv.Itoa(*t.RevisesThought))
+			m.WriteByte('\n')
 		}
 	}
 	return m.String()

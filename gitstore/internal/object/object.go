@@ -46,14 +46,19 @@ var ZeroHash Hash
 // crypto/sha1 directly: it is several times faster than go-git's
 // collision-detecting hasher, and we only Hash content we produced ourselves.
 func HashObject(t Type, content []byte) Hash {
+	// The header is put together on the stack and the sum written into
+	// the id: every thought hashes four or more objects, and the
+	// conversions and the slice Sum(nil) returns were garbage each time.
+	var hdr [32]byte
+	head := append(hdr[:0], t.String()...)
+	head = append(head, ' ')
+	head = strconv.AppendInt(head, int64(len(content)), 10)
+	head = append(head, 0)
 	h := sha1.New()
-	h.Write([]byte(t.String()))
-	h.Write([]byte{' '})
-	h.Write([]byte(strconv.Itoa(len(content))))
-	h.Write([]byte{0})
+	h.Write(head)
 	h.Write(content)
 	var out Hash
-	copy(out[:], h.Sum(nil))
+	h.Sum(out[:0])
 	return out
 }
 

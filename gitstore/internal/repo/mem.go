@@ -85,16 +85,17 @@ func (m *Mem) readLocked(id object.Hash) (object.Type, []byte, error) {
 }
 
 // storeWhole puts an object into go-git's storage, under the id it was
-// built with (see knownObject).
+// built with (see knownObject). data becomes the object's: callers pass a
+// copy when the buffer is used again.
 func (m *Mem) storeWhole(typ object.Type, id object.Hash, data []byte) error {
-	_, err := m.st.SetEncodedObject(&knownObject{t: typ, h: id, data: bytes.Clone(data)})
+	_, err := m.st.SetEncodedObject(&knownObject{t: typ, h: id, data: data})
 	return err
 }
 
 // knownObject is an object stored whole whose id is already known: the
 // store computed it to build the commit. go-git's MemoryObject would hash
 // it again as it is stored, with the slower collision-detecting SHA-1.
-// data is this object's own copy (the builder reuses its buffers).
+// data is this object's own: no one writes to it once it is stored.
 type knownObject struct {
 	t    plumbing.ObjectType
 	h    plumbing.Hash
@@ -126,7 +127,7 @@ func (m *Mem) flattenLocked() error {
 		if err != nil {
 			return err
 		}
-		if err := m.storeWhole(e.typ, id, data); err != nil {
+		if err := m.storeWhole(e.typ, id, bytes.Clone(data)); err != nil {
 			return err
 		}
 	}
@@ -199,7 +200,10 @@ func (m *Mem) Apply(_ context.Context, b *wal.Batch) error {
 				m.edits[o.ID] = &memEdit{typ: o.Type, base: o.Base, ed: o.Edit, depth: depth}
 				continue
 			}
-			if data = o.Whole; data == nil {
+			// Whole is the builder's buffer, used again for the next
+			// version: copied. A batch's Data, like the log's (repo.FS
+			// keeps it as its overlay), is not written after Apply.
+			if data = bytes.Clone(o.Whole); data == nil {
 				_, base, err := m.readLocked(o.Base)
 				if err != nil {
 					return err

@@ -569,22 +569,44 @@ func TestMemEditChainsAndConfig(t *testing.T) {
 	}
 }
 
-// TestMemKeepsItsOwnCopy checks that an object stored whole does not
-// share the batch's bytes: the builder reuses its buffers.
+// TestMemKeepsItsOwnCopy checks that a version stored whole from the
+// builder's Whole does not share that buffer (the builder writes its next
+// version into it), and that a reader's copy is its own. A batch's Data is
+// not copied: like the log's overlay (FS.applyLocked), Mem keeps it.
 func TestMemKeepsItsOwnCopy(t *testing.T) {
 	m := NewMem(sessions)
-	data := []byte("tree-like bytes")
-	id := object.HashObject(object.TypeBlob, data)
-	if err := m.Apply(t.Context(), &wal.Batch{Objects: []wal.Object{{ID: id, Type: object.TypeBlob, Data: data}}}); err != nil {
+	prev := []byte("version 0 of a tree-like object")
+	prevID := object.HashObject(object.TypeBlob, prev)
+	if err := m.Apply(t.Context(), &wal.Batch{Objects: []wal.Object{{ID: prevID, Type: object.TypeBlob, Data: prev}}}); err != nil {
 		t.Fatal(err)
 	}
-	copy(data, "XXXX")
-	typ, got, err := m.ReadObject(t.Context(), id)
-	if err != nil || typ != object.TypeBlob || string(got) != "tree-like bytes" {
-		t.Fatalf("read %v %q %v after the batch's bytes changed", typ, got, err)
+	whole := make([]byte, 0, 128) // the builder's reused buffer
+	var ids []object.Hash
+	var want []string
+	for i := 1; i <= memEditDepth; i++ {
+		next := fmt.Sprintf("version %d of a tree-like object", i)
+		whole = append(whole[:0], next...)
+		id := object.HashObject(object.TypeBlob, whole)
+		o := wal.Object{ID: id, Type: object.TypeBlob, Base: prevID, Edit: delta.Diff(prev, whole).Detached(), Whole: whole}
+		if err := m.Apply(t.Context(), &wal.Batch{Objects: []wal.Object{o}}); err != nil {
+			t.Fatal(err)
+		}
+		prev, prevID = []byte(next), id
+		ids, want = append(ids, id), append(want, next)
 	}
+	if _, ok := m.edits[prevID]; ok {
+		t.Fatalf("version %d is still kept as an edit; expected it whole", memEditDepth)
+	}
+	copy(whole, "XXXX") // the builder writes its next version
+	for i, id := range ids {
+		typ, got, err := m.ReadObject(t.Context(), id)
+		if err != nil || typ != object.TypeBlob || string(got) != want[i] {
+			t.Fatalf("version %d: read %v %q %v after the builder's buffer changed", i+1, typ, got, err)
+		}
+	}
+	_, got, _ := m.ReadObject(t.Context(), prevID)
 	got[0] = 'Y' // a reader's copy is its own too
-	if _, again, _ := m.ReadObject(t.Context(), id); string(again) != "tree-like bytes" {
+	if _, again, _ := m.ReadObject(t.Context(), prevID); string(again) != want[len(want)-1] {
 		t.Fatalf("a reader's change reached the store: %q", again)
 	}
 }
