@@ -3,6 +3,8 @@ package gitstore
 import (
 	"encoding/json"
 	"math/rand"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +88,26 @@ func TestThoughtFileAsEncodingJSON(t *testing.T) {
 		if (werr == nil) != (err == nil) || werr == nil && string(file) != string(want)+"\n" {
 			t.Fatalf("encodeThoughtFile(%+v) = %q, %v; encoding/json %q, %v", td, file, err, want, werr)
 		}
+	}
+}
+
+// TestThoughtFileKnowsEveryField: appendThoughtFile writes the fields it
+// knows, so a field added to ledger.ThoughtData (with omitempty it would
+// not show in TestThoughtFileAsEncodingJSON's zero values) would be
+// dropped from every thought file written by hand. This fails until the
+// hand encoder, or its fallback to encoding/json, is taught the field.
+func TestThoughtFileKnowsEveryField(t *testing.T) {
+	known := "Thought thought|ThoughtNumber thoughtNumber|TotalThoughts totalThoughts|NextThoughtNeeded nextThoughtNeeded|" +
+		"IsRevision isRevision,omitempty|RevisesThought revisesThought,omitempty|BranchFromThought branchFromThought,omitempty|" +
+		"BranchID branchId,omitempty|NeedsMoreThoughts needsMoreThoughts,omitempty|IncludeGuide includeGuide,omitempty|" +
+		"Timestamp timestamp|Critique critique,omitempty|RLM rlm,omitempty"
+	var fields []string
+	rt := reflect.TypeFor[ledger.ThoughtData]()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		fields = append(fields, f.Name+" "+f.Tag.Get("json"))
+	}
+	if got := strings.Join(fields, "|"); got != known {
+		t.Fatalf("ledger.ThoughtData's fields changed:\n%s\nappendThoughtFile knows:\n%s", got, known)
 	}
 }
