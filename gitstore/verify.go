@@ -155,6 +155,18 @@ type verifier struct {
 	// leaves it 0, since a ledger's own thoughts were measured when it
 	// accepted them, perhaps under another limit.
 	maxText int
+	// fileMax, when above 0, bounds every blob the walk reaches (see
+	// MaxIncomingFileBytes). The walk learns each blob's size as it checks
+	// it, so measuring there costs nothing, where reading every blob again
+	// afterwards cost a pull of a large ledger a third of its checks.
+	fileMax int64
+}
+
+// sized measures a blob the walk checked against fileMax.
+func (v *verifier) sized(id hash, size int) {
+	if v.fileMax > 0 && int64(size) > v.fileMax {
+		v.fail("file %s is %d bytes: more than %d, the most a file may hold under a thought limit of %d bytes (THOUGHTBOX_MAX_THOUGHT_BYTES)", id, size, v.fileMax, v.maxText)
+	}
 }
 
 // verifyChain is one ref of the session.
@@ -325,6 +337,9 @@ func (v *verifier) walk(chains []verifyChain) error {
 		}
 		if how == packBase && it.typ != typeTree {
 			v.notePacked(key, it.typ, len(data), nil)
+		}
+		if it.typ == typeBlob {
+			v.sized(it.id, len(data))
 		}
 		switch it.typ {
 		case typeCommit:
