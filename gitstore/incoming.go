@@ -38,7 +38,7 @@ func MaxIncomingFileBytes(maxThought int) int64 {
 func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming map[string]hash, maxBytes int) ([]string, error) {
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
 		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
-		maxText: maxBytes}
+		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes)}
 	local, err := s.ListRefs(refPrefix + id + "/")
 	if err != nil {
 		return nil, err
@@ -79,18 +79,9 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		s.checkSessionLayout(v, &chains[i])
 	}
 	// The thoughts at the tips were measured by checkChain (their text,
-	// as the ledger measures a thought it accepts). Every other file the
-	// new commits brought — older versions of thought files included — is
-	// bounded too. The walk read them all; the status map names them.
-	fileMax := MaxIncomingFileBytes(maxBytes)
-	for obj, problem := range v.status {
-		if problem != "" {
-			continue
-		}
-		if size, err := s.blobSize(obj); err == nil && int64(size) > fileMax {
-			v.fail("file %s is %d bytes: more than %d, the most a file may hold under a thought limit of %d bytes (THOUGHTBOX_MAX_THOUGHT_BYTES)", obj, size, fileMax, maxBytes)
-		}
-	}
+	// as the ledger measures a thought it accepts); every other file the
+	// new commits brought — older versions of thought files included — was
+	// bounded by the walk as it read it (verifier.fileMax).
 	res := v.res
 	for _, name := range res.MissingThoughtFiles {
 		v.fail("the manifest lists %s, which is not in the tree", name)
@@ -104,18 +95,6 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		v.res.Errors = append(v.res.Errors, fmt.Sprintf("… and %d more problems", v.dropped))
 	}
 	return v.res.Errors, nil
-}
-
-// blobSize returns the size of a blob (-1 for another type).
-func (s *Store) blobSize(id hash) (int, error) {
-	t, data, err := s.ReadObject(id)
-	if err != nil {
-		return 0, err
-	}
-	if t != typeBlob {
-		return -1, nil
-	}
-	return len(data), nil
 }
 
 // checkSessionLayout checks that a chain's tip holds the session's folder
@@ -160,4 +139,16 @@ func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
 	if len(part.Entries) != 1 || part.Entries[0].Name != v.id || !part.Entries[0].Dir {
 		v.fail("%s: sessions/%s/ holds something other than the folder of session %s", at, e.Name, v.id)
 	}
+}
+
+// blobSize returns the size of a blob (-1 for another type).
+func (s *Store) blobSize(id hash) (int, error) {
+	t, data, err := s.ReadObject(id)
+	if err != nil {
+		return 0, err
+	}
+	if t != typeBlob {
+		return -1, nil
+	}
+	return len(data), nil
 }

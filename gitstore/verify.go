@@ -155,6 +155,50 @@ type verifier struct {
 	// leaves it 0, since a ledger's own thoughts were measured when it
 	// accepted them, perhaps under another limit.
 	maxText int
+	// fileMax, when above 0, bounds every blob the walk reaches (see
+	// MaxIncomingFileBytes). The walk learns each blob's size as it checks
+	// it, so measuring there costs nothing, where reading every blob again
+	// afterwards cost a pull of a large ledger a third of its checks.
+	fileMax int64
+	// tips are the chains' tips, and tipData the objects of their trees
+	// as the walk read and checked them (up to maxTipData bytes):
+	// checkChain reads those objects again, and a pull of thousands of
+	// sessions spent a tenth of its checks inflating them a second time.
+	tips        map[hash]bool
+	tipData     map[hash]tipObject
+	tipDataSize int
+}
+
+// tipObject is an object of a tip's tree as the walk checked it.
+type tipObject struct {
+	typ  objType
+	data []byte
+}
+
+// maxTipData bounds what a check keeps of its tips' objects.
+const maxTipData = 64 << 20
+
+// keep holds on to an object of a tip's tree the walk checked, for
+// checkChain.
+func (v *verifier) keep(it walkItem, data []byte) {
+	if !v.tips[it.commit] && !(it.typ == typeCommit && it.commit == zeroHash) {
+		return
+	}
+	if v.tipDataSize+len(data) > maxTipData {
+		return
+	}
+	if v.tipData == nil {
+		v.tipData = map[hash]tipObject{}
+	}
+	v.tipData[it.id] = tipObject{it.typ, data}
+	v.tipDataSize += len(data)
+}
+
+// sized measures a blob the walk checked against fileMax.
+func (v *verifier) sized(id hash, size int) {
+	if v.fileMax > 0 && int64(size) > v.fileMax {
+		v.fail("file %s is %d bytes: more than %d, the most a file may hold under a thought limit of %d bytes (THOUGHTBOX_MAX_THOUGHT_BYTES)", id, size, v.fileMax, v.maxText)
+	}
 }
 
 // verifyChain is one ref of the session.
@@ -203,6 +247,11 @@ func (v *verifier) fail(format string, a ...any) {
 func (v *verifier) read(id hash, want objType, what func() string) ([]byte, bool) {
 	if p, seen := v.status[id]; seen && p != "" {
 		return nil, false
+	}
+	if o, ok := v.tipData[id]; ok && o.typ == want {
+		// Checked whole by the walk. An id a tree names as a file and
+		// another as a folder is read the thorough way, which reports it.
+		return o.data, true
 	}
 	data, problem := v.object(id, want)
 	if problem == "" {
@@ -297,6 +346,14 @@ func (v *verifier) walk(chains []verifyChain) error {
 		}
 		stack = append(stack, child)
 	}
+	for i := range chains {
+		if chains[i].tipOK {
+			if v.tips == nil {
+				v.tips = map[hash]bool{}
+			}
+			v.tips[chains[i].tip] = true
+		}
+	}
 	for i := len(chains) - 1; i >= 0; i-- { // the main chain on top
 		c := chains[i]
 		if c.tipOK && !v.queued[c.tip] {
@@ -326,6 +383,10 @@ func (v *verifier) walk(chains []verifyChain) error {
 		if how == packBase && it.typ != typeTree {
 			v.notePacked(key, it.typ, len(data), nil)
 		}
+		if it.typ == typeBlob {
+			v.sized(it.id, len(data))
+		}
+		v.keep(it, data)
 		switch it.typ {
 		case typeCommit:
 			if err := fsckCommit(data); err != nil {

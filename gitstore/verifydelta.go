@@ -306,6 +306,9 @@ func (v *verifier) viaPack(it walkItem, push func(parent walkItem, name []byte, 
 		}
 		v.status[it.id] = ""
 		v.notePacked(key, it.typ, size, nil)
+		if it.typ == typeBlob {
+			v.sized(it.id, size)
+		}
 		return nil, key, packDone
 	}
 	baseRep := v.reps[packKey{raw.Pack, raw.BaseOff}]

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
@@ -260,63 +263,34 @@ func isJSONObject(data []byte) bool {
 // quarantineIncoming checks every group (a session, or the knowledge zone)
 // whose refs a pull would move, and takes each that fails out of groups:
 // its remote tips are kept under refs/thoughtbox/quarantine/<remote>/ and reported in res.
+//
+// The groups are checked side by side, one per core: each check only
+// reads objects and refs, and a clone of thousands of sessions spent most
+// of its time here. What they found is then acted on in the groups' order,
+// so the result and the quarantine refs do not depend on which finished
+// first.
 func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups map[string][]string, remoteRefs map[string]hash, maxBytes int, res *PullResult) error {
 	names := make([]string, 0, len(groups))
 	for g := range groups {
 		names = append(names, g)
 	}
 	sort.Strings(names)
-	kept := &batch{}
-	for _, g := range names {
-		moving := map[string]hash{}
-		for _, ref := range groups[g] {
-			l, err := s.ReadRef(ref)
-			if err != nil {
-				return err
-			}
-			r := remoteRefs[ref]
-			if l == r {
-				continue
-			}
-			if l != zeroHash {
-				ahead, err := s.IsAncestor(r, l)
-				if err != nil {
-					return err
-				}
-				if ahead {
-					continue
-				}
-			}
-			moving[ref] = r
-		}
-		if len(moving) == 0 {
-			continue
-		}
-		var problems []string
+	found := make([]groupCheck, len(names))
+	err := checkEach(ctx, len(names), func(ctx context.Context, i int) error {
 		var err error
-		id := gitstore.SessionOfRef(groups[g][0])
-		switch {
-		case id != "":
-			problems, err = s.CheckIncomingSession(ctx, id, moving, maxBytes)
-		case groups[g][0] == gitstore.KnowledgeRef:
-			problems, err = s.checkIncomingKnowledge(moving[gitstore.KnowledgeRef], maxBytes)
-		case gitstore.NotebookOfRef(groups[g][0]) != "":
-			ref := groups[g][0]
-			problems = s.checkIncomingNotebook(gitstore.NotebookOfRef(ref), moving[ref], maxBytes)
-			if len(problems) == 0 {
-				local, rerr := s.ReadRef(ref)
-				if rerr != nil {
-					return rerr
-				}
-				problems, err = s.checkNotebookHistory(ctx, moving[ref], local, maxBytes)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("check %s: %w", g, err)
-		}
+		found[i], err = s.checkGroup(ctx, names[i], groups[names[i]], remoteRefs, maxBytes)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	kept := &batch{}
+	for i, g := range names {
+		moving, problems := found[i].moving, found[i].problems
 		if len(problems) == 0 {
 			continue
 		}
+		id := gitstore.SessionOfRef(groups[g][0])
 		delete(groups, g)
 		refs := make([]string, 0, len(moving))
 		for ref := range moving {
@@ -340,4 +314,97 @@ func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups m
 		return nil
 	}
 	return s.Apply(ctx, kept)
+}
+
+// groupCheck is what the check of one group found: the refs a pull would
+// move (ref -> remote tip) and the problems of what they would move to.
+type groupCheck struct {
+	moving   map[string]hash
+	problems []string
+}
+
+// checkGroup checks the refs of one group (a session, a notebook, the
+// knowledge zone) that a pull would move: those the remote has ahead of
+// ours or that we lack.
+func (s *sharer) checkGroup(ctx context.Context, g string, refs []string, remoteRefs map[string]hash, maxBytes int) (groupCheck, error) {
+	moving := map[string]hash{}
+	for _, ref := range refs {
+		l, err := s.ReadRef(ref)
+		if err != nil {
+			return groupCheck{}, err
+		}
+		r := remoteRefs[ref]
+		if l == r {
+			continue
+		}
+		if l != zeroHash {
+			ahead, err := s.IsAncestor(r, l)
+			if err != nil {
+				return groupCheck{}, err
+			}
+			if ahead {
+				continue
+			}
+		}
+		moving[ref] = r
+	}
+	if len(moving) == 0 {
+		return groupCheck{}, nil
+	}
+	var problems []string
+	var err error
+	switch first := refs[0]; {
+	case gitstore.SessionOfRef(first) != "":
+		problems, err = s.CheckIncomingSession(ctx, gitstore.SessionOfRef(first), moving, maxBytes)
+	case first == gitstore.KnowledgeRef:
+		problems, err = s.checkIncomingKnowledge(moving[gitstore.KnowledgeRef], maxBytes)
+	case gitstore.NotebookOfRef(first) != "":
+		problems = s.checkIncomingNotebook(gitstore.NotebookOfRef(first), moving[first], maxBytes)
+		if len(problems) == 0 {
+			local, rerr := s.ReadRef(first)
+			if rerr != nil {
+				return groupCheck{}, rerr
+			}
+			problems, err = s.checkNotebookHistory(ctx, moving[first], local, maxBytes)
+		}
+	}
+	if err != nil {
+		return groupCheck{}, fmt.Errorf("check %s: %w", g, err)
+	}
+	return groupCheck{moving: moving, problems: problems}, nil
+}
+
+// checkEach runs check(i) for i in [0, n) on as many goroutines as there
+// are cores, and returns the error of the lowest i that failed. The i are
+// handed out in order and, after a failure, no new one is begun while
+// those begun finish: every i below a failed one ran, so the error is the
+// one a check in order would have returned, whichever goroutine was first.
+func checkEach(ctx context.Context, n int, check func(ctx context.Context, i int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || failed.Load() {
+					return
+				}
+				if errs[i] = check(ctx, i); errs[i] != nil {
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -295,6 +295,7 @@ type version struct {
 func (w *packWalker) addHistory(tip hash, group string) error {
 	if group != w.group {
 		w.group, w.prev = group, map[string]version{}
+		w.pack.NewGroup()
 	}
 	commits, err := w.newCommits(tip)
 	if err != nil {

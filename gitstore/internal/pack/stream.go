@@ -34,12 +34,18 @@ const MinDeltaSize = 512
 // object count in the header is known only at the end, so the header is
 // patched and the checksum computed then.
 type Stream struct {
-	f       *os.File
-	bw      *bufio.Writer
-	off     int64
-	Count   int // objects added so far
-	offsets map[object.Hash]int64
-	zw      *zlib.Writer
+	f     *os.File
+	bw    *bufio.Writer
+	off   int64
+	Count int // objects added so far
+	// sent holds every object added, so that none is sent twice; bases
+	// the offsets of those added since NewGroup that may serve as a delta
+	// base (MinDeltaSize or more). A push of millions of objects held an
+	// offset for each of them, though a walker takes its delta bases only
+	// from the group it is walking: a set of ids takes two thirds of the room.
+	sent  map[object.Hash]struct{}
+	bases map[object.Hash]int64
+	zw    *zlib.Writer
 }
 
 func NewStream(dir string) (*Stream, error) {
@@ -55,7 +61,7 @@ func NewStream(dir string) (*Stream, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	p := &Stream{f: f, bw: bufio.NewWriterSize(f, 1<<20), offsets: map[object.Hash]int64{}}
+	p := &Stream{f: f, bw: bufio.NewWriterSize(f, 1<<20), sent: map[object.Hash]struct{}{}, bases: map[object.Hash]int64{}}
 	p.zw, _ = zlib.NewWriterLevel(p.bw, zlib.BestSpeed)
 	var hdr [12]byte
 	if _, err := p.bw.Write(hdr[:]); err != nil {
@@ -66,12 +72,21 @@ func NewStream(dir string) (*Stream, error) {
 	return p, nil
 }
 
-func (p *Stream) Has(id object.Hash) bool { _, ok := p.offsets[id]; return ok }
+func (p *Stream) Has(id object.Hash) bool { _, ok := p.sent[id]; return ok }
+
+// NewGroup says that the objects added so far will not be offered as delta
+// bases again (a push's walker starts on another session, whose objects
+// take their bases from that session), so that their offsets are dropped.
+func (p *Stream) NewGroup() {
+	if len(p.bases) > 0 {
+		p.bases = map[object.Hash]int64{}
+	}
+}
 
 // add writes one object, as an OFS_DELTA of base when base is set, already
 // in this pack, and the delta pays.
 func (p *Stream) Add(id object.Hash, typ object.Type, data []byte, base object.Hash, baseData []byte) error {
-	if p.offsets == nil {
+	if p.sent == nil {
 		return errors.New("pack: object added after the pack was finished")
 	}
 	if p.Has(id) {
@@ -80,7 +95,7 @@ func (p *Stream) Add(id object.Hash, typ object.Type, data []byte, base object.H
 	start := p.off
 	payload := data
 	var head []byte
-	if boff, ok := p.offsets[base]; ok && base != object.ZeroHash && len(data) >= MinDeltaSize {
+	if boff, ok := p.bases[base]; ok && base != object.ZeroHash && len(data) >= MinDeltaSize {
 		d := delta.Diff(baseData, data).GitDelta(len(baseData))
 		if len(d) < len(data)/2 {
 			payload = d
@@ -102,7 +117,10 @@ func (p *Stream) Add(id object.Hash, typ object.Type, data []byte, base object.H
 		return err
 	}
 	p.off += cw.n
-	p.offsets[id] = start
+	p.sent[id] = struct{}{}
+	if len(data) >= MinDeltaSize {
+		p.bases[id] = start
+	}
 	p.Count++
 	return nil
 }
@@ -112,9 +130,9 @@ func (p *Stream) Finish() (*os.File, int64, error) {
 	if err := p.bw.Flush(); err != nil {
 		return nil, 0, err
 	}
-	// The offsets served dedup and delta bases while the pack was built;
-	// a large push holds millions of them, and sending needs none.
-	p.offsets = nil
+	// The ids served dedup and delta bases while the pack was built; a
+	// large push holds millions of them, and sending needs none.
+	p.sent, p.bases = nil, nil
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
