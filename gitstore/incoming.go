@@ -38,7 +38,7 @@ func MaxIncomingFileBytes(maxThought int) int64 {
 func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming map[string]hash, maxBytes int) ([]string, error) {
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
 		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
-		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes)}
+		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes), trustIndexed: true}
 	local, err := s.ListRefs(refPrefix + id + "/")
 	if err != nil {
 		return nil, err

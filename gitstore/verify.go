@@ -167,6 +167,10 @@ type verifier struct {
 	tips        map[hash]bool
 	tipData     map[hash]tipObject
 	tipDataSize int
+	// trustIndexed lets the walk take a blob's type and size from the
+	// indexer that just took the pack holding it (verifyindexed.go): a
+	// pull's check, never verify's.
+	trustIndexed bool
 }
 
 // tipObject is an object of a tip's tree as the walk checked it.
@@ -369,6 +373,12 @@ func (v *verifier) walk(chains []verifyChain) error {
 		}
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if v.indexedBlob(it) {
+			continue
+		}
+		if readObjectHook != nil {
+			readObjectHook(it.id, it.typ)
+		}
 		data, key, how := v.viaPack(it, push)
 		if how == packDone {
 			continue

@@ -20,7 +20,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
-// indexed is what indexing keeps of each object of a received pack: 32
+// indexed is what indexing keeps of each object of a received pack: 40
 // bytes, where go-git's Parser kept a record of every object with its
 // children and (for a while) its content — about 3 GB for a clone of a
 // million thoughts.
@@ -28,6 +28,9 @@ type indexed struct {
 	off uint64
 	id  object.Hash
 	crc uint32
+	// kind is the object's type and size as the indexer found them
+	// (see kindOf); the packs it writes (write.go, merge.go) leave it 0.
+	kind uint32
 }
 
 // pendingDelta is a delta whose base was not known when the sequential
@@ -204,6 +207,7 @@ func (ix *indexer) entry(off int64) (int64, error) {
 			ix.cache.put(ix.key, off, t, data)
 		}
 		ix.entries[i].id = sum
+		ix.entries[i].kind = kindOf(t, h.size)
 	case ofsDeltaType:
 		if len(ix.waiting) > 0 && ix.waiting[h.baseOff] {
 			ix.wait(i, pendingDelta{i: i, baseOff: h.baseOff})
@@ -212,7 +216,7 @@ func (ix *indexer) entry(off int64) (int64, error) {
 		if _, ok := ix.find(h.baseOff); !ok {
 			return 0, fmt.Errorf("its delta base offset %d is not the start of an object", h.baseOff)
 		}
-		if ix.entries[i].id, err = ix.apply(off, h.baseOff, data); err != nil {
+		if ix.entries[i].id, ix.entries[i].kind, err = ix.apply(off, h.baseOff, data); err != nil {
 			return 0, err
 		}
 	case refDeltaType:
@@ -228,32 +232,32 @@ func (ix *indexer) wait(i int, p pendingDelta) {
 
 // apply resolves the delta at off, whose inflated delta is d (nil to read
 // it again), against the object at baseOff, caches the result and returns
-// its id.
-func (ix *indexer) apply(off, baseOff int64, d []byte) (object.Hash, error) {
+// its id and kind.
+func (ix *indexer) apply(off, baseOff int64, d []byte) (object.Hash, uint32, error) {
 	t, base, err := ix.content(baseOff, 1)
 	if err != nil {
-		return object.ZeroHash, fmt.Errorf("its delta base at %d: %w", baseOff, err)
+		return object.ZeroHash, 0, fmt.Errorf("its delta base at %d: %w", baseOff, err)
 	}
 	if d == nil {
 		i, _ := ix.find(off)
 		raw, err := ix.raw(i)
 		if err != nil {
-			return object.ZeroHash, err
+			return object.ZeroHash, 0, err
 		}
 		h, err := parseEntryHeader(raw, off)
 		if err != nil {
-			return object.ZeroHash, err
+			return object.ZeroHash, 0, err
 		}
 		if d, err = inflateEntry(raw[h.n:], h.size); err != nil {
-			return object.ZeroHash, err
+			return object.ZeroHash, 0, err
 		}
 	}
 	out, err := delta.Patch(base, d)
 	if err != nil {
-		return object.ZeroHash, err
+		return object.ZeroHash, 0, err
 	}
 	ix.cache.put(ix.key, off, t, out)
-	return object.HashObject(t, out), nil
+	return object.HashObject(t, out), kindOf(t, len(out)), nil
 }
 
 // content returns the object at off, from the cache or read again from
@@ -498,11 +502,11 @@ func (ix *indexer) resolvePending() error {
 			if c.baseOff < 0 {
 				ix.refBase[off] = int64(base.off)
 			}
-			id, err := ix.apply(off, int64(base.off), nil)
+			id, kind, err := ix.apply(off, int64(base.off), nil)
 			if err != nil {
 				return fmt.Errorf("object at offset %d: %w", off, err)
 			}
-			ix.entries[c.i].id = id
+			ix.entries[c.i].id, ix.entries[c.i].kind = id, kind
 			delete(ix.waiting, off)
 			queue = append(queue, c.i)
 		}

@@ -82,6 +82,9 @@ type Entry struct {
 	idxFile *os.File
 	idxOnce sync.Once
 	idxErr  error
+	// kinds is what the indexer found of each object, in the index's
+	// order, for a pack this process indexed (see kinds.go); else nil.
+	kinds []uint32
 }
 
 // loadIdx opens the pack's index the first time it is needed.
@@ -241,7 +244,7 @@ func openPackEntry(dir, name string) (*Entry, error) {
 		xf.Close()
 		return nil, err
 	}
-	return &Entry{name: name, idxFile: xf, f: f, size: fi.Size(), mtime: fi.ModTime()}, nil
+	return &Entry{name: name, idxFile: xf, f: f, size: fi.Size(), mtime: fi.ModTime(), kinds: takeKinds(kindsPath(dir, name))}, nil
 }
 
 // Read returns an object from the packs, or object.ErrNotFound.

@@ -241,6 +241,7 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := durable.SyncDir(packDir); err != nil {
 		return 0, n, err
 	}
+	rememberKinds(kindsPath(packDir, "pack-"+sum.String()), entries)
 	return count, n, nil
 }
 
