@@ -232,6 +232,9 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 		return 0, n, err
 	}
 	base := filepath.Join(packDir, "pack-"+sum.String())
+	// Before the index appears: a Set that refreshes meanwhile (the
+	// flusher's) opens the pack with them.
+	rememberKinds(kindsPath(packDir, "pack-"+sum.String()), entries)
 	if err := durable.Rename(tmp.Name(), base+".pack"); err != nil {
 		return 0, n, err
 	}
@@ -241,7 +244,6 @@ func Install(tmpDir, packDir string, r io.Reader) (int, int64, error) {
 	if err := durable.SyncDir(packDir); err != nil {
 		return 0, n, err
 	}
-	rememberKinds(kindsPath(packDir, "pack-"+sum.String()), entries)
 	return count, n, nil
 }
 
