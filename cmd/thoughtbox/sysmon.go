@@ -7,7 +7,7 @@ import "strings"
 // round trip of a lone agent, lets sysmon sleep until the next system
 // call, which wakes it and starts it polling again every 20 µs, backing
 // off only after a millisecond: with one agent that is most of every
-// call, six or seven wake-ups a thought, and about a seventh of the
+// call, six or seven wake-ups a thought, and about a sixth of the
 // server's processor time in a virtual machine (BENCHMARKS.md, "the
 // request path's CPU per thought"). A set schedtrace is the runtime's one
 // switch that keeps sysmon from that sleep, so that it stays at its
