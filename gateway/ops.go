@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,6 +107,13 @@ func (op *operation) servable(g *Gateway) bool { return op.configured == nil || 
 type operationTable struct {
 	list   []*operation
 	byName map[string]*operation
+
+	// The gateway tool's description and input schema, made once: every
+	// new connection (each HTTP session) announces the tool, and building
+	// them from the operations' types took ~1 ms of processor time a
+	// session.
+	toolOnce           sync.Once
+	toolDesc, toolSpec string
 }
 
 // newOperations builds the table. Every operation of the gateway is here,
@@ -213,18 +221,23 @@ func (t *operationTable) names() []string {
 }
 
 // gatewayTool is the always-on router tool.
+// Each call returns a Tool of its own (with its own schema bytes), for a
+// server of its own.
 func (t *operationTable) gatewayTool() *mcp.Tool {
-	s := schemaOf(reflect.TypeFor[gatewayArgs]())
-	s.AdditionalProperties = nil
-	s.Properties["args"].AdditionalProperties = nil
-	for _, name := range t.names() {
-		s.Properties["operation"].Enum = append(s.Properties["operation"].Enum, name)
-	}
+	t.toolOnce.Do(func() {
+		s := schemaOf(reflect.TypeFor[gatewayArgs]())
+		s.AdditionalProperties = nil
+		s.Properties["args"].AdditionalProperties = nil
+		for _, name := range t.names() {
+			s.Properties["operation"].Enum = append(s.Properties["operation"].Enum, name)
+		}
+		t.toolDesc, t.toolSpec = t.description(), schemaText(s)
+	})
 	return &mcp.Tool{
 		Name:        gatewayToolName,
 		Title:       "Thoughtbox gateway",
-		Description: t.description(),
-		InputSchema: json.RawMessage(schemaText(s)),
+		Description: t.toolDesc,
+		InputSchema: json.RawMessage(t.toolSpec),
 	}
 }
 

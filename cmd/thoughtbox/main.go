@@ -11,6 +11,7 @@ import (
 )
 
 func main() {
+	calmSysmon()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], cli.OSEnv())
 	stop()

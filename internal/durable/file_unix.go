@@ -37,10 +37,18 @@ func fileID(f *os.File) (uint64, error) {
 	return statID(fi), nil
 }
 
+// pathID is os.Stat's inode without its FileInfo: a writer asks it of
+// its session's lock file once per thought, and the allocation was most
+// of what the call cost besides the system call.
 func pathID(path string) (uint64, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		if err == nil {
+			return uint64(st.Ino), nil
+		}
+		if err != syscall.EINTR {
+			return 0, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
 	}
-	return statID(fi), nil
 }

@@ -297,6 +297,7 @@ type Mutex struct {
 	gate, f *os.File
 	ino     uint64
 	last    []byte // the record this mutex wrote at its last turn
+	seen    []byte // the lock file's record, read at each turn
 }
 
 // NewMutex returns the mutex kept in the file path (and path+".gate"),
@@ -414,14 +415,16 @@ func (m *Mutex) lockFiles(ctx context.Context, start time.Time) (*Held, error) {
 			m.closeFiles()
 			continue
 		}
-		buf := make([]byte, recordSize)
-		n, _ := m.f.ReadAt(buf, 0)
-		others := m.last == nil || n != recordSize || !bytes.Equal(buf, m.last)
+		if m.seen == nil {
+			m.seen = make([]byte, recordSize)
+		}
+		n, _ := m.f.ReadAt(m.seen, 0)
+		others := m.last == nil || n != recordSize || !bytes.Equal(m.seen, m.last)
 		if others {
 			// Our own record still there means nobody held it since:
 			// it already names this process, since its run of turns
 			// began, and a write a turn is spared.
-			m.last = markFile(m.f, buf[:0])
+			m.last = markFile(m.f, m.last)
 		}
 		unlock(m.gate)
 		return &Held{m: m, Others: others}, nil
