@@ -500,12 +500,18 @@ func (b *FS) gitHas(id object.Hash) bool {
 // busyRecords records the wait doubles, up to maxStretch times the
 // configured interval (a second at the default 100 ms); a quiet tick
 // brings it back. With 64 agents writing, a stretch of 4 left the flusher
-// near a fifth of the server's processor time. A log past bigLog bytes is
-// flushed at once, which bounds the log, the overlay and what another
-// process replays, however busy the writers.
+// near a fifth of the server's processor time; but the overlay holds every
+// batch logged since the last flush (some 2.5 kB a thought), and with a
+// stretch of 10 that was a second of 64 agents' thoughts, the largest part
+// of the server's live heap after the session graphs. Since busy flushes
+// put merges off (busyMaxPacks) a flush costs less, and a stretch of 5
+// (half a second) kept the server's processor time a thought where 10 had
+// it while its memory under load fell (BENCHMARKS.md, issue 12). A log
+// past bigLog bytes is flushed at once, which bounds the log, the overlay
+// and what another process replays, however busy the writers.
 const (
 	busyRecords = 32
-	maxStretch  = 10
+	maxStretch  = 5
 	bigLog      = 8 << 20
 )
 
