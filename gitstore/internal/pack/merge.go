@@ -46,45 +46,52 @@ func PickMerge(newestFirst []*Entry) []*Entry {
 	return newestFirst[:k]
 }
 
+// rawEntry is one entry of a pack being merged. A merge holds one for
+// every object of every pack it merges, all at once, and merges late in a
+// ledger's life take in nearly all of it (at 64 sessions × 300 thoughts,
+// some 130,000 objects): so it is kept to 48 bytes. The compressed
+// payload runs from off+hdr to the next entry's offset (see prep.span);
+// merges stream it from file to file rather than hold packs in memory.
 type rawEntry struct {
-	id      object.Hash
+	id  object.Hash
+	typ uint8
+	hdr uint8 // the header's length: at most 10 size bytes and a 20-byte base
+	// baseOff is an OFS_DELTA's base's offset in the old pack, or a
+	// REF_DELTA's base's index in the pack's refBases (REF_DELTA is rare:
+	// our packs use OFS_DELTA, received ones may not).
+	baseOff int64
 	off     int64 // in its old pack
-	typ     int
-	size    int
-	baseOff int64 // OFS_DELTA: the base's offset in the old pack
-	refBase []byte
-	// the compressed payload is dataLen bytes at dataOff of the old pack:
-	// merges stream it from file to file rather than hold packs in memory
-	dataOff, dataLen int64
+	size    int64
 }
 
 // readRawEntries lists a pack's entries in file order without inflating
-// them, reading only their headers.
-func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error) {
+// them, reading only their headers. refBases holds the base ids of its
+// REF_DELTA entries.
+func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) (entries []rawEntry, refBases []object.Hash, err error) {
 	var hdr [12]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:4]) != "PACK" {
-		return nil, fmt.Errorf("%s is not a pack", f.Name())
+		return nil, nil, fmt.Errorf("%s is not a pack", f.Name())
 	}
 	if err := pe.loadIdx(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A merge rewrites every entry under the id the index gives it, so a
 	// damaged index would spread into the merged pack: it is checked whole
 	// here, as lookups do not.
 	if err := pe.idx.checkSum(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The header's count, bounded by the file's size against a damaged pack.
-	entries := make([]rawEntry, 0, min(int64(binary.BigEndian.Uint32(hdr[8:])), pe.size/4, int64(pe.idx.Count())))
+	entries = make([]rawEntry, 0, min(int64(binary.BigEndian.Uint32(hdr[8:])), pe.size/4, int64(pe.idx.Count())))
 	for i := range pe.idx.Count() {
 		e, err := pe.idx.Entry(i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		entries = append(entries, rawEntry{id: e.ID, off: e.Offset})
 	}
 	if int(binary.BigEndian.Uint32(hdr[8:])) != len(entries) {
-		return nil, fmt.Errorf("%s: header and index disagree on the object count", f.Name())
+		return nil, nil, fmt.Errorf("%s: header and index disagree on the object count", f.Name())
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].off < entries[j].off })
 	// One sequential, buffered pass over the file: an entry's header
@@ -99,10 +106,10 @@ func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error)
 			next = entries[i+1].off
 		}
 		if e.off < pos {
-			return nil, fmt.Errorf("%s: overlapping entries at %d", f.Name(), e.off)
+			return nil, nil, fmt.Errorf("%s: overlapping entries at %d", f.Name(), e.off)
 		}
 		if _, err := br.Discard(int(e.off - pos)); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+			return nil, nil, fmt.Errorf("%s: %w", f.Name(), err)
 		}
 		pos = e.off
 		byteAt := func() (byte, error) {
@@ -118,44 +125,45 @@ func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error)
 		}
 		c, err := byteAt()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		e.typ = int(c>>4) & 7
-		e.size = int(c & 0x0f)
+		e.typ = (c >> 4) & 7
+		e.size = int64(c & 0x0f)
 		for shift := 4; c&0x80 != 0; shift += 7 {
 			if c, err = byteAt(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			e.size |= int(c&0x7f) << shift
+			e.size |= int64(c&0x7f) << shift
 		}
 		switch e.typ {
 		case ofsDeltaType:
 			if c, err = byteAt(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			dist := int64(c & 0x7f)
 			for c&0x80 != 0 {
 				if c, err = byteAt(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				dist = ((dist + 1) << 7) | int64(c&0x7f)
 			}
 			e.baseOff = e.off - dist
-		case 7: // REF_DELTA
-			e.refBase = make([]byte, 20)
-			for j := range e.refBase {
-				if e.refBase[j], err = byteAt(); err != nil {
-					return nil, err
+		case refDeltaType:
+			var b object.Hash
+			for j := range b {
+				if b[j], err = byteAt(); err != nil {
+					return nil, nil, err
 				}
 			}
+			e.baseOff = int64(len(refBases))
+			refBases = append(refBases, b)
 		}
-		e.dataOff = pos
-		e.dataLen = next - e.dataOff
-		if e.dataLen < 0 {
-			return nil, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
+		if next < pos || pos-e.off > 255 {
+			return nil, nil, fmt.Errorf("%s: malformed entry at %d", f.Name(), e.off)
 		}
+		e.hdr = uint8(pos - e.off)
 	}
-	return entries, nil
+	return entries, refBases, nil
 }
 
 // maxLinkedDepth bounds the delta chains that merges build by linking
@@ -163,15 +171,17 @@ func readRawEntries(pe *Entry, f *os.File, br *bufio.Reader) ([]rawEntry, error)
 // old version applies at most this many small edits).
 const maxLinkedDepth = 1000
 
+// outEntry is one entry of the merged pack, 48 bytes for the reason
+// rawEntry is small. Its payload is streamed from entry at of source pack
+// src, or, when src is -1, re-encoded (the merge's redone map, by the
+// entry's index in the merged pack).
 type outEntry struct {
 	id    object.Hash
-	pos   int64    // in the merged pack
 	depth int32    // of its delta chain
+	pos   int64    // in the merged pack
 	head  [2]int32 // its header: where it is in the merge's header bytes
-	data  []byte   // a re-encoded payload; else it is streamed from pack src
-	src   int
-	off   int64
-	n     int64
+	src   int32
+	at    int32
 }
 
 // packStream reads the source packs front to back: a merge copies each
@@ -229,10 +239,21 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 	// that root, and (for a root) the depth of its deepest delta.
 	type prep struct {
 		entries  []rawEntry
+		refBases []object.Hash
+		end      int64 // where the last entry's payload ends
 		base     []int32
 		depth    []int32
 		root     []int32
 		maxBelow []int32
+	}
+	// span is where entry i's compressed payload lies in its pack.
+	span := func(p *prep, i int32) (off, n int64) {
+		e := &p.entries[i]
+		next := p.end
+		if int(i)+1 < len(p.entries) {
+			next = p.entries[i+1].off
+		}
+		return e.off + int64(e.hdr), next - e.off - int64(e.hdr)
 	}
 	preps := make([]prep, len(newestFirst))
 	olderOf := map[object.Hash]Link{} // older version → the Link to the newer version that replaced it
@@ -254,14 +275,15 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 			return err
 		}
 		files[pi] = f
-		entries, err := readRawEntries(pe, f, br)
+		entries, refBases, err := readRawEntries(pe, f, br)
 		if err != nil {
 			return err
 		}
 		n := len(entries)
 		total += n
 		ints := make([]int32, 4*n)
-		p := prep{entries: entries, base: ints[:n], depth: ints[n : 2*n], root: ints[2*n : 3*n], maxBelow: ints[3*n:]}
+		p := prep{entries: entries, refBases: refBases, end: pe.size - 20,
+			base: ints[:n], depth: ints[n : 2*n], root: ints[2*n : 3*n], maxBelow: ints[3*n:]}
 		for i, e := range entries {
 			p.base[i], p.root[i] = -1, int32(i)
 			if e.typ == ofsDeltaType {
@@ -289,18 +311,21 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 	where := make(map[object.Hash]int32, total)
 	placed := make([][]int32, len(preps))
 	out := make([]outEntry, 0, total)
-	var heads []byte // every entry's header, out[i].head indexes it
+	redone := map[int32][]byte{} // re-encoded payloads, by index in out
+	var heads []byte             // every entry's header, out[i].head indexes it
 	pos := int64(12)
 	var zbuf bytes.Buffer
-	for pi, p := range preps {
+	for pi := range preps {
+		p := &preps[pi]
 		placed[pi] = make([]int32, len(p.entries))
-		for i, e := range p.entries {
+		for i := range p.entries {
+			e := &p.entries[i]
 			if at, dup := where[e.id]; dup {
 				placed[pi][i] = at
 				continue
 			}
 			h0 := len(heads)
-			heads = appendEntryHeader(heads, e.typ, e.size)
+			heads = appendEntryHeader(heads, int(e.typ), int(e.size))
 			var data []byte
 			depth := int32(0)
 			switch {
@@ -311,15 +336,16 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 				b := &out[placed[pi][p.base[i]]]
 				heads = appendOfsOffset(heads, pos-b.pos)
 				depth = b.depth + 1
-			case e.refBase != nil:
-				heads = append(heads, e.refBase...)
+			case e.typ == refDeltaType:
+				heads = append(heads, p.refBases[e.baseOff][:]...)
 			default:
 				l, linked := olderOf[e.id]
 				at, newerPlaced := where[l.Newer]
 				if linked && newerPlaced {
 					n := &out[at]
 					if n.depth+1+p.maxBelow[i] <= maxLinkedDepth {
-						if h, d, ok := relink(e, files[pi], l, pos-n.pos, read, pb, &zbuf); ok {
+						off, size := span(p, int32(i))
+						if h, d, ok := relink(int(e.size), files[pi], off, size, l, pos-n.pos, read, pb, &zbuf); ok {
 							heads = append(heads[:h0], h...)
 							data = d
 							depth = n.depth + 1
@@ -330,13 +356,31 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 			at := int32(len(out))
 			placed[pi][i] = at
 			where[e.id] = at
-			oe := outEntry{id: e.id, pos: pos, depth: depth, head: [2]int32{int32(h0), int32(len(heads))}, data: data}
-			if data == nil {
-				oe.src, oe.off, oe.n = pi, e.dataOff, e.dataLen
+			oe := outEntry{id: e.id, pos: pos, depth: depth, head: [2]int32{int32(h0), int32(len(heads))}, src: int32(pi), at: int32(i)}
+			size := int64(len(data))
+			if data != nil {
+				oe.src = -1
+				redone[at] = data
+			} else {
+				_, size = span(p, int32(i))
 			}
 			out = append(out, oe)
-			pos += int64(len(heads)-h0) + oe.size()
+			pos += int64(len(heads)-h0) + size
 		}
+	}
+	// What only the planning above needed goes before the index is built,
+	// so that the merge's peak is the larger of the two phases, not their
+	// sum. The links to keep are found now, while where still exists.
+	var keep []Link // links whose older version is outside this merge
+	for older, l := range olderOf {
+		if _, in := where[older]; !in {
+			keep = append(keep, l)
+		}
+	}
+	where, placed = nil, nil
+	for pi := range preps {
+		p := &preps[pi]
+		p.base, p.depth, p.root, p.maxBelow = nil, nil, nil, nil
 	}
 
 	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
@@ -356,30 +400,29 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 	idx := make([]indexed, 0, len(out))
 	stream := &packStream{r: br, files: files, src: -1}
 	w := &crcWriter{w: cw}
-	for _, o := range out {
+	for i, o := range out {
 		off := cw.n
 		w.crc = 0
 		if _, err := w.Write(heads[o.head[0]:o.head[1]]); err != nil {
 			return err
 		}
-		if o.data != nil {
-			if _, err := w.Write(o.data); err != nil {
+		if o.src < 0 {
+			if _, err := w.Write(redone[int32(i)]); err != nil {
 				return err
 			}
-		} else if err := stream.copyTo(w, o.src, o.off, o.n); err != nil {
-			return err
+		} else {
+			from, n := span(&preps[o.src], o.at)
+			if err := stream.copyTo(w, int(o.src), from, n); err != nil {
+				return err
+			}
 		}
 		idx = append(idx, indexed{off: uint64(off), id: o.id, crc: w.crc})
 	}
+	// Only the index is needed from here on.
+	out, preps, heads, redone = nil, nil, nil, nil
 	name, err := finishPack(packDir, tmp, bw, cw, idx)
 	if err != nil {
 		return err
-	}
-	var keep []Link // links whose older version is outside this merge
-	for older, l := range olderOf {
-		if _, in := where[older]; !in {
-			keep = append(keep, l)
-		}
 	}
 	WriteLinks(linksDir, "pack-"+name.String(), keep)
 	for _, pe := range newestFirst {
@@ -394,15 +437,15 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 // relink re-encodes a whole entry as a delta of the newer version that
 // replaced it, dist bytes back in the merged pack: with the delta the
 // flusher recorded, or else one computed from both versions.
-func relink(e rawEntry, src *os.File, l Link, dist int64, read func(object.Hash) (object.Type, []byte, error), pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
+func relink(size int, src *os.File, dataOff, dataLen int64, l Link, dist int64, read func(object.Hash) (object.Type, []byte, error), pb *packBuffers, zbuf *bytes.Buffer) ([]byte, []byte, bool) {
 	if len(l.Delta) > 0 {
 		return deltaEntry(l.Delta, dist, pb, zbuf)
 	}
-	zr, err := zlib.NewReader(io.NewSectionReader(src, e.dataOff, e.dataLen))
+	zr, err := zlib.NewReader(io.NewSectionReader(src, dataOff, dataLen))
 	if err != nil {
 		return nil, nil, false
 	}
-	content := make([]byte, e.size)
+	content := make([]byte, size)
 	_, err = io.ReadFull(zr, content)
 	zr.Close()
 	if err != nil {
@@ -428,11 +471,4 @@ func deltaEntry(delta []byte, dist int64, pb *packBuffers, zbuf *bytes.Buffer) (
 	}
 	head := appendOfsOffset(entryHeader(ofsDeltaType, len(delta)), dist)
 	return head, append([]byte(nil), zbuf.Bytes()...), true
-}
-
-func (o outEntry) size() int64 {
-	if o.data != nil {
-		return int64(len(o.data))
-	}
-	return o.n
 }

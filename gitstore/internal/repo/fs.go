@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -115,9 +116,12 @@ type FS struct {
 	group   wal.Group
 	bigLog  chan struct{} // the log passed bigLog bytes: flush now
 	flushMu sync.Mutex
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	closed  bool
+	// mergeOwed is set when a busy flush put off merging packs (see
+	// busyMaxPacks); the flusher's next quiet tick merges them.
+	mergeOwed atomic.Bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closed    bool
 }
 
 // PackRefsEvery is how many distinct loose refs trigger packing refs.
@@ -496,14 +500,30 @@ func (b *FS) gitHas(id object.Hash) bool {
 // busyRecords records the wait doubles, up to maxStretch times the
 // configured interval (a second at the default 100 ms); a quiet tick
 // brings it back. With 64 agents writing, a stretch of 4 left the flusher
-// near a fifth of the server's processor time. A log past bigLog bytes is
-// flushed at once, which bounds the log, the overlay and what another
-// process replays, however busy the writers.
+// near a fifth of the server's processor time; but the overlay holds every
+// batch logged since the last flush (some 2.5 kB a thought), and with a
+// stretch of 10 that was a second of 64 agents' thoughts, the largest part
+// of the server's live heap after the session graphs. Since busy flushes
+// put merges off (busyMaxPacks) a flush costs less, and a stretch of 5
+// (half a second) kept the server's processor time a thought where 10 had
+// it while its memory under load fell (BENCHMARKS.md, issue 12). A log
+// past bigLog bytes is flushed at once, which bounds the log, the overlay
+// and what another process replays, however busy the writers.
 const (
 	busyRecords = 32
-	maxStretch  = 10
+	maxStretch  = 5
 	bigLog      = 8 << 20
 )
+
+// busyMaxPacks is how many packs a busy flush lets accumulate before it
+// merges them anyway. A merge reads every entry of the packs it merges
+// and keeps some 160 bytes an object while it plans (64 agents × 300
+// thoughts: ~130,000 objects, 19 MB; the geometric merges take in nearly
+// the whole ledger now and then), on top of the writers' own live heap,
+// and its work competes with theirs. So while writers keep the flusher
+// busy, merges wait for a quiet tick, up to this many packs: lookups try
+// the pack that answered last first, and writers read packs little.
+const busyMaxPacks = 3 * pack.MaxPacks
 
 // nextFlushWait is the flusher's wait after a tick that found pending
 // records (0 for none), given the wait before it and how long the flush
@@ -533,7 +553,7 @@ func (b *FS) flusher(every time.Duration) {
 		pending := len(b.recs)
 		b.mu.Unlock()
 		var took time.Duration
-		if pending > 0 {
+		if pending > 0 || b.mergeOwed.Load() {
 			start := time.Now()
 			if err := b.flushSoon(); err != nil {
 				b.logger.Warn("flush failed; the log keeps the data, retrying", "repo", b.gitDir, "err", err)
@@ -619,6 +639,9 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 	ino := b.log.ID()
 	b.unlock()
 	if len(recs) == 0 {
+		if b.mergeOwed.Load() {
+			return b.maybeMerge(false)
+		}
 		return nil
 	}
 
@@ -652,7 +675,9 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 	if err := b.publish(ctx, recs, end, ino); err != nil {
 		return err
 	}
-	return b.maybeMerge()
+	// Only the background flusher puts merges off, and only when busy: an
+	// explicit Flush (close, a command) leaves the packs merged.
+	return b.maybeMerge(!wait && len(recs) >= busyRecords)
 }
 
 // publish points the refs at what the flush packed and drops those batches
@@ -791,15 +816,23 @@ func parallel(n int, fn func(i int) error) error {
 }
 
 // maybeMerge merges packs when there are too many; the caller holds the
-// flush lock, so no other process adds or merges packs meanwhile.
-func (b *FS) maybeMerge() error {
+// flush lock, so no other process adds or merges packs meanwhile. When
+// busy, it merges only past busyMaxPacks and otherwise leaves the merge
+// owed.
+func (b *FS) maybeMerge(busy bool) error {
 	if err := b.packs.Refresh(); err != nil {
 		return err
 	}
 	pick := b.packs.MergeCandidates()
 	if len(pick) < 2 {
+		b.mergeOwed.Store(false)
 		return nil
 	}
+	if busy && len(b.packs.Packs()) <= busyMaxPacks {
+		b.mergeOwed.Store(true)
+		return nil
+	}
+	b.mergeOwed.Store(false)
 	if err := pack.Merge(filepath.Join(b.gitDir, "objects", "pack"), b.linksDir(), pick, b.packs.Read); err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
