@@ -13,8 +13,9 @@ import "strings"
 // switch that keeps sysmon from that sleep, so that it stays at its
 // backed-off 10 ms while nothing needs retaking; its period, the largest
 // the runtime takes (2^31-1 ms, 24.8 days of the host's uptime), puts the
-// trace line it prints out of reach, except on a host up for longer,
-// where one line goes to stderr every 24.8 days. Only the runtime reads
+// trace line it prints out of reach: the runtime counts the period from
+// the host's boot, so a host up for longer prints one line to stderr at
+// start and one every 24.8 days after. Only the runtime reads
 // GODEBUG, at start: hence a new exec of the binary.
 const sysmonSetting = "schedtrace=2147483647"
 
