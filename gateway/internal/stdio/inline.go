@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -72,7 +73,32 @@ func (c *stdioConn) takeInline(m jsonrpc.Message) (taken, reader bool) {
 // answer writes a direct call's answer. A failed write ends the
 // connection through the next Read, as for the server's own answers.
 func (c *stdioConn) answer(resp *jsonrpc.Response) {
+	if data, ok := encodeAnswer(resp); ok {
+		_ = c.writeResponse(resp, data)
+		return
+	}
 	_ = c.Write(context.Background(), resp)
+}
+
+// encodeAnswer writes the answer to a call with a numeric id, as the
+// SDK's jsonrpc.EncodeMessage writes it, without its encoder: reflection
+// over the message, then a pass over the result to compact it. Respond's
+// results come from encoding/json already (or encodeTextResult, which
+// writes them as it would), so they are compact, and compacting them
+// again without HTML escaping, as the SDK does, leaves them unchanged
+// (TestAnswerAsTheSDK). Errors and string ids go the SDK's way.
+func encodeAnswer(resp *jsonrpc.Response) ([]byte, bool) {
+	n, ok := resp.ID.Raw().(int64)
+	if !ok || resp.Error != nil || len(resp.Result) == 0 {
+		return nil, false
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	b := make([]byte, 0, len(head)+20+len(mid)+len(resp.Result)+1)
+	b = append(b, head...)
+	b = strconv.AppendInt(b, n, 10)
+	b = append(b, mid...)
+	b = append(b, resp.Result...)
+	return append(b, '}'), true
 }
 
 // freeReader starts another reader if the reader is answering a call.

@@ -596,6 +596,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
+	return c.writeResponse(resp, data)
+}
+
+// writeResponse writes resp, encoded as data, as the answer to its call.
+func (c *stdioConn) writeResponse(resp *jsonrpc.Response, data []byte) (err error) {
 	c.mu.Lock()
 	if c.initID.IsValid() && resp.ID == c.initID && resp.Result != nil {
 		var r struct {
