@@ -56,15 +56,20 @@ func (c *stdioConn) takeInline(m jsonrpc.Message) (taken, reader bool) {
 		c.running.Go(c.dctx, req.ID, fn, c.answer)
 		return true, true
 	}
+	// The timer is set and stopped under rmu, by the goroutine that holds
+	// the role: once another has taken it, this one must not stop a timer
+	// the new reader may have set for its own call.
 	c.rmu.Lock()
 	c.inlineReader = true
-	c.rmu.Unlock()
 	c.grace.Reset(inlineGrace)
+	c.rmu.Unlock()
 	resp := c.running.Run(c.dctx, req.ID, fn)
-	c.grace.Stop()
 	c.rmu.Lock()
 	reader = c.inlineReader
-	c.inlineReader = false
+	if reader {
+		c.inlineReader = false
+		c.grace.Stop()
+	}
 	c.rmu.Unlock()
 	c.answer(resp)
 	return true, reader
@@ -126,5 +131,6 @@ func (c *stdioConn) takeReader() bool {
 		return false
 	}
 	c.inlineReader = false
+	c.grace.Stop()
 	return true
 }
