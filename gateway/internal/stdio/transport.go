@@ -147,6 +147,9 @@ func (c *stdioConn) SessionID() string { return "" }
 // to Read to decode, so that it is judged by the protocol version of the
 // messages answered before it.
 func (c *stdioConn) readLoop() {
+	if c.closing() {
+		return
+	}
 	for {
 		frame, tooLarge, err := readFrame(c.in)
 		if err == nil && frame == nil && !tooLarge {
