@@ -35,9 +35,10 @@ type Transport struct {
 	Out io.Writer
 	// Direct, when set, is offered each request read before the server
 	// sees it. It returns nil to leave the request to the server, or the
-	// function that answers it: the transport runs that on its own
-	// goroutine (as the SDK runs calls) and writes its result as the
-	// SDK would. The SDK decodes every call's params twice, each time
+	// function that answers it: the transport runs that on the goroutine
+	// reading the input when no more input waits, else on one of its own
+	// (as the SDK runs calls; see inline.go), and writes its result as
+	// the SDK would. The SDK decodes every call's params twice, each time
 	// with a fresh 32 kB buffer, and the collection of that garbage was a
 	// large share of what a thought cost; a caller that can take a call's
 	// raw params itself (the gateway's one tool) saves all of it.
