@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,9 +35,10 @@ type Transport struct {
 	Out io.Writer
 	// Direct, when set, is offered each request read before the server
 	// sees it. It returns nil to leave the request to the server, or the
-	// function that answers it: the transport runs that on its own
-	// goroutine (as the SDK runs calls) and writes its result as the
-	// SDK would. The SDK decodes every call's params twice, each time
+	// function that answers it: the transport runs that on the goroutine
+	// reading the input when no more input waits, else on one of its own
+	// (as the SDK runs calls; see inline.go), and writes its result as
+	// the SDK would. The SDK decodes every call's params twice, each time
 	// with a fresh 32 kB buffer, and the collection of that garbage was a
 	// large share of what a thought cost; a caller that can take a call's
 	// raw params itself (the gateway's one tool) saves all of it.
@@ -69,20 +71,28 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		batches:  map[jsonrpc.ID]*inBatch{},
 		open:     map[jsonrpc.ID]int{},
 		answered: make(chan struct{}, 1),
+		in:       bufio.NewReaderSize(in, 64<<10),
 	}
+	c.grace = time.AfterFunc(time.Hour, c.graceOver)
+	c.grace.Stop()
 	// Reads run on their own goroutine so that Close unblocks Read: a read
 	// of stdin cannot be interrupted.
-	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
+	go c.readLoop()
 	return c, nil
 }
 
+// readResult is what the reader passes to Read: a message it decoded, a
+// frame for Read to decode (a batch), or the end of the input.
 type readResult struct {
+	msg      jsonrpc.Message
 	frame    []byte
 	tooLarge bool // a line longer than maxFrame was skipped
 	err      error
 }
 
 type stdioConn struct {
+	// in is read by one goroutine at a time, the reader (see inline.go).
+	in       *bufio.Reader
 	incoming chan readResult
 	queue    []jsonrpc.Message // the rest of a batch being read
 
@@ -111,6 +121,13 @@ type stdioConn struct {
 	dctx    context.Context
 	dcancel context.CancelFunc
 	running Running // the direct calls under way
+
+	// inlineReader is set while the reader runs a call itself and nobody
+	// has taken its role over (inline.go); grace hands the role on when
+	// that call runs long.
+	rmu          sync.Mutex
+	inlineReader bool
+	grace        *time.Timer
 }
 
 // inBatch collects the responses to a batch's requests, which are sent
@@ -124,13 +141,39 @@ type inBatch struct {
 
 func (c *stdioConn) SessionID() string { return "" }
 
-func (c *stdioConn) readLoop(r *bufio.Reader) {
+// readLoop reads the input until it ends or the connection closes, or
+// until another goroutine takes the reader's role over while this one
+// answers a call (inline.go). Single messages are decoded here, and the
+// gateway's calls answered without going through Read; a batch is left
+// to Read to decode, so that it is judged by the protocol version of the
+// messages answered before it.
+func (c *stdioConn) readLoop() {
+	if c.closing() {
+		return
+	}
 	for {
-		frame, tooLarge, err := readFrame(r)
+		frame, tooLarge, err := readFrame(c.in)
 		if err == nil && frame == nil && !tooLarge {
 			continue // a blank line
 		}
 		res := readResult{frame: frame, tooLarge: tooLarge, err: err}
+		if err == nil && !tooLarge && !isBatch(frame) {
+			m, err := c.decodeSingle(frame)
+			if err != nil {
+				res = readResult{err: err} // the refusal could not be written
+			} else if m == nil {
+				continue // refused
+			} else {
+				taken, reader := c.takeInline(m)
+				if !reader {
+					return
+				}
+				if taken {
+					continue
+				}
+				res = readResult{msg: m}
+			}
+		}
 		select {
 		case c.incoming <- res:
 		case <-c.closed:
@@ -255,21 +298,39 @@ func ParseStrict(data []byte, v any) error {
 // JSON, -32600 for JSON that is not a valid request, each element of a
 // batch on its own) and never ends the connection.
 func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
+	if isBatch(frame) {
+		if TooDeep(frame) {
+			return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
+		}
+		return c.decodeBatch(bytes.Trim(frame, jsonSpace))
+	}
+	m, err := c.decodeSingle(frame)
+	if m == nil {
+		return nil, err
+	}
+	return []jsonrpc.Message{m}, nil
+}
+
+func isBatch(frame []byte) bool {
+	trimmed := bytes.TrimLeft(frame, jsonSpace)
+	return len(trimmed) > 0 && trimmed[0] == '['
+}
+
+// decodeSingle decodes a line that is not a batch. A message it cannot
+// take is answered here and comes back nil; the error is the failure to
+// write that answer.
+func (c *stdioConn) decodeSingle(frame []byte) (jsonrpc.Message, error) {
 	if TooDeep(frame) {
 		return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
 	}
-	trimmed := bytes.Trim(frame, jsonSpace)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return c.decodeBatch(trimmed)
-	}
-	m, rerr := c.decodeMessage(trimmed)
+	m, rerr := c.decodeMessage(bytes.Trim(frame, jsonSpace))
 	if rerr != nil {
 		return nil, c.writeLine(rerr.encode())
 	}
 	if err := c.admit(m); err != nil {
 		return nil, c.writeLine(err.encode())
 	}
-	return []jsonrpc.Message{m}, nil
+	return m, nil
 }
 
 func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
@@ -419,6 +480,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 				return nil, r.err
 			}
+			if r.msg != nil {
+				return r.msg, nil // offered to Direct by the reader already
+			}
 			if r.tooLarge {
 				if err := c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: message longer than %d bytes skipped", maxFrame)); err != nil {
 					return nil, err
@@ -517,8 +581,14 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Lock()
 		done := c.inputDone
 		c.mu.Unlock()
-		if req, _ := msg.(*jsonrpc.Request); done && req != nil && req.ID.IsValid() {
+		req, _ := msg.(*jsonrpc.Request)
+		if done && req != nil && req.ID.IsValid() {
 			return errInputClosed
+		}
+		if req != nil && req.ID.IsValid() {
+			// Its answer must be read, and the reader may be busy with
+			// a call — perhaps the very one waiting for this answer.
+			c.freeReader()
 		}
 		data, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
@@ -530,6 +600,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
+	return c.writeResponse(resp, data)
+}
+
+// writeResponse writes resp, encoded as data, as the answer to its call.
+func (c *stdioConn) writeResponse(resp *jsonrpc.Response, data []byte) (err error) {
 	c.mu.Lock()
 	if c.initID.IsValid() && resp.ID == c.initID && resp.Result != nil {
 		var r struct {
@@ -597,6 +672,7 @@ func (c *stdioConn) writeLine(data []byte) error {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		c.grace.Stop()
 		c.dcancel()
 		c.unpoll()
 	})
