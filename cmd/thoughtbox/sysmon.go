@@ -20,10 +20,10 @@ import "strings"
 const sysmonSetting = "schedtrace=2147483647"
 
 // sysmonEnv returns environ with sysmonSetting added to GODEBUG, and true,
-// when args run serve and GODEBUG does not set schedtrace already (which
+// when args run serve over HTTP and GODEBUG does not set schedtrace already (which
 // is also how a user turns this off: GODEBUG=schedtrace=0).
 func sysmonEnv(args, environ []string) ([]string, bool) {
-	if !runsServe(args) {
+	if !runsServe(args, environ) {
 		return nil, false
 	}
 	out := make([]string, 0, len(environ)+1)
@@ -55,15 +55,45 @@ func sysmonEnv(args, environ []string) ([]string, bool) {
 }
 
 // runsServe reports whether args (without the program's name) name the
-// serve command: its first word that is not a flag.
-func runsServe(args []string) bool {
-	for _, a := range args {
+// serve command, its first word that is not a flag, over HTTP. Over stdio
+// a client starts a server for each session it opens, and a second exec
+// would add the binary's start, some 30-40 ms, to every connect
+// (BENCHMARKS.md, "the runtime's monitor thread"): the setting is kept for
+// the long-lived HTTP server, where a lone agent's calls gain the most.
+func runsServe(args, environ []string) bool {
+	for i, a := range args {
 		if a == "--" {
 			return false
 		}
 		if !strings.HasPrefix(a, "-") {
-			return a == "serve"
+			return a == "serve" && transport(args[i+1:], environ) == "http"
 		}
 	}
 	return false
+}
+
+// transport is the transport serve's flags and environment ask for, as
+// serve reads them: the flag, then THOUGHTBOX_TRANSPORT, then http. A
+// value serve refuses is returned as it is; serve then reports it.
+func transport(args, environ []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--transport="); ok {
+			return v
+		}
+		if a == "--transport" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "THOUGHTBOX_TRANSPORT="); ok {
+			if v != "" {
+				return v
+			}
+			break // the first is the one getenv returns
+		}
+	}
+	return "http"
 }

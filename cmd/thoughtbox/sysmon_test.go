@@ -27,6 +27,13 @@ func TestSysmonEnv(t *testing.T) {
 		{"GODEBUG kept", []string{"serve"}, []string{"GODEBUG=gctrace=1", "HOME=/h"}, []string{"GODEBUG=gctrace=1," + sysmonSetting, "HOME=/h"}},
 		{"empty GODEBUG", []string{"serve"}, []string{"GODEBUG="}, []string{"GODEBUG=" + sysmonSetting}},
 		{"user's schedtrace", []string{"serve"}, []string{"GODEBUG=gctrace=1, schedtrace=0"}, nil},
+		{"stdio flag", []string{"serve", "--transport", "stdio"}, base, nil},
+		{"stdio flag with =", []string{"serve", "--transport=stdio"}, base, nil},
+		{"stdio env", []string{"serve"}, []string{"THOUGHTBOX_TRANSPORT=stdio"}, nil},
+		{"http flag over stdio env", []string{"serve", "--transport", "http"}, []string{"THOUGHTBOX_TRANSPORT=stdio"}, []string{"THOUGHTBOX_TRANSPORT=stdio", "GODEBUG=" + sysmonSetting}},
+		{"http env", []string{"serve"}, []string{"THOUGHTBOX_TRANSPORT=http"}, []string{"THOUGHTBOX_TRANSPORT=http", "GODEBUG=" + sysmonSetting}},
+		{"empty env is http", []string{"serve"}, []string{"THOUGHTBOX_TRANSPORT="}, []string{"THOUGHTBOX_TRANSPORT=", "GODEBUG=" + sysmonSetting}},
+		{"flag value after --", []string{"serve", "--", "--transport=stdio"}, base, append(slices.Clone(base), "GODEBUG="+sysmonSetting)},
 	} {
 		got, ok := sysmonEnv(tc.args, tc.environ)
 		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
