@@ -107,17 +107,28 @@ func mergeFixture(t *testing.T, ps *Set, packDir, linksDir string) (all []Object
 	return all, versions
 }
 
+// mergeDirs makes a pack directory and a links directory beside it in a
+// new temporary directory, and a Set over the packs, closed at the end
+// of the test.
+func mergeDirs(t *testing.T) (packDir, linksDir string, ps *Set) {
+	t.Helper()
+	dir := t.TempDir()
+	packDir, linksDir = filepath.Join(dir, "pack"), filepath.Join(dir, "links")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ps = NewSet(packDir)
+	t.Cleanup(func() { ps.Close() })
+	return packDir, linksDir, ps
+}
+
 // TestMerge merges ten packs into one: every object reads back as itself
 // and is stored once, the older versions a link names become deltas of
 // their successors (with the flusher's delta or one the merge computes),
 // the merged packs and their links are gone, a link whose older version
 // was not merged is carried over, and git accepts the result.
 func TestMerge(t *testing.T) {
-	dir := t.TempDir()
-	packDir, linksDir := filepath.Join(dir, "pack"), filepath.Join(dir, "links")
-	os.MkdirAll(packDir, 0o755)
-	ps := NewSet(packDir)
-	defer ps.Close()
+	packDir, linksDir, ps := mergeDirs(t)
 	all, versions := mergeFixture(t, ps, packDir, linksDir)
 	// A link from the newest pack to an object outside the merge.
 	outside := Link{Newer: versions[9], Older: object.HashObject(object.TypeBlob, []byte("in an older pack"))}
@@ -184,11 +195,7 @@ func TestMerge(t *testing.T) {
 func TestMergeRefusesDamage(t *testing.T) {
 	for _, what := range []string{"index", "count", "magic"} {
 		t.Run(what, func(t *testing.T) {
-			dir := t.TempDir()
-			packDir, linksDir := filepath.Join(dir, "pack"), filepath.Join(dir, "links")
-			os.MkdirAll(packDir, 0o755)
-			ps := NewSet(packDir)
-			defer ps.Close()
+			packDir, linksDir, ps := mergeDirs(t)
 			mergeFixture(t, ps, packDir, linksDir)
 			victim := filepath.Join(packDir, ps.Packs()[4].Name())
 			switch what {

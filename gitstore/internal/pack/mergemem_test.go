@@ -27,11 +27,7 @@ const mergeBytesPerObject = 300
 // OFS delta chains, as flushes write them) allocates at most
 // mergeBytesPerObject an object, and the merged pack reads back whole.
 func TestMergeMemory(t *testing.T) {
-	dir := t.TempDir()
-	packDir, linksDir := filepath.Join(dir, "pack"), filepath.Join(dir, "links")
-	os.MkdirAll(packDir, 0o755)
-	ps := NewSet(packDir)
-	defer ps.Close()
+	packDir, linksDir, ps := mergeDirs(t)
 	var all []Object
 	for k := range 4 {
 		var objs []Object
