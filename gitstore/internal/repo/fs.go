@@ -112,6 +112,12 @@ type FS struct {
 	// since the last flush. Content-addressed, so it never goes stale.
 	rebuilt rebuiltCache
 
+	// recordBuf is the last group's encoded records, kept under mu for
+	// the next group to encode into: growing a fresh buffer to a
+	// thought's 1.5 kB took eight allocations and 3.5 kB of garbage a
+	// thought. Not kept past maxRecordBuf.
+	recordBuf []byte
+
 	// group is the group-commit queue (see Apply).
 	group   wal.Group
 	bigLog  chan struct{} // the log passed bigLog bytes: flush now
@@ -347,7 +353,12 @@ func (b *FS) commitGroup(group []*wal.Request) {
 	}
 	defer b.unlock()
 	staged := map[string]object.Hash{}
-	var buf []byte
+	buf := b.recordBuf[:0]
+	defer func() {
+		if cap(buf) <= maxRecordBuf {
+			b.recordBuf = buf[:0]
+		}
+	}()
 	var accepted []*wal.Request
 	for _, r := range group {
 		ok := true
@@ -397,6 +408,10 @@ func (b *FS) commitGroup(group []*wal.Request) {
 		}
 	}
 }
+
+// maxRecordBuf bounds the record buffer kept between groups: a group of
+// 64 agents' thoughts, not one carrying a large import.
+const maxRecordBuf = 256 << 10
 
 // ReadObject reads an object from the overlay, the packs or loose files.
 func (b *FS) ReadObject(ctx context.Context, id object.Hash) (object.Type, []byte, error) {

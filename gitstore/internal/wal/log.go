@@ -397,14 +397,19 @@ func (l *Log) Append(records []byte) error {
 	// growing the file makes each fdatasync commit the file system's
 	// journal too. So the log is extended ahead of its end, with zeros,
 	// Ahead bytes at a time.
-	buf := records
 	end := l.off + int64(len(records))
-	if end > l.size {
-		grown := end + Ahead
-		buf = append(buf, make([]byte, grown-end)...)
-		l.size = grown
+	_, err := l.f.WriteAt(records, l.off)
+	if err == nil && end > l.size {
+		// The zeros go in a write of their own, from one shared block:
+		// appending them to records allocated and cleared 256 kB twice,
+		// and copied it. Both writes precede the one fdatasync; a crash
+		// between them leaves the file ending at the records, which a
+		// replay reads as it reads any log without zeros ahead.
+		err = writeZeros(l.f, end, Ahead)
+		if err == nil {
+			l.size = end + Ahead
+		}
 	}
-	_, err := l.f.WriteAt(buf, l.off)
 	if err == nil {
 		err = durable.Datasync(l.f)
 	}
@@ -414,6 +419,23 @@ func (l *Log) Append(records []byte) error {
 		return err
 	}
 	l.off = end
+	return nil
+}
+
+// zeros is what writeZeros writes; never written to, so its pages stay
+// the kernel's shared zero page and cost no memory.
+var zeros [Ahead]byte
+
+// writeZeros writes n zero bytes into f at off.
+func writeZeros(f *os.File, off, n int64) error {
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if _, err := f.WriteAt(zeros[:k], off); err != nil {
+			return err
+		}
+		off += k
+		n -= k
+	}
 	return nil
 }
 
