@@ -188,9 +188,12 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 // buffer, a reader for merges and a compressor. A flush or merge takes a
 // set and gives it back. The buffers are kept in a free list rather than
 // a sync.Pool, which every garbage collection empties (and a busy server
-// collects several times a second); the compressor, a megabyte and a half
-// of state, is not kept between packs, so that an idle server does not
-// hold it.
+// collects several times a second). The compressor, a megabyte and a half
+// of state, is kept with them while packs keep coming: making it anew for
+// each flush (allocating, clearing and faulting in that memory) cost a
+// busy server's flusher about as much as compressing the pack did. The
+// flusher drops it on a tick with nothing to flush (ReleaseIdle), so that
+// an idle server does not hold it.
 type packBuffers struct {
 	br      *bufio.Reader // merges read their source packs with it
 	bw      *bufio.Writer
@@ -244,13 +247,24 @@ func putPackBuffers(pb *packBuffers) {
 	if pb.br != nil {
 		pb.br.Reset(nil)
 	}
-	pb.fast = nil
+	if pb.fast != nil {
+		pb.fast.Reset(io.Discard) // let go of the pack's writer
+	}
 	if cap(pb.scratch) > 64<<10 {
 		pb.scratch = nil
 	}
 	freePackBuffers.Lock()
 	if len(freePackBuffers.free) < 1 {
 		freePackBuffers.free = append(freePackBuffers.free, pb)
+	}
+	freePackBuffers.Unlock()
+}
+
+// ReleaseIdle drops the compressor kept between packs (see packBuffers).
+func ReleaseIdle() {
+	freePackBuffers.Lock()
+	for _, pb := range freePackBuffers.free {
+		pb.fast = nil
 	}
 	freePackBuffers.Unlock()
 }

@@ -574,6 +574,8 @@ func (b *FS) flusher(every time.Duration) {
 				b.logger.Warn("flush failed; the log keeps the data, retrying", "repo", b.gitDir, "err", err)
 			}
 			took = time.Since(start)
+		} else {
+			pack.ReleaseIdle()
 		}
 		wait = nextFlushWait(every, wait, took, pending)
 		if !t.Stop() {
