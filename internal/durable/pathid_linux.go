@@ -13,16 +13,17 @@ import (
 // pathID then asks stat(2) as before, which gives the real error if any.
 var noStatx atomic.Bool
 
-// pathID asks statx(2) for the inode alone. A full stat(2) reports the
-// change time, and on a file system with multigrain timestamps (ext4,
-// xfs, btrfs, tmpfs since Linux 6.13) a reported change time makes the
-// next write stamp the file with a fine-grained time instead of the
-// coarse one, which dirties the inode on every write. The write-ahead
-// log's path is checked before each append, so a full stat made every
-// log fdatasync write the inode as well as the data: about 40 µs more
-// processor time and 60 µs more latency per durable thought on ext4
-// (BENCHMARKS.md, "The durable write path: one inode write fewer").
-// Neither time is asked for here, so the flag is never set.
+// pathID asks statx(2) for the inode alone. A stat(2) reports the change
+// time, and with multigrain timestamps (ext4, xfs, btrfs and tmpfs since
+// Linux 6.13) a change time that was looked at makes the next write stamp
+// the file with a fine-grained time instead of the coarse one, so every
+// write changes the inode. The write-ahead log's path is checked before
+// each append; on ext4 without a journal an fdatasync then writes the
+// inode's block as well as the data, synchronously: on this project's
+// benchmark machine about 40 µs more processor time and 60 µs more
+// latency per durable thought (BENCHMARKS.md, "The durable write path:
+// the log's inode (issue 12)"). Asking for neither time leaves the
+// timestamps coarse.
 func pathID(path string) (uint64, error) {
 	if !noStatx.Load() {
 		var sx unix.Statx_t
