@@ -57,13 +57,21 @@ func pollable(r io.Reader) (io.Reader, func()) {
 	}); err != nil || dupErr != nil {
 		return r, func() {}
 	}
+	// Under ForkLock, as os does, so that no child started meanwhile (the
+	// sandbox's) inherits the write end: its copy would keep the close
+	// below from ending the wait.
 	var wake [2]int
-	if err := unix.Pipe(wake[:]); err != nil {
+	syscall.ForkLock.RLock()
+	err = unix.Pipe(wake[:])
+	if err == nil {
+		unix.CloseOnExec(wake[0])
+		unix.CloseOnExec(wake[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
 		unix.Close(dup)
 		return r, func() {}
 	}
-	unix.CloseOnExec(wake[0])
-	unix.CloseOnExec(wake[1])
 	w := &waitReader{fd: dup, wake: wake[0], name: f.Name()}
 	var once sync.Once
 	return w, func() {
