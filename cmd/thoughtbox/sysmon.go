@@ -60,6 +60,9 @@ func sysmonEnv(args, environ []string) ([]string, bool) {
 // would add the binary's start, some 30-40 ms, to every connect
 // (BENCHMARKS.md, "the runtime's monitor thread"): the setting is kept for
 // the long-lived HTTP server, where a lone agent's calls gain the most.
+// Over stdio the transport gets the same without it: its reader waits for
+// the next call in a system call, poll(2), which keeps a processor busy
+// and so sysmon awake (gateway/internal/stdio/poll_unix.go).
 func runsServe(args, environ []string) bool {
 	for i, a := range args {
 		if a == "--" {

@@ -178,3 +178,29 @@ func TestCallsSentTogetherRunSideBySide(t *testing.T) {
 		delete(want, g)
 	}
 }
+
+// TestIDReusedOnceAnswered: a client may send an id again as soon as it
+// has read the answer to the call that used it. The answer is written by
+// another goroutine than the one reading the next call (here the
+// server's, as for every call the SDK answers), and the id used to be
+// released only after the write, so the next call could find it still in
+// use and be refused.
+func TestIDReusedOnceAnswered(t *testing.T) {
+	var conn *stdioConn
+	ready := make(chan struct{})
+	conn, send, replies := stdioPipes(t, nil, func(m jsonrpc.Message) {
+		<-ready
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			if err := conn.Write(context.Background(), &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`"pong"`)}); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	close(ready)
+	for round := 1; round <= 2000; round++ {
+		send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if got, want := readLine(t, replies), `{"jsonrpc":"2.0","id":1,"result":"pong"}`; got != want {
+			t.Fatalf("round %d: answer %s, want %s", round, got, want)
+		}
+	}
+}

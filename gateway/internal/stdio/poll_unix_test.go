@@ -3,6 +3,8 @@
 package stdio
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -13,10 +15,10 @@ import (
 )
 
 // TestStdioPipeLeftToCaller: over a blocking pipe, as stdin is when a
-// client starts the server, the transport reads through the runtime's
-// poller, and once the connection is closed its reader has stopped: what
-// arrives afterwards is the caller's to read, from a pipe back in
-// blocking mode.
+// client starts the server, the transport waits for input in poll(2)
+// without changing the pipe's mode, and once the connection is closed its
+// reader has stopped: what arrives afterwards is the caller's to read,
+// from a pipe still in blocking mode.
 func TestStdioPipeLeftToCaller(t *testing.T) {
 	var p [2]int
 	if err := unix.Pipe(p[:]); err != nil {
@@ -30,6 +32,9 @@ func TestStdioPipeLeftToCaller(t *testing.T) {
 	conn, err := Transport{In: rf, Out: io.Discard}.Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if flags, err := unix.FcntlInt(uintptr(p[0]), unix.F_GETFL, 0); err != nil || flags&unix.O_NONBLOCK != 0 {
+		t.Fatalf("the pipe was made non-blocking (flags %#x, %v)", flags, err)
 	}
 	if _, err := wf.WriteString(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"); err != nil {
 		t.Fatal(err)
@@ -65,5 +70,51 @@ func TestStdioPipeLeftToCaller(t *testing.T) {
 		// Only reached when the transport's reader is still waiting on
 		// the pipe and took the line.
 		t.Fatal("the connection's reader still takes input after Close")
+	}
+}
+
+// TestStdioNonBlockingPipe: a pipe its owner made non-blocking is read as
+// well, message by message as they arrive, and the connection's close
+// ends a reader waiting on it.
+func TestStdioNonBlockingPipe(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		t.Fatal(err)
+	}
+	rf, wf := os.NewFile(uintptr(p[0]), "in"), os.NewFile(uintptr(p[1]), "out")
+	defer rf.Close()
+	defer wf.Close()
+	conn, err := Transport{In: rf, Out: io.Discard}.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		// The reader is waiting for input when each line arrives.
+		time.Sleep(time.Millisecond)
+		if _, err := fmt.Fprintf(wf, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i); err != nil {
+			t.Fatal(err)
+		}
+		m, err := conn.Read(t.Context())
+		r, ok := m.(*jsonrpc.Request)
+		if err != nil || !ok || r.Method != "ping" || r.ID.Raw() != int64(i) {
+			t.Fatalf("message %d: read %#v, %v", i, m, err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(context.Background())
+		done <- err
+	}()
+	conn.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Read after Close returned a message")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read still waits after Close")
 	}
 }

@@ -107,7 +107,12 @@ type stdioConn struct {
 	// open counts the calls handed to the server and not answered yet, by
 	// id: at the end of input Read waits for them, so that requests piped
 	// in before EOF are all answered. answered is signalled when one is.
+	// An id leaves open as its answer is about to be written, since a
+	// client may send it again as soon as it reads that answer; writing
+	// counts the answers so released and not written yet, which the end
+	// of the input waits for as well.
 	open     map[jsonrpc.ID]int
+	writing  int
 	answered chan struct{}
 	// inputDone is set once the input has ended: a request to the client
 	// (roots/list, sampling) can no longer be answered and fails at once.
@@ -518,7 +523,7 @@ func (c *stdioConn) drain(ctx context.Context) {
 	c.mu.Unlock()
 	for {
 		c.mu.Lock()
-		n := len(c.open)
+		n := len(c.open) + c.writing
 		c.mu.Unlock()
 		if n == 0 {
 			return
@@ -624,20 +629,24 @@ func (c *stdioConn) writeResponse(resp *jsonrpc.Response, data []byte) (err erro
 			all = b.responses
 		}
 	}
+	// The id is free again before the answer is out: a client that reads
+	// the answer may reuse it at once, and its next call must not find it
+	// in use. The answer is still counted (writing), so that the end of
+	// the input waits for it to be written.
+	if n := c.open[resp.ID]; n > 1 {
+		c.open[resp.ID] = n - 1
+	} else {
+		delete(c.open, resp.ID)
+	}
+	c.writing++
 	c.mu.Unlock()
 	if b == nil {
 		err = c.writeLine(data)
 	} else if all != nil {
 		err = c.writeBatch(all)
 	}
-	// Counted as answered only once written (or for a batch, queued), so
-	// that the end of the input waits for the reply to be out.
 	c.mu.Lock()
-	if n := c.open[resp.ID]; n > 1 {
-		c.open[resp.ID] = n - 1
-	} else {
-		delete(c.open, resp.ID)
-	}
+	c.writing--
 	c.mu.Unlock()
 	select {
 	case c.answered <- struct{}{}:
