@@ -36,3 +36,18 @@ func fileID(f *os.File) (uint64, error) {
 	}
 	return statID(fi), nil
 }
+
+// statPathID is the inode of the file path names, from stat(2) without
+// an os.FileInfo (see pathID).
+func statPathID(path string) (uint64, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		if err == nil {
+			return uint64(st.Ino), nil
+		}
+		if err != syscall.EINTR {
+			return 0, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+	}
+}

@@ -3,7 +3,6 @@ package durable
 import (
 	"os"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,14 +40,5 @@ func pathID(path string) (uint64, error) {
 			}
 		}
 	}
-	var st syscall.Stat_t
-	for {
-		err := syscall.Stat(path, &st)
-		if err == nil {
-			return uint64(st.Ino), nil
-		}
-		if err != syscall.EINTR {
-			return 0, &os.PathError{Op: "stat", Path: path, Err: err}
-		}
-	}
+	return statPathID(path)
 }

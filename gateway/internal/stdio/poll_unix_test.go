@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,19 +21,9 @@ import (
 // reader has stopped: what arrives afterwards is the caller's to read,
 // from a pipe still in blocking mode.
 func TestStdioPipeLeftToCaller(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
 	// NewFile on a blocking descriptor reads it with blocking calls, as
 	// os.Stdin does.
-	rf, wf := os.NewFile(uintptr(p[0]), "in"), os.NewFile(uintptr(p[1]), "out")
-	defer rf.Close()
-	defer wf.Close()
-	conn, err := Transport{In: rf, Out: io.Discard}.Connect(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, rf, wf, conn := pipeConn(t, false)
 	if flags, err := unix.FcntlInt(uintptr(p[0]), unix.F_GETFL, 0); err != nil || flags&unix.O_NONBLOCK != 0 {
 		t.Fatalf("the pipe was made non-blocking (flags %#x, %v)", flags, err)
 	}
@@ -77,20 +68,7 @@ func TestStdioPipeLeftToCaller(t *testing.T) {
 // well, message by message as they arrive, and the connection's close
 // ends a reader waiting on it.
 func TestStdioNonBlockingPipe(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.SetNonblock(p[0], true); err != nil {
-		t.Fatal(err)
-	}
-	rf, wf := os.NewFile(uintptr(p[0]), "in"), os.NewFile(uintptr(p[1]), "out")
-	defer rf.Close()
-	defer wf.Close()
-	conn, err := Transport{In: rf, Out: io.Discard}.Connect(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, wf, conn := pipeConn(t, true)
 	for i := 1; i <= 3; i++ {
 		// The reader is waiting for input when each line arrives.
 		time.Sleep(time.Millisecond)
@@ -117,4 +95,27 @@ func TestStdioNonBlockingPipe(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Read still waits after Close")
 	}
+}
+
+// pipeConn connects a Transport reading a new pipe (its read end made
+// non-blocking if asked), and returns the pipe's descriptors, both ends
+// as files (closed when the test ends) and the connection.
+func pipeConn(t *testing.T, nonblock bool) ([2]int, *os.File, *os.File, mcp.Connection) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	if nonblock {
+		if err := unix.SetNonblock(p[0], true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rf, wf := os.NewFile(uintptr(p[0]), "in"), os.NewFile(uintptr(p[1]), "out")
+	t.Cleanup(func() { rf.Close(); wf.Close() })
+	conn, err := Transport{In: rf, Out: io.Discard}.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, rf, wf, conn
 }
