@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"math"
 	"testing"
 	"time"
 )
@@ -114,10 +113,13 @@ func TestMemGovernorBusyLimit(t *testing.T) {
 	}
 }
 
-// TestMemGovernorLiftsCostlyLimit: a busy limit under which collecting and
-// scavenging take more than busyMemShare of a second's processor time is
-// lifted for the rest of the busy spell, and set again after it.
-func TestMemGovernorLiftsCostlyLimit(t *testing.T) {
+// TestMemGovernorRaisesCostlyLimit: a busy limit under which collecting
+// and scavenging take more than busyMemShare of a second's processor time
+// is raised by an eighth (by two past twice the share) each second the
+// share stays past it, up to twice the busy limit; held while the share
+// is between half busyMemShare and busyMemShare; brought down an eighth a
+// second below that; and set afresh for the next busy spell.
+func TestMemGovernorRaisesCostlyLimit(t *testing.T) {
 	var g memGovernor
 	var m memSample
 	// tick advances one memTick, busy, with the given share of the
@@ -131,27 +133,75 @@ func TestMemGovernorLiftsCostlyLimit(t *testing.T) {
 		got, _ := g.step(m)
 		return got
 	}
+	// second runs a second's ticks at the share and returns the limit
+	// after each.
+	second := func(share float64) []int64 {
+		var got []int64
+		for range int(time.Second / memTick) {
+			got = append(got, tick(share))
+		}
+		return got
+	}
+	eighths := func(n int) int64 { return busyFloor + busyFloor/8*int64(n) }
+	// settled checks that the limit, after a second at the share, is
+	// the busy limit raised by want eighths, and that it moved at most
+	// once within that second.
+	settled := func(what string, share float64, want int) {
+		t.Helper()
+		got := second(share)
+		moves := 0
+		for i := 1; i < len(got); i++ {
+			if got[i] != got[i-1] {
+				moves++
+			}
+		}
+		if last := got[len(got)-1]; last != eighths(want) || moves > 1 {
+			t.Fatalf("%s: limit %d after a second (%d moves within it), want %d (raised by %d eighths)", what, last, moves, eighths(want), want)
+		}
+	}
+	// The first sample has no rate to judge; the second starts the busy
+	// spell and the second it is measured over, so that each of the
+	// following seconds is one measurement.
 	tick(0.05)
-	for i := range 30 {
-		if got := tick(0.05); got != busyFloor {
-			t.Fatalf("tick %d, 5 %% of the time on memory: limit %d, want %d", i, got, busyFloor)
-		}
+	tick(0.05)
+	for range 3 {
+		settled("5 % of the time on memory", 0.05, 0)
 	}
-	lifted := -1
-	for i := range 20 {
-		if tick(0.3) == math.MaxInt64 {
-			lifted = i
-			break
-		}
+	settled("15 %, one second", 0.15, 1)
+	settled("15 %, two seconds", 0.15, 2)
+	settled("8 %: held", 0.08, 2)
+	settled("8 %: still held", 0.08, 2)
+	settled("30 %: two steps", 0.30, 4)
+	for range 10 {
+		second(0.5)
 	}
-	if lifted < 0 || lifted > 10 {
-		t.Fatalf("30 %% of the time on memory: limit lifted after %d ticks, want within a second", lifted)
+	settled("50 % for long: capped", 0.5, busyMaxSteps)
+	if eighths(busyMaxSteps) != 2*busyFloor {
+		t.Fatalf("the cap is %d, want twice the busy limit %d", eighths(busyMaxSteps), 2*busyFloor)
 	}
-	for range 20 {
-		if got := tick(0.01); got != math.MaxInt64 {
-			t.Fatalf("lifted limit came back (%d) within the busy spell", got)
-		}
+	settled("1 %: one step down", 0.01, busyMaxSteps-1)
+	for range busyMaxSteps {
+		second(0.01)
 	}
+	settled("1 % for long: back to the busy limit", 0.01, 0)
+
+	// The raise is of the busy limit as it stands: a steady live heap of
+	// 40 MiB makes that three times as much, and the eighths grow with it.
+	settled("20 %", 0.2, 1)
+	var got int64
+	for range liveWindow {
+		m.at += memTick
+		m.live = 40 << 20
+		m.allocs += uint64(64 << 20 * memTick.Seconds())
+		m.memCPU += 0.1 * memTick.Seconds()
+		m.work += 0.9 * memTick.Seconds()
+		got, _ = g.step(m)
+	}
+	if want := int64(120<<20 + 15<<20); got != want {
+		t.Fatalf("40 MiB live, raised by an eighth: limit %d, want %d", got, want)
+	}
+
+	// A quiet spell ends the raise with the release.
 	released := false
 	for range int(quietPeriod/memTick) + 1 {
 		m.at += memTick
@@ -163,8 +213,35 @@ func TestMemGovernorLiftsCostlyLimit(t *testing.T) {
 	if !released {
 		t.Fatal("no release after the busy spell")
 	}
+	g.restart(20 << 20)
 	tick(0.05)
 	if got := tick(0.05); got != busyFloor {
 		t.Fatalf("the next busy spell: limit %d, want %d", got, busyFloor)
+	}
+}
+
+// TestRaiseStep: the raise for the next second from the share of the last
+// one, at the thresholds' edges.
+func TestRaiseStep(t *testing.T) {
+	for _, c := range []struct {
+		raised    int
+		mem, work float64
+		want      int
+	}{
+		{0, 0, 0, 0},                           // no processor time measured: held
+		{3, 0, 0, 3},                           // likewise
+		{0, 0.05, 0.95, 0},                     // under half the share, at the floor
+		{2, 0.05, 0.95, 1},                     // under half: down one
+		{2, 0.06, 0.94, 2},                     // at half: held
+		{2, 0.12, 0.88, 2},                     // at the share: held
+		{2, 0.13, 0.87, 3},                     // past it: up one
+		{2, 0.24, 0.76, 3},                     // at twice: up one
+		{2, 0.25, 0.75, 4},                     // past twice: up two
+		{busyMaxSteps - 1, 1, 0, busyMaxSteps}, // all of it: capped
+		{busyMaxSteps, 0.2, 0.8, busyMaxSteps},
+	} {
+		if got := raiseStep(c.raised, c.mem, c.work); got != c.want {
+			t.Errorf("raiseStep(%d, %v, %v) = %d, want %d", c.raised, c.mem, c.work, got, c.want)
+		}
 	}
 }
