@@ -57,8 +57,12 @@ const (
 	// (busyStep), a second later again if the share is still past it,
 	// up to busyMaxSteps. Below half the share it comes down a step a
 	// second. Lifting the limit outright (the governor before this)
-	// let the heap grow to three times a live heap sampled in a flush,
-	// 125-165 MB resident with 64 agents, where a step or two sufficed.
+	// let the heap grow to three times a live heap sampled in a flush:
+	// 104-165 MB resident at the end of 64 agents' 300 thoughts in some
+	// runs (3 of 24 on 2026-11-25, about half before), where one step
+	// sufficed (87-95 MB in 24 runs), and 155-190 MB at 500 thoughts,
+	// where two or three did (101-118 MB), at no cost in rate or
+	// processor time a thought that alternating runs could show.
 	busyMemShare = 0.12
 	// busyStep is one step of the raise, in eighths of the busy limit:
 	// an eighth when the share is past busyMemShare, two when it is past
