@@ -780,10 +780,31 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 		}
 		clear(b.looseRefs)
 	}
-	if err := b.log.Trim(ctx, end); err != nil {
+	if err := b.trimLog(ctx, recs, end); err != nil {
 		return err
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
+	return nil
+}
+
+// trimLog drops the published batches recs (the log up to end) from the
+// log and the overlay. The overlay's batches are the log's, in its order
+// (each applied as it was appended or replayed, and reset only when the
+// file is replaced, which a flush in progress rules out), so those after
+// recs are kept as they are instead of replayed from the new file; if
+// that order cannot be vouched for, the log is replayed.
+func (b *FS) trimLog(ctx context.Context, recs []*wal.Batch, end int64) error {
+	if n := len(recs); n == 0 || len(b.recs) < n || b.recs[n-1] != recs[n-1] || b.recs[0] != recs[0] {
+		return b.log.Trim(ctx, end)
+	}
+	rest := slices.Clone(b.recs[len(recs):])
+	if err := b.log.TrimKept(ctx, end); err != nil {
+		return err
+	}
+	b.resetOverlay()
+	for _, r := range rest {
+		b.applyLocked(r)
+	}
 	return nil
 }
 

@@ -444,6 +444,34 @@ func writeZeros(f *os.File, off, n int64) error {
 // replays them: Reset is called first. The caller holds the lock; the new
 // file is locked before it takes the old one's place.
 func (l *Log) Trim(ctx context.Context, end int64) error {
+	if err := l.trim(ctx, end); err != nil {
+		return err
+	}
+	l.reset()
+	return l.sync(ctx)
+}
+
+// TrimKept is Trim for an owner that still has the records after end as
+// it applied them, appended or replayed (the disk repository's overlay):
+// they are not replayed, and Reset is not called. Replaying them decoded
+// every record logged while a flush ran (hundreds with many writers, 2–15
+// ms under the lock, during which no writer could append), only to
+// rebuild what the owner already held.
+func (l *Log) TrimKept(ctx context.Context, end int64) error {
+	if err := l.trim(ctx, end); err != nil {
+		return err
+	}
+	// The new file ends at its last record, without zeros laid ahead:
+	// the next Append lays them.
+	l.off = int64(len(Magic)) + l.off - end
+	l.size = l.off
+	return nil
+}
+
+func (l *Log) trim(ctx context.Context, end int64) error {
+	if end < int64(len(Magic)) || end > l.off {
+		return fmt.Errorf("%s: trim at %d outside the records (%d to %d)", l.path, end, len(Magic), l.off)
+	}
 	// The new file's content, magic then the records, read in place.
 	content := make([]byte, int64(len(Magic))+l.off-end)
 	copy(content, Magic)
@@ -483,8 +511,7 @@ func (l *Log) Trim(ctx context.Context, end int64) error {
 	l.f, l.ino = f, fid
 	durable.Unlock(old)
 	old.Close()
-	l.reset()
-	return l.sync(ctx)
+	return nil
 }
 
 // checkMagic refuses a file that does not begin as our logs do, so that a

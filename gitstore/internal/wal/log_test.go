@@ -419,3 +419,71 @@ func TestLogTurnsSeeEachOthersRecords(t *testing.T) {
 		t.Fatalf("b replayed %v, want [a1 a2 a3 a4]", got)
 	}
 }
+
+// TestTrimKept: a trim whose owner keeps the records after end replays
+// nothing and resets nothing, yet leaves a log that another opener (and
+// this one, appending on) reads exactly as a replaying Trim would.
+func TestTrimKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	var ra replica
+	a := openLog(t, path, &ra, time.Second)
+	ctx := t.Context()
+	lock(t, a)
+	appendBatches(t, a, refBatch("r1", 1), refBatch("r2", 2))
+	end := a.End()
+	appendBatches(t, a, refBatch("r3", 3))
+	oldID := a.ID()
+	if err := a.TrimKept(ctx, end); err != nil {
+		t.Fatal(err)
+	}
+	if ra.resets != 0 || len(ra.recs) != 0 {
+		t.Fatalf("TrimKept replayed %v with %d resets, want nothing", names(&ra), ra.resets)
+	}
+	if a.ID() == oldID {
+		t.Fatal("trim did not replace the file")
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trim left its temporary file: %v", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != a.End() {
+		t.Fatalf("the new log holds %d bytes, End says %d", fi.Size(), a.End())
+	}
+	// The next append lands after r3, and a new lock finds nothing new.
+	appendBatches(t, a, refBatch("r4", 4))
+	a.Unlock()
+	lock(t, a)
+	a.Unlock()
+	if ra.resets != 0 || len(ra.recs) != 0 {
+		t.Fatalf("relocking replayed %v with %d resets", names(&ra), ra.resets)
+	}
+
+	var rb replica
+	b := openLog(t, path, &rb, time.Second)
+	lock(t, b)
+	b.Unlock()
+	if got := names(&rb); fmt.Sprint(got) != "[r3 r4]" {
+		t.Fatalf("a new opener replayed %v, want [r3 r4]", got)
+	}
+
+	// An end outside the records is refused, and the log is left alone.
+	lock(t, a)
+	defer a.Unlock()
+	if err := a.TrimKept(ctx, a.End()+1); err == nil {
+		t.Fatal("TrimKept past the end succeeded")
+	}
+	if err := a.TrimKept(ctx, 0); err == nil {
+		t.Fatal("TrimKept inside the magic succeeded")
+	}
+	var rc replica
+	c := openLog(t, path, &rc, time.Second)
+	if ok, err := c.RLock(ctx); err != nil || ok {
+		t.Fatalf("RLock while a holds it: %v %v", ok, err)
+	}
+	if got := names(&rc); fmt.Sprint(got) != "[r3 r4]" {
+		t.Fatalf("after refused trims the log reads %v", got)
+	}
+}
