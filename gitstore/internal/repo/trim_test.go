@@ -14,12 +14,12 @@ import (
 // the trimmed log builds (the fallback, when the overlay's order cannot be
 // vouched for), and another opener recovers exactly those batches.
 func TestFSTrimKeepsLaterBatches(t *testing.T) {
-	for _, kept := range []bool{true, false} {
-		name := "replayed"
-		if kept {
-			name = "kept"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		kept, ahead bool
+	}{{"kept", true, false}, {"kept, filled ahead", true, true}, {"replayed", false, false}} {
+		kept := tc.kept
+		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			r := openFS(t, dir)
 			ctx := t.Context()
@@ -38,7 +38,18 @@ func TestFSTrimKeepsLaterBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs, end := r.recs, r.log.End()
+			var tr *wal.Trimming
+			if tc.ahead {
+				// As publish does: the new log filled before the
+				// batches below are logged, which it must add.
+				tr = r.log.BeginTrim(end)
+			}
 			r.unlock()
+			if tr != nil {
+				if err := tr.Fill(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			b3, c3 := commitBatch(sessions+"s3/main", object.ZeroHash, object.ZeroHash, "three")
 			b4, c4 := commitBatch(sessions+"s1/main", c1, c1, "four")
 			apply(b3)
@@ -51,7 +62,7 @@ func TestFSTrimKeepsLaterBatches(t *testing.T) {
 			if err := r.lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			err := r.trimLog(ctx, recs, end)
+			err := r.trimLog(ctx, recs, end, tr)
 			r.unlock()
 			if err != nil {
 				t.Fatal(err)
