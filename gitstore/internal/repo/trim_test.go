@@ -1,7 +1,10 @@
 package repo
 
 import (
+	"errors"
 	"maps"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -99,5 +102,48 @@ func TestFSTrimKeepsLaterBatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFSTrimFilledThenKilled: a process killed after filling a trim's new
+// log, before putting it in place, leaves the old log whole; the next
+// opener removes the new file and recovers every batch.
+func TestFSTrimFilledThenKilled(t *testing.T) {
+	dir := t.TempDir()
+	r := openFS(t, dir)
+	ctx := t.Context()
+	b1, c1 := commitBatch(sessions+"s1/main", object.ZeroHash, object.ZeroHash, "one")
+	b2, c2 := commitBatch(sessions+"s2/main", object.ZeroHash, object.ZeroHash, "two")
+	if err := r.Apply(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := r.log.BeginTrim(r.log.End())
+	r.unlock()
+	if err := tr.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Apply(ctx, b2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.log.Path() + ".tmp"); err != nil {
+		t.Fatalf("the filled trim's file: %v", err)
+	}
+	// As if killed now: copy the repository as it is.
+	crashed := t.TempDir()
+	if out, err := exec.Command("cp", "-a", dir+"/.", crashed).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	tr.Abort()
+	r2 := openFS(t, crashed)
+	if _, err := os.Stat(r2.log.Path() + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the killed trim's file survived the open: %v", err)
+	}
+	for ref, want := range map[string]object.Hash{sessions + "s1/main": c1, sessions + "s2/main": c2} {
+		if got := git(t, crashed, "rev-parse", ref); got != want.String() {
+			t.Fatalf("after recovery git rev-parse %s = %s, want %s", ref, got, want)
+		}
 	}
 }
