@@ -8,6 +8,7 @@
 //	go run ./bench/httpbench -agents 64 -n 200
 //	go run ./bench/httpbench -data /tmp/big        # against an existing ledger
 //	go run ./bench/httpbench -client raw           # a client that costs the machine little
+//	go run ./bench/httpbench -conns own            # the SDK's client, one connection pool per agent
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,12 +44,16 @@ var (
 	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for the server: fs or memory")
 	nocheck = flag.Bool("nocheck", false, "skip the git check of every acknowledged thought")
 	client  = flag.String("client", "sdk", "sdk: the go-sdk's MCP client; raw: a plain net/http client (see rawAgent)")
+	conns   = flag.String("conns", "shared", "with -client sdk, shared: every agent's client on http.DefaultClient, whose pool keeps 2 idle connections, so that with many agents most calls open a new one; own: an HTTP client for each agent, as agents in processes of their own have")
 )
 
 func main() {
 	flag.Parse()
 	if *client != "sdk" && *client != "raw" {
 		check(fmt.Errorf("-client: expected sdk or raw, got %q", *client))
+	}
+	if *conns != "shared" && *conns != "own" {
+		check(fmt.Errorf("-conns: expected shared or own, got %q", *conns))
 	}
 	work, err := os.MkdirTemp("", "httpbench")
 	check(err)
@@ -245,7 +251,11 @@ func connect(ctx context.Context, url, name string) (agent, error) {
 		return rawClient{a}, a.connect(ctx, name)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	t := &mcp.StreamableClientTransport{Endpoint: url}
+	if *conns == "own" {
+		t.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	s, err := c.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -760,11 +760,27 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 		return err
 	}
 
+	// The new log is written before the lock is taken, with what was
+	// logged so far after end; only what is logged meanwhile is copied
+	// under it (see wal.Log.BeginTrim). If that fails, the trim is done
+	// under the lock.
+	b.mu.Lock()
+	tr := b.log.BeginTrim(end)
+	b.mu.Unlock()
+	if tr.Fill() != nil {
+		tr = nil
+	}
 	if err := b.lock(ctx); err != nil {
+		if tr != nil {
+			tr.Abort()
+		}
 		return err
 	}
 	defer b.unlock()
 	if b.log.ID() != ino || b.log.End() < end {
+		if tr != nil {
+			tr.Abort()
+		}
 		return fmt.Errorf("log was replaced during a flush")
 	}
 	for name, h := range finals {
@@ -776,14 +792,48 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	}
 	if len(b.looseRefs) >= PackRefsEvery {
 		if err := refs.Pack(b.gitDir); err != nil {
+			if tr != nil {
+				tr.Abort()
+			}
 			return fmt.Errorf("pack refs: %w", err)
 		}
 		clear(b.looseRefs)
 	}
-	if err := b.log.Trim(ctx, end); err != nil {
+	if err := b.trimLog(ctx, recs, end, tr); err != nil {
 		return err
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
+	return nil
+}
+
+// trimLog drops the published batches recs (the log up to end) from the
+// log and the overlay, finishing tr (a trim at end filled ahead of the
+// lock; nil: none) or trimming anew. The overlay's batches are the log's,
+// in its order (each applied as it was appended or replayed, and reset
+// only when the file is replaced, which a flush in progress rules out),
+// so those after recs are kept as they are instead of replayed from the
+// new file; if that order cannot be vouched for, the log is replayed.
+func (b *FS) trimLog(ctx context.Context, recs []*wal.Batch, end int64, tr *wal.Trimming) error {
+	if n := len(recs); n == 0 || len(b.recs) < n || b.recs[n-1] != recs[n-1] || b.recs[0] != recs[0] {
+		if tr != nil {
+			tr.Abort()
+		}
+		return b.log.Trim(ctx, end)
+	}
+	rest := slices.Clone(b.recs[len(recs):])
+	var err error
+	if tr != nil {
+		err = b.log.FinishTrim(ctx, tr)
+	} else {
+		err = b.log.TrimKept(ctx, end)
+	}
+	if err != nil {
+		return err
+	}
+	b.resetOverlay()
+	for _, r := range rest {
+		b.applyLocked(r)
+	}
 	return nil
 }
 

@@ -444,47 +444,162 @@ func writeZeros(f *os.File, off, n int64) error {
 // replays them: Reset is called first. The caller holds the lock; the new
 // file is locked before it takes the old one's place.
 func (l *Log) Trim(ctx context.Context, end int64) error {
-	// The new file's content, magic then the records, read in place.
-	content := make([]byte, int64(len(Magic))+l.off-end)
+	if err := l.trim(ctx, end); err != nil {
+		return err
+	}
+	l.reset()
+	return l.sync(ctx)
+}
+
+// TrimKept is Trim for an owner that still has the records after end as
+// it applied them, appended or replayed (the disk repository's overlay):
+// they are not replayed, and Reset is not called. Replaying them decoded
+// every record logged while a flush ran (hundreds with many writers, 2–15
+// ms under the lock, during which no writer could append), only to
+// rebuild what the owner already held.
+func (l *Log) TrimKept(ctx context.Context, end int64) error {
+	return l.trim(ctx, end)
+}
+
+func (l *Log) trim(ctx context.Context, end int64) error {
+	t := l.BeginTrim(end)
+	if err := t.Fill(); err != nil {
+		return err
+	}
+	return l.FinishTrim(ctx, t)
+}
+
+// A Trimming is the new file of a trim under way (see BeginTrim).
+type Trimming struct {
+	path      string // of the new file
+	src       *os.File
+	srcID     uint64
+	end, upto int64 // the records of src copied by Fill
+	f         *os.File
+	at, size  int64 // where f's records end; its size, zeros included
+	err       error
+}
+
+// BeginTrim starts a trim at end (as TrimKept) whose copying is done ahead
+// of the lock: copying and syncing the records logged while a flush ran
+// (0.2–0.6 MB with 64 writers) took 1–7 ms under the lock. It is called as
+// the Log's other methods are, under its owner's serialisation, but needs
+// no file lock: it only notes the file and how far its records go. Fill
+// then copies them with no lock at all, and FinishTrim, under the lock,
+// copies what was appended meanwhile and puts the file in place. The
+// records up to the end noted are never rewritten while the file is the
+// log (only a trim replaces them), and only one trim may be under way:
+// the caller holds the flush lock, which every trimmer takes.
+func (l *Log) BeginTrim(end int64) *Trimming {
+	t := &Trimming{path: l.path + ".tmp", src: l.f, srcID: l.ino, end: end, upto: l.off}
+	if end < int64(len(Magic)) || end > l.off || l.ino == 0 {
+		t.err = fmt.Errorf("%s: trim at %d outside the records (%d to %d)", l.path, end, len(Magic), l.off)
+	}
+	return t
+}
+
+// Fill writes the new file: the magic, the records noted by BeginTrim,
+// and zeros laid ahead of them (see Append), synced. On failure the new
+// file is removed; FinishTrim then fails too.
+func (t *Trimming) Fill() error {
+	if t.err != nil {
+		return t.err
+	}
+	content := make([]byte, int64(len(Magic))+t.upto-t.end)
 	copy(content, Magic)
-	if _, err := l.f.ReadAt(content[len(Magic):], end); err != nil && !errors.Is(err, io.EOF) {
-		return err
+	if n, err := t.src.ReadAt(content[len(Magic):], t.end); n != len(content)-len(Magic) {
+		return t.fail(fmt.Errorf("%s: reading the records to keep: %v", t.path, err))
 	}
-	tmp := l.path + ".tmp"
-	os.Remove(tmp)
-	f, err := durable.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	os.Remove(t.path)
+	f, err := durable.OpenFile(t.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return err
+		return t.fail(err)
 	}
-	_, err = f.Write(content)
+	t.f = f
+	_, err = f.WriteAt(content, 0)
+	if err == nil {
+		err = writeZeros(f, int64(len(content)), Ahead)
+	}
 	if err == nil {
 		err = durable.Datasync(f)
 	}
-	if err == nil {
-		// Nobody else has it open yet, so this cannot wait.
-		err = durable.Lock(ctx, f, l.rec, l.opt.Timeout)
+	if err != nil {
+		return t.fail(err)
 	}
+	t.at, t.size = int64(len(content)), int64(len(content))+Ahead
+	return nil
+}
+
+func (t *Trimming) fail(err error) error {
+	t.err = err
+	t.Abort()
+	return err
+}
+
+// Abort removes the new file of a trim that is not to be finished.
+func (t *Trimming) Abort() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+		os.Remove(t.path)
+	}
+}
+
+// FinishTrim completes a trim filled by Fill, as TrimKept does: the caller
+// holds the lock. The records appended since BeginTrim are copied and
+// synced, then the new file is locked and takes the log's place. On
+// failure the log is left as it was and the new file removed.
+func (l *Log) FinishTrim(ctx context.Context, t *Trimming) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.f == nil {
+		return fmt.Errorf("%s: a trim finished without its file", l.path)
+	}
+	if l.f != t.src || l.ino != t.srcID || l.off < t.upto {
+		return t.fail(fmt.Errorf("%s: the log was replaced while a trim copied it", l.path))
+	}
+	f := t.f
+	if more := l.off - t.upto; more > 0 {
+		buf := make([]byte, more)
+		if n, err := l.f.ReadAt(buf, t.upto); int64(n) != more {
+			return t.fail(fmt.Errorf("%s: reading the records to keep: %v", l.path, err))
+		}
+		_, err := f.WriteAt(buf, t.at)
+		t.at += more
+		if err == nil && t.at > t.size {
+			err = writeZeros(f, t.at, Ahead)
+			t.size = t.at + Ahead
+		}
+		if err == nil {
+			err = durable.Datasync(f)
+		}
+		if err != nil {
+			return t.fail(err)
+		}
+	}
+	// Nobody else has it open yet, so this cannot wait.
+	err := durable.Lock(ctx, f, l.rec, l.opt.Timeout)
 	if err == nil {
-		err = durable.Rename(tmp, l.path)
+		err = durable.Rename(t.path, l.path)
 	}
 	if err == nil {
 		err = durable.SyncDir(filepath.Dir(l.path))
 	}
 	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+		return t.fail(err)
 	}
 	fid, err := durable.FileID(f)
 	if err != nil {
 		return err
 	}
+	t.f = nil
 	old := l.f
 	l.f, l.ino = f, fid
+	l.off, l.size = t.at, t.size
 	durable.Unlock(old)
 	old.Close()
-	l.reset()
-	return l.sync(ctx)
+	return nil
 }
 
 // checkMagic refuses a file that does not begin as our logs do, so that a

@@ -419,3 +419,145 @@ func TestLogTurnsSeeEachOthersRecords(t *testing.T) {
 		t.Fatalf("b replayed %v, want [a1 a2 a3 a4]", got)
 	}
 }
+
+// TestTrimKept: a trim whose owner keeps the records after end replays
+// nothing and resets nothing, yet leaves a log that another opener (and
+// this one, appending on) reads exactly as a replaying Trim would.
+func TestTrimKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	var ra replica
+	a := openLog(t, path, &ra, time.Second)
+	ctx := t.Context()
+	lock(t, a)
+	appendBatches(t, a, refBatch("r1", 1), refBatch("r2", 2))
+	end := a.End()
+	appendBatches(t, a, refBatch("r3", 3))
+	oldID := a.ID()
+	if err := a.TrimKept(ctx, end); err != nil {
+		t.Fatal(err)
+	}
+	if ra.resets != 0 || len(ra.recs) != 0 {
+		t.Fatalf("TrimKept replayed %v with %d resets, want nothing", names(&ra), ra.resets)
+	}
+	if a.ID() == oldID {
+		t.Fatal("trim did not replace the file")
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trim left its temporary file: %v", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != a.End()+Ahead {
+		t.Fatalf("the new log holds %d bytes, End says %d (and %d zeros ahead)", fi.Size(), a.End(), Ahead)
+	}
+	// The next append lands after r3, and a new lock finds nothing new.
+	appendBatches(t, a, refBatch("r4", 4))
+	a.Unlock()
+	lock(t, a)
+	a.Unlock()
+	if ra.resets != 0 || len(ra.recs) != 0 {
+		t.Fatalf("relocking replayed %v with %d resets", names(&ra), ra.resets)
+	}
+
+	var rb replica
+	b := openLog(t, path, &rb, time.Second)
+	lock(t, b)
+	b.Unlock()
+	if got := names(&rb); fmt.Sprint(got) != "[r3 r4]" {
+		t.Fatalf("a new opener replayed %v, want [r3 r4]", got)
+	}
+
+	// An end outside the records is refused, and the log is left alone.
+	lock(t, a)
+	defer a.Unlock()
+	if err := a.TrimKept(ctx, a.End()+1); err == nil {
+		t.Fatal("TrimKept past the end succeeded")
+	}
+	if err := a.TrimKept(ctx, 0); err == nil {
+		t.Fatal("TrimKept inside the magic succeeded")
+	}
+	var rc replica
+	c := openLog(t, path, &rc, time.Second)
+	if ok, err := c.RLock(ctx); err != nil || ok {
+		t.Fatalf("RLock while a holds it: %v %v", ok, err)
+	}
+	if got := names(&rc); fmt.Sprint(got) != "[r3 r4]" {
+		t.Fatalf("after refused trims the log reads %v", got)
+	}
+}
+
+// TestTrimFilledAhead: a trim whose new file is filled before the lock
+// keeps the records appended meanwhile too, and one whose log was
+// replaced in between is refused and leaves no file behind.
+func TestTrimFilledAhead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	var ra replica
+	a := openLog(t, path, &ra, time.Second)
+	ctx := t.Context()
+	lock(t, a)
+	appendBatches(t, a, refBatch("r1", 1))
+	end := a.End()
+	appendBatches(t, a, refBatch("r2", 2))
+	tr := a.BeginTrim(end)
+	a.Unlock()
+	if err := tr.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	// Appended after the fill, before the trim is finished: a second
+	// opener (another process) and this one, many records at once, past
+	// the zeros laid ahead.
+	var rb replica
+	b := openLog(t, path, &rb, time.Second)
+	lock(t, b)
+	appendBatches(t, b, refBatch("r3", 3))
+	b.Unlock()
+	lock(t, a)
+	big := refBatch("r4", 4)
+	big.Objects[0].Data = make([]byte, Ahead+1)
+	appendBatches(t, a, big)
+	if err := a.FinishTrim(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	appendBatches(t, a, refBatch("r5", 5))
+	a.Unlock()
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("trim left its temporary file: %v", err)
+	}
+	var rc replica
+	c := openLog(t, path, &rc, time.Second)
+	lock(t, c)
+	c.Unlock()
+	if got := names(&rc); fmt.Sprint(got) != "[r2 r3 r4 r5]" {
+		t.Fatalf("a new opener replayed %v, want [r2 r3 r4 r5]", got)
+	}
+	if n := len(rc.recs[2].Objects[0].Data); n != Ahead+1 {
+		t.Fatalf("the large record came back with %d bytes", n)
+	}
+
+	// Replaced between the fill and the finish: refused.
+	lock(t, a)
+	tr = a.BeginTrim(a.End())
+	a.Unlock()
+	if err := tr.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	lock(t, b)
+	if err := b.Trim(ctx, b.End()); err != nil {
+		t.Fatal(err)
+	}
+	b.Unlock()
+	lock(t, a)
+	defer a.Unlock()
+	if err := a.FinishTrim(ctx, tr); err == nil {
+		t.Fatal("a trim of a replaced log was finished")
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused trim left its file: %v", err)
+	}
+	// A trim at an end outside the records fails at once.
+	if err := a.BeginTrim(a.End() + 1).Fill(); err == nil {
+		t.Fatal("a trim past the end was filled")
+	}
+}
