@@ -35,6 +35,7 @@ func (c *conn) runStdio(ctx context.Context, t stdio.Transport, direct bool) err
 				return fn(ctx)
 			}
 		}
+		t.Idle = c.prepare
 	}
 	ss, err := c.server.Connect(ctx, t, nil)
 	if err != nil {
@@ -104,5 +105,19 @@ func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectF
 			res = &r
 		}
 		return res, nil
+	}
+}
+
+// prepare lets the connection's ledger use the time until the next call
+// (ledger.Prepare): the stdio reader calls it after answering a call. A
+// call running meanwhile holds mu; then there is no idle time to use.
+func (c *conn) prepare() {
+	if !c.mu.TryLock() {
+		return
+	}
+	l := c.ledger
+	c.mu.Unlock()
+	if l != nil {
+		l.Prepare()
 	}
 }

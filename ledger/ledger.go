@@ -736,3 +736,13 @@ func (l *Ledger) publish(e Event) {
 		l.events.Publish(e)
 	}
 }
+
+// Prepare lets the store do ahead of time what the next write of a chain
+// just written to will need (see Preparer); a transport calls it when it
+// has answered a call and has none waiting. Without a Preparer it does
+// nothing.
+func (l *Ledger) Prepare() {
+	if p, ok := l.store.(Preparer); ok {
+		p.Prepare()
+	}
+}

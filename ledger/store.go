@@ -125,6 +125,15 @@ type ChainCatchUp interface {
 	ThoughtsSince(ctx context.Context, sessionID, branch string, since CommitID) (thoughts []StoredThought, tip CommitID, ok bool, err error)
 }
 
+// Preparer is what a Store may offer to use the time between an agent's
+// calls: Prepare does ahead of time what the next write of a chain just
+// written to will need. It must be cheap to call when there is nothing to
+// do, and safe at any time (it touches only what the store holds in
+// memory).
+type Preparer interface {
+	Prepare()
+}
+
 // AccessKeeper is what a Store may offer so that sessions' lastAccessedAt
 // outlives the process. Access is not content: it is kept beside the
 // ledger, not committed.

@@ -43,6 +43,12 @@ type Transport struct {
 	// large share of what a thought cost; a caller that can take a call's
 	// raw params itself (the gateway's one tool) saves all of it.
 	Direct func(req *jsonrpc.Request) DirectFunc
+	// Idle, when set, is called by the goroutine reading the input after
+	// it has answered a call taken by Direct, when no more input is
+	// buffered: before it waits for the next call, while the client reads
+	// the answer. It must not wait for anything (the input is not read
+	// meanwhile) and should take far less time than a call.
+	Idle func()
 }
 
 // maxFrame bounds one inbound message, as mcp.DefaultMaxLineLength does.
@@ -63,6 +69,7 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
 		unpoll:   unpoll,
 		direct:   t.Direct,
+		idle:     t.Idle,
 		dctx:     dctx,
 		dcancel:  cancel,
 		out:      t.Out,
@@ -123,6 +130,7 @@ type stdioConn struct {
 	unpoll    func() // undoes pollable (poll_unix.go)
 
 	direct  func(*jsonrpc.Request) DirectFunc
+	idle    func()
 	dctx    context.Context
 	dcancel context.CancelFunc
 	running Running // the direct calls under way

@@ -50,12 +50,8 @@ func HashObject(t Type, content []byte) Hash {
 	// the id: every thought hashes four or more objects, and the
 	// conversions and the slice Sum(nil) returns were garbage each time.
 	var hdr [32]byte
-	head := append(hdr[:0], t.String()...)
-	head = append(head, ' ')
-	head = strconv.AppendInt(head, int64(len(content)), 10)
-	head = append(head, 0)
 	h := sha1.New()
-	h.Write(head)
+	h.Write(header(hdr[:0], t, len(content)))
 	h.Write(content)
 	var out Hash
 	h.Sum(out[:0])
@@ -168,20 +164,55 @@ func (t *Tree) EncodeFrom(prev []byte) ([]byte, delta.Edit) { return t.EncodeFro
 // encodeFromInto is encodeFrom writing into dst's storage when it is large
 // enough; dst must not overlap prev.
 func (t *Tree) EncodeFromInto(dst, prev []byte) ([]byte, delta.Edit) {
+	// The changed entries are encoded into one buffer and each run of
+	// them inserted as one slice of it, each run of the others copied as
+	// one range: a thought changes two or three entries of a folder that
+	// may hold thousands.
+	// The edit is kept in the logged batch until the flush, so neither
+	// its ops nor the inserted bytes are given room to spare: with 64
+	// agents a few hundred spare bytes a tree a thought, held between
+	// flushes, added some megabytes to the live heap.
 	var ed delta.Edit
-	off := 0 // position in prev
+	var ins []byte
+	off := 0            // position in prev
+	run, runLen := 0, 0 // the copy run under way: start, length
+	insFrom := -1       // where the insert run under way starts in ins
+	flushIns := func() {
+		if insFrom >= 0 {
+			ed.Insert(ins[insFrom:len(ins):len(ins)])
+			insFrom = -1
+		}
+	}
 	for i := range t.Entries {
 		e := &t.Entries[i]
 		if e.dirty {
-			ed.Insert(e.appendTo(nil))
+			if runLen > 0 {
+				ed.Copy(run, runLen)
+				runLen = 0
+			}
+			if insFrom < 0 {
+				if ins == nil {
+					ins = make([]byte, 0, e.encodedLen())
+				}
+				insFrom = len(ins)
+			}
+			ins = e.appendTo(ins)
 			off += e.prevLen
 			e.dirty, e.prevLen = false, 0
 			continue
 		}
+		flushIns()
+		if runLen == 0 {
+			run = off
+		}
 		n := e.encodedLen()
-		ed.Copy(off, n)
+		runLen += n
 		off += n
 	}
+	if runLen > 0 {
+		ed.Copy(run, runLen)
+	}
+	flushIns()
 	out, err := ed.ApplyInto(dst, prev)
 	if err != nil || off != len(prev) {
 		// The tracking disagrees with prev (it should not): fall back to a
@@ -220,23 +251,30 @@ type Signature struct {
 	When        time.Time
 }
 
-func (s Signature) encode(b *bytes.Buffer) {
-	name := cleanIdent(s.Name)
+// appendTo appends the signature as a commit header line's value: name,
+// address, seconds since the epoch and the zone's offset. name and email
+// are the cleaned ones.
+func (s Signature) appendTo(b []byte, name, email string) []byte {
 	if name == "" {
 		name = "unknown"
 	}
-	b.WriteString(name)
-	b.WriteString(" <")
-	b.WriteString(cleanIdent(s.Email))
-	b.WriteString("> ")
-	b.WriteString(strconv.FormatInt(s.When.Unix(), 10))
+	b = append(b, name...)
+	b = append(b, " <"...)
+	b = append(b, email...)
+	b = append(b, "> "...)
+	b = strconv.AppendInt(b, s.When.Unix(), 10)
 	_, off := s.When.Zone()
-	sign := '+'
+	sign := byte('+')
 	if off < 0 {
 		sign = '-'
 		off = -off
 	}
-	fmt.Fprintf(b, " %c%02d%02d", sign, off/3600, (off%3600)/60)
+	h, m := off/3600, (off%3600)/60
+	if h > 99 {
+		// Not a zone Go makes; written as fmt's %02d wrote it.
+		return fmt.Appendf(b, " %c%02d%02d", sign, h, m)
+	}
+	return append(b, ' ', sign, byte('0'+h/10), byte('0'+h%10), byte('0'+m/10), byte('0'+m%10))
 }
 
 // Commit is the part of a Git Commit that Thoughtbox writes.
@@ -249,23 +287,29 @@ type Commit struct {
 }
 
 func (c *Commit) Encode() []byte {
-	var b bytes.Buffer
-	b.WriteString("tree ")
-	b.WriteString(c.Tree.String())
-	b.WriteByte('\n')
+	// Written into one buffer of the right size: every thought encodes a
+	// commit, and a growing bytes.Buffer, hex strings and fmt were a tenth
+	// of the builder's garbage.
+	an, ae := cleanIdent(c.Author.Name), cleanIdent(c.Author.Email)
+	cn, ce := cleanIdent(c.Committer.Name), cleanIdent(c.Committer.Email)
+	msg := cleanMessage(c.Message)
+	const sigLen = len("unknown") + len(" <> ") + 20 + len(" +0000") + 16
+	b := make([]byte, 0, len("tree \n")+40+len(c.Parents)*(len("parent \n")+40)+
+		len("author \n")+len(an)+len(ae)+sigLen+len("committer \n\n")+len(cn)+len(ce)+sigLen+len(msg))
+	b = append(b, "tree "...)
+	b = hex.AppendEncode(b, c.Tree[:])
+	b = append(b, '\n')
 	for _, p := range c.Parents {
-		b.WriteString("parent ")
-		b.WriteString(p.String())
-		b.WriteByte('\n')
+		b = append(b, "parent "...)
+		b = hex.AppendEncode(b, p[:])
+		b = append(b, '\n')
 	}
-	b.WriteString("author ")
-	c.Author.encode(&b)
-	b.WriteByte('\n')
-	b.WriteString("committer ")
-	c.Committer.encode(&b)
-	b.WriteString("\n\n")
-	b.WriteString(cleanMessage(c.Message))
-	return b.Bytes()
+	b = append(b, "author "...)
+	b = c.Author.appendTo(b, an, ae)
+	b = append(b, "\ncommitter "...)
+	b = c.Committer.appendTo(b, cn, ce)
+	b = append(b, "\n\n"...)
+	return append(b, msg...)
 }
 
 // Every commit goes through commit.encode, so these two sanitizers are the

@@ -2,6 +2,7 @@ package object
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -200,4 +201,54 @@ func FuzzParseTreeAndCommit(f *testing.F) {
 			t.Fatal("ParseCommit accepted a commit without a tree")
 		}
 	})
+}
+
+// TestCommitAsFormatted compares Encode with the formatting it replaced
+// (a bytes.Buffer, Hash.String and fmt's %c%02d%02d for the zone) for
+// zones east and west, with minutes, beyond a day, names that need
+// cleaning, and none, one or two parents: a commit's bytes are its id.
+func TestCommitAsFormatted(t *testing.T) {
+	formatted := func(c *Commit) string {
+		var b strings.Builder
+		sig := func(s Signature) {
+			name := cleanIdent(s.Name)
+			if name == "" {
+				name = "unknown"
+			}
+			_, off := s.When.Zone()
+			sign := '+'
+			if off < 0 {
+				sign, off = '-', -off
+			}
+			fmt.Fprintf(&b, "%s <%s> %d %c%02d%02d", name, cleanIdent(s.Email), s.When.Unix(), sign, off/3600, (off%3600)/60)
+		}
+		b.WriteString("tree " + c.Tree.String() + "\n")
+		for _, p := range c.Parents {
+			b.WriteString("parent " + p.String() + "\n")
+		}
+		b.WriteString("author ")
+		sig(c.Author)
+		b.WriteString("\ncommitter ")
+		sig(c.Committer)
+		b.WriteString("\n\n" + cleanMessage(c.Message))
+		return b.String()
+	}
+	base := time.Date(2026, 11, 25, 12, 0, 0, 987654321, time.UTC)
+	zones := []*time.Location{time.UTC, time.FixedZone("", 5*3600+45*60), time.FixedZone("", -(12*3600 + 30*60)),
+		time.FixedZone("", 14*3600), time.FixedZone("", -59), time.FixedZone("", 100*3600+7*60), time.FixedZone("", -(123*3600 + 59*60))}
+	names := []string{"", "Agent", " <odd>\n name\x00 ", "é\xff", "claude-code 1.0"}
+	for i, z := range zones {
+		for j, name := range names {
+			c := &Commit{
+				Tree:      HashObject(TypeTree, []byte{byte(i)}),
+				Parents:   []Hash{HashObject(TypeCommit, []byte{byte(j)}), HashObject(TypeCommit, []byte{byte(i), byte(j)})}[:(i+j)%3],
+				Author:    Signature{Name: name, Email: names[(j+1)%len(names)], When: base.In(z)},
+				Committer: Signature{Name: "Thoughtbox", Email: "thoughtbox@localhost", When: base.Add(-time.Duration(i) * time.Hour).In(zones[(i+j)%len(zones)])},
+				Message:   "Thought 1: " + name + "\n\nThoughtbox-Session: s\n",
+			}
+			if got, want := string(c.Encode()), formatted(c); got != want {
+				t.Errorf("zone %d, name %q:\n%q\nwant\n%q", i, name, got, want)
+			}
+		}
+	}
 }
