@@ -169,9 +169,10 @@ func (t *Tree) EncodeFromInto(dst, prev []byte) ([]byte, delta.Edit) {
 	// one range: a thought changes two or three entries of a folder that
 	// may hold thousands.
 	// The edit is kept in the logged batch until the flush, so neither
-	// its ops nor the inserted bytes are given room to spare: with 64
-	// agents a few hundred spare bytes a tree a thought, held between
-	// flushes, added some megabytes to the live heap.
+	// its ops nor the inserted bytes are given room to spare: with room
+	// for six ops and four entries, a server with 64 agents over HTTP was
+	// over 100 MB resident in 6 of 14 runs, without it in none of 5
+	// (BENCHMARKS.md, "Issue 12's rows after the seventh passes").
 	var ed delta.Edit
 	var ins []byte
 	off := 0            // position in prev
