@@ -508,7 +508,7 @@ func (t *Trimming) Fill() error {
 	content := make([]byte, int64(len(Magic))+t.upto-t.end)
 	copy(content, Magic)
 	if n, err := t.src.ReadAt(content[len(Magic):], t.end); n != len(content)-len(Magic) {
-		return t.fail(fmt.Errorf("%s: reading the records to keep: %v", t.path, err))
+		return t.fail(fmt.Errorf("%s: reading the records to keep: %d of %d bytes at %d: %v", t.path, n, len(content)-len(Magic), t.end, err))
 	}
 	os.Remove(t.path)
 	f, err := durable.OpenFile(t.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
@@ -563,7 +563,7 @@ func (l *Log) FinishTrim(ctx context.Context, t *Trimming) error {
 	if more := l.off - t.upto; more > 0 {
 		buf := make([]byte, more)
 		if n, err := l.f.ReadAt(buf, t.upto); int64(n) != more {
-			return t.fail(fmt.Errorf("%s: reading the records to keep: %v", l.path, err))
+			return t.fail(fmt.Errorf("%s: reading the records appended during the trim: %d of %d bytes at %d: %v", l.path, n, more, t.upto, err))
 		}
 		_, err := f.WriteAt(buf, t.at)
 		t.at += more
