@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,8 @@ var (
 	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for the server: fs or memory")
 	nocheck = flag.Bool("nocheck", false, "skip the git check of every acknowledged thought")
 	client  = flag.String("client", "sdk", "sdk: the go-sdk's MCP client; raw: a plain net/http client (see rawAgent)")
+	cpuprof = flag.String("cpuprofile", "", "write a CPU profile of this client (the agents) to this file")
+	latlog  = flag.String("latlog", "", "write each call's start (ms since the clock started), agent and latency (ms) to this file, to see whether the slow calls bunch in time")
 	conns   = flag.String("conns", "shared", "with -client sdk, shared: every agent's client on http.DefaultClient, whose pool keeps 2 idle connections, so that with many agents most calls open a new one; own: an HTTP client for each agent, as agents in processes of their own have")
 )
 
@@ -54,6 +57,12 @@ func main() {
 	}
 	if *conns != "shared" && *conns != "own" {
 		check(fmt.Errorf("-conns: expected shared or own, got %q", *conns))
+	}
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
 	}
 	work, err := os.MkdirTemp("", "httpbench")
 	check(err)
@@ -117,6 +126,7 @@ func startServer(exe, dir string) (*exec.Cmd, string) {
 type agentResult struct {
 	session string
 	lat     []time.Duration
+	starts  []time.Duration
 	acked   int
 	err     error
 }
@@ -171,6 +181,7 @@ func run(exe, dir string, agents int) {
 					return
 				}
 				r.lat = append(r.lat, time.Since(t0))
+				r.starts = append(r.starts, t0.Sub(start))
 				r.acked++
 			}
 		}(i)
@@ -190,6 +201,9 @@ func run(exe, dir string, agents int) {
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 
+	if *latlog != "" {
+		writeLatLog(*latlog, start, results)
+	}
 	var all []time.Duration
 	total, failed := 0, 0
 	for _, r := range results {
@@ -333,3 +347,17 @@ func check(err error) {
 }
 
 func decodeJSON(s string, v any) { _ = json.Unmarshal([]byte(s), v) }
+
+func writeLatLog(path string, start time.Time, results []agentResult) {
+	f, err := os.Create(path)
+	check(err)
+	w := bufio.NewWriter(f)
+	fmt.Fprintf(w, "# clock started at %d ms since the Unix epoch\n", start.UnixMilli())
+	for i, r := range results {
+		for k := range r.lat {
+			fmt.Fprintf(w, "%.3f %d %.3f\n", float64(r.starts[k])/1e6, i, float64(r.lat[k])/1e6)
+		}
+	}
+	check(w.Flush())
+	check(f.Close())
+}
