@@ -123,12 +123,7 @@ func indexPack(f *os.File, size int64, count int) ([]indexed, error) {
 	if err := ix.resolvePending(); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(ix.entries, func(a, b indexed) int {
-		if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.off, b.off)
-	})
+	sortByID(ix.entries)
 	return ix.entries, nil
 }
 

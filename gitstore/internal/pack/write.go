@@ -20,7 +20,6 @@ package pack
 
 import (
 	"bufio"
-	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
@@ -30,7 +29,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -153,7 +151,7 @@ func finishPack(packDir string, tmp *os.File, bw *bufio.Writer, cw *countingWrit
 	// The package's own index writer (as for a received pack): go-git's
 	// built the index in memory object by object first, about a fifth of
 	// what a flush allocated once planning was cheap.
-	slices.SortFunc(idx, func(a, b indexed) int { return bytes.Compare(a.id[:], b.id[:]) })
+	sortByID(idx)
 	for i := 1; i < len(idx); i++ {
 		if idx[i].id == idx[i-1].id {
 			return object.ZeroHash, fmt.Errorf("pack: object %s twice", idx[i].id)
