@@ -715,7 +715,9 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	// Deletions rewrite packed-refs, one at a time; each write is a file
 	// of its own, synced before its rename, and with many sessions those
 	// syncs were most of a flush's length (and the longer a flush, the
-	// more the log trim after it copies), so they run side by side.
+	// more the log trim after it copies), so a flush of hundreds of refs
+	// runs them side by side; a smaller one, one at a time, so that the
+	// log's syncs do not queue behind them (publishersFor).
 	dirs := map[string]bool{}
 	var writes []string
 	for name, h := range finals {
@@ -837,11 +839,23 @@ func (b *FS) trimLog(ctx context.Context, recs []*wal.Batch, end int64, tr *wal.
 	return nil
 }
 
-// publishers bounds the ref files a flush writes and syncs at once.
-const publishers = 8
+// publishersFor is how many of a flush's n ref files (or directories) are
+// written and synced at once. Each sync ends in a flush of the disk's
+// write cache, and the log's fdatasync, which every writer waits for,
+// queues behind the syncs in flight. With eight at once, the flushes of
+// 64 agents' thoughts (64 refs and their 64 directories) held a group
+// commit up for 10-30 ms several times a run (once 300 ms), and each such
+// stall delays every agent's call at once; one at a time, such stalls
+// were under half as many (BENCHMARKS.md). The flush takes two to three
+// times longer, but it is off the writers' path. Only a flush of hundreds
+// of refs (a pull, an import), whose length the syncs would make, runs
+// them side by side.
+func publishersFor(n int) int { return min(maxPublishers, 1+n/256) }
 
-// parallel runs fn(0..n-1) on up to publishers goroutines and returns the
-// first error; after one, no new call starts.
+const maxPublishers = 8
+
+// parallel runs fn(0..n-1) on up to publishersFor(n) goroutines and
+// returns the first error; after one, no new call starts.
 func parallel(n int, fn func(i int) error) error {
 	if n <= 1 {
 		if n == 1 {
@@ -855,7 +869,7 @@ func parallel(n int, fn func(i int) error) error {
 		first error
 		wg    sync.WaitGroup
 	)
-	for range min(n, publishers) {
+	for range min(n, publishersFor(n)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
