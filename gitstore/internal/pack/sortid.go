@@ -28,14 +28,23 @@ func sortByID(entries []indexed) {
 	for b := 1; b <= 256; b++ {
 		start[b] += start[b-1]
 	}
-	placed := make([]indexed, len(entries))
-	next := start
-	for _, e := range entries {
-		b := e.id[0]
-		placed[next[b]] = e
-		next[b]++
+	// In place, as an American flag sort does: a received pack's index
+	// can hold millions of entries, and a second slice of them would
+	// double what indexing it holds.
+	var next [256]int
+	copy(next[:], start[:256])
+	for b := range 256 {
+		for next[b] < start[b+1] {
+			i := next[b]
+			d := int(entries[i].id[0])
+			if d == b {
+				next[b]++
+				continue
+			}
+			entries[i], entries[next[d]] = entries[next[d]], entries[i]
+			next[d]++
+		}
 	}
-	copy(entries, placed)
 	for b := range 256 {
 		if run := entries[start[b]:start[b+1]]; len(run) > 1 {
 			slices.SortFunc(run, compareIndexed)
