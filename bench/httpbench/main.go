@@ -9,6 +9,7 @@
 //	go run ./bench/httpbench -data /tmp/big        # against an existing ledger
 //	go run ./bench/httpbench -client raw           # a client that costs the machine little
 //	go run ./bench/httpbench -conns own            # the SDK's client, one connection pool per agent
+//	go run ./bench/httpbench -bin old,new -agents 64 -rounds 8   # two builds, alternating, compared pair by pair
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +40,8 @@ import (
 )
 
 var (
-	bin     = flag.String("bin", "", "thoughtbox binary (default: go build ./cmd/thoughtbox)")
+	bin     = flag.String("bin", "", "thoughtbox binary, or comma-separated binaries run in turn (default: go build ./cmd/thoughtbox)")
+	rounds  = flag.Int("rounds", 1, "run every agent count with every binary this many times, alternating the binaries, and summarise")
 	agents  = flag.String("agents", "1,16,64", "comma-separated agent counts, one fresh server each")
 	n       = flag.Int("n", 150, "thoughts per agent")
 	data    = flag.String("data", "", "data directory to serve (default: a fresh one per run)")
@@ -67,25 +70,105 @@ func main() {
 	work, err := os.MkdirTemp("", "httpbench")
 	check(err)
 	defer os.RemoveAll(work)
-	exe := *bin
-	if exe == "" {
-		exe = filepath.Join(work, "thoughtbox")
+	var exes []string
+	if *bin == "" {
+		exe := filepath.Join(work, "thoughtbox")
 		build := exec.Command("go", "build", "-o", exe, "./cmd/thoughtbox")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := build.CombinedOutput()
 		if err != nil {
 			check(fmt.Errorf("go build: %v\n%s", err, out))
 		}
+		exes = []string{exe}
+	} else {
+		exes = strings.Split(*bin, ",")
 	}
+	if *rounds < 1 {
+		check(fmt.Errorf("-rounds: expected at least 1, got %d", *rounds))
+	}
+	var counts []int
 	for _, f := range strings.Split(*agents, ",") {
 		a, err := strconv.Atoi(strings.TrimSpace(f))
 		check(err)
-		dir := *data
-		if dir == "" {
-			dir = filepath.Join(work, "data-"+f)
-		}
-		run(exe, dir, a)
+		counts = append(counts, a)
 	}
+	// results[agent count][binary] holds one result per round.
+	results := map[int][][]runResult{}
+	for round := range *rounds {
+		for _, a := range counts {
+			if results[a] == nil {
+				results[a] = make([][]runResult, len(exes))
+			}
+			for bi, exe := range exes {
+				dir := *data
+				if dir == "" {
+					dir = filepath.Join(work, fmt.Sprintf("data-%d-%d-%d", round, bi, a))
+				}
+				if len(exes) > 1 {
+					fmt.Printf("[%s] ", exe)
+				}
+				results[a][bi] = append(results[a][bi], run(exe, dir, a))
+				if *data == "" {
+					os.RemoveAll(dir)
+				}
+			}
+		}
+	}
+	if *rounds > 1 || len(exes) > 1 {
+		for _, a := range counts {
+			summarise(a, exes, results[a])
+		}
+	}
+}
+
+// runResult is what summarise compares of one run.
+type runResult struct {
+	rate     float64       // durable thoughts per second, all agents together
+	p99      time.Duration // per call
+	cpuRatio float64       // the server's processor time per thought over the client's
+}
+
+// summarise prints, for one agent count, each binary's range of rates
+// and p99s, and how many runs met the issue's 50 ms p99; with two
+// binaries, how many alternating pairs the second won. The ratio of the
+// server's processor time to the client's takes out how fast the shared
+// machine happened to be during a run, which moves both alike.
+func summarise(agents int, exes []string, res [][]runResult) {
+	for bi, exe := range exes {
+		rs := res[bi]
+		rates, p99s, ratios := make([]float64, len(rs)), make([]float64, len(rs)), make([]float64, len(rs))
+		under := 0
+		for i, r := range rs {
+			rates[i], p99s[i], ratios[i] = r.rate, float64(r.p99)/1e6, r.cpuRatio
+			if r.p99 < 50*time.Millisecond {
+				under++
+			}
+		}
+		fmt.Printf("summary, %d agents, %s, %d runs: rate %.0f median (%.0f-%.0f)/s; p99 %.1f median (%.1f-%.1f) ms, under 50 ms in %d; server/client CPU %.2f median\n",
+			agents, exe, len(rs), median(rates), slices.Min(rates), slices.Max(rates), median(p99s), slices.Min(p99s), slices.Max(p99s), under, median(ratios))
+	}
+	if len(exes) == 2 {
+		lowerP99, higherRate := 0, 0
+		for i := range res[0] {
+			if res[1][i].p99 < res[0][i].p99 {
+				lowerP99++
+			}
+			if res[1][i].rate > res[0][i].rate {
+				higherRate++
+			}
+		}
+		fmt.Printf("summary, %d agents: %s against %s, pair by pair: lower p99 in %d of %d, higher rate in %d\n",
+			agents, exes[1], exes[0], lowerP99, len(res[0]), higherRate)
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 var listening = regexp.MustCompile(`http://[^ ]+/mcp`)
@@ -131,7 +214,7 @@ type agentResult struct {
 	err     error
 }
 
-func run(exe, dir string, agents int) {
+func run(exe, dir string, agents int) runResult {
 	cmd, url := startServer(exe, dir)
 	ctx := context.Background()
 	results := make([]agentResult, agents)
@@ -230,6 +313,7 @@ func run(exe, dir string, agents int) {
 	if *storage == "fs" && !*nocheck {
 		verifyCommits(filepath.Join(dir, "projects", "_default.git"), results)
 	}
+	return runResult{rate: float64(total) / wall.Seconds(), p99: pct(99), cpuRatio: float64(srvCPU) / float64(max(cliCPU, 1))}
 }
 
 // verifyCommits checks with plain git that each agent's session holds one
