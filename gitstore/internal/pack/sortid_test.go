@@ -24,9 +24,9 @@ func randomEntries(n int, seed uint64) []indexed {
 func TestSortByID(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 511, 512, 513, 5000} {
 		entries := randomEntries(n, uint64(n))
-		// IDs that share their first nine bytes, and the same ID twice
-		// (a received pack may carry an object twice): the tail bytes and
-		// then the offset decide.
+		// Two IDs that differ only in their last byte, and the same ID
+		// twice (a received pack may carry an object twice): the bytes
+		// past the first eight, then the offset, decide.
 		if n > 10 {
 			entries[3].id = entries[2].id
 			entries[3].id[19] ^= 1
