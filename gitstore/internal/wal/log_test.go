@@ -75,6 +75,25 @@ func names(r *replica) []string {
 	return out
 }
 
+// noTempFile fails t when a trim left its new file behind.
+func noTempFile(t *testing.T, path, what string) {
+	t.Helper()
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s left its temporary file: %v", what, err)
+	}
+}
+
+// replayedAnew opens the log at path as another process would, takes and
+// releases its lock, and returns the names of the records it replayed.
+func replayedAnew(t *testing.T, path string) ([]string, *replica) {
+	t.Helper()
+	var r replica
+	l := openLog(t, path, &r, time.Second)
+	lock(t, l)
+	l.Unlock()
+	return names(&r), &r
+}
+
 // twoOpeners opens one log twice, as two processes would.
 func twoOpeners(t *testing.T) (path string, a, b *Log, ra, rb *replica) {
 	path = filepath.Join(t.TempDir(), "log")
@@ -249,9 +268,7 @@ func TestLogTrimKeepsLaterRecords(t *testing.T) {
 	if a.ID() == oldID {
 		t.Fatal("trim did not replace the file")
 	}
-	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("trim left its temporary file: %v", err)
-	}
+	noTempFile(t, path, "trim")
 	// While a holds the new file's lock, b peeks and finds it replaced.
 	if ok, err := durable.TryLock(stale, nil); !ok || err != nil {
 		t.Fatalf("lock the old file: %v %v", ok, err)
@@ -268,11 +285,7 @@ func TestLogTrimKeepsLaterRecords(t *testing.T) {
 	a.Unlock()
 
 	// A third opener still holding the first file catches up under the lock.
-	var rc replica
-	c := openLog(t, path, &rc, time.Second)
-	lock(t, c)
-	c.Unlock()
-	if got := names(&rc); fmt.Sprint(got) != "[r3 r4]" {
+	if got, _ := replayedAnew(t, path); fmt.Sprint(got) != "[r3 r4]" {
 		t.Fatalf("c replayed %v", got)
 	}
 	lock(t, b)
@@ -442,9 +455,7 @@ func TestTrimKept(t *testing.T) {
 	if a.ID() == oldID {
 		t.Fatal("trim did not replace the file")
 	}
-	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("trim left its temporary file: %v", err)
-	}
+	noTempFile(t, path, "trim")
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -461,11 +472,7 @@ func TestTrimKept(t *testing.T) {
 		t.Fatalf("relocking replayed %v with %d resets", names(&ra), ra.resets)
 	}
 
-	var rb replica
-	b := openLog(t, path, &rb, time.Second)
-	lock(t, b)
-	b.Unlock()
-	if got := names(&rb); fmt.Sprint(got) != "[r3 r4]" {
+	if got, _ := replayedAnew(t, path); fmt.Sprint(got) != "[r3 r4]" {
 		t.Fatalf("a new opener replayed %v, want [r3 r4]", got)
 	}
 
@@ -522,14 +529,9 @@ func TestTrimFilledAhead(t *testing.T) {
 	}
 	appendBatches(t, a, refBatch("r5", 5))
 	a.Unlock()
-	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("trim left its temporary file: %v", err)
-	}
-	var rc replica
-	c := openLog(t, path, &rc, time.Second)
-	lock(t, c)
-	c.Unlock()
-	if got := names(&rc); fmt.Sprint(got) != "[r2 r3 r4 r5]" {
+	noTempFile(t, path, "trim")
+	got, rc := replayedAnew(t, path)
+	if fmt.Sprint(got) != "[r2 r3 r4 r5]" {
 		t.Fatalf("a new opener replayed %v, want [r2 r3 r4 r5]", got)
 	}
 	if n := len(rc.recs[2].Objects[0].Data); n != Ahead+1 {
@@ -553,9 +555,7 @@ func TestTrimFilledAhead(t *testing.T) {
 	if err := a.FinishTrim(ctx, tr); err == nil {
 		t.Fatal("a trim of a replaced log was finished")
 	}
-	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the refused trim left its file: %v", err)
-	}
+	noTempFile(t, path, "the refused trim")
 	// A trim at an end outside the records fails at once.
 	if err := a.BeginTrim(a.End() + 1).Fill(); err == nil {
 		t.Fatal("a trim past the end was filled")
