@@ -9,6 +9,7 @@
 //	go run ./bench/httpbench -data /tmp/big        # against an existing ledger
 //	go run ./bench/httpbench -client raw           # a client that costs the machine little
 //	go run ./bench/httpbench -conns own            # the SDK's client, one connection pool per agent
+//	go run ./bench/httpbench -procs                # every agent in a process of its own
 //	go run ./bench/httpbench -bin old,new -agents 64 -rounds 8   # two builds, alternating, compared pair by pair
 package main
 
@@ -55,6 +56,10 @@ var (
 
 func main() {
 	flag.Parse()
+	if *childURL != "" {
+		childMain()
+		return
+	}
 	if *client != "sdk" && *client != "raw" {
 		check(fmt.Errorf("-client: expected sdk or raw, got %q", *client))
 	}
@@ -216,62 +221,21 @@ type agentResult struct {
 
 func run(exe, dir string, agents int) runResult {
 	cmd, url := startServer(exe, dir)
-	ctx := context.Background()
-	results := make([]agentResult, agents)
-	// Every agent connects and reaches the thought stage before the clock
-	// starts, so the figure is the steady rate of thoughts.
-	sessions := make([]agent, agents)
-	var wg sync.WaitGroup
-	for i := range agents {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			s, err := connect(ctx, url, fmt.Sprintf("httpbench-%d", i))
-			if err != nil {
-				results[i].err = err
-				return
-			}
-			sessions[i] = s
-			r, err := call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("httpbench agent %d", i)})
-			if err == nil {
-				results[i].session, _ = r["sessionId"].(string)
-				_, err = call(ctx, s, "cipher", nil)
-			}
-			results[i].err = err
-		}(i)
-	}
-	wg.Wait()
-	for i := range results {
-		check(results[i].err)
-	}
 	pid := cmd.Process.Pid
-	srv0, cli0 := cpuOf(pid), machine.CPUTime()
-	start := time.Now()
-	for i := range agents {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			r := &results[i]
-			r.lat = make([]time.Duration, 0, *n)
-			for k := 1; k <= *n; k++ {
-				t0 := time.Now()
-				_, err := call(ctx, sessions[i], "thought", map[string]any{
-					"thought":           fmt.Sprintf("S%d|H|S%d|Agent %d: the latency follows deploy %d; the planner scans users.email.", k, k-1, i, k),
-					"nextThoughtNeeded": true,
-				})
-				if err != nil {
-					r.err = err
-					return
-				}
-				r.lat = append(r.lat, time.Since(t0))
-				r.starts = append(r.starts, t0.Sub(start))
-				r.acked++
-			}
-		}(i)
+	var (
+		results        []agentResult
+		start          time.Time
+		wall           time.Duration
+		srvCPU, cliCPU time.Duration
+		sessions       []agent
+	)
+	if *procs {
+		var srv0 time.Duration
+		results, start, wall, cliCPU = driveProcs(url, agents, func() { srv0 = cpuOf(pid) })
+		srvCPU = cpuOf(pid) - srv0
+	} else {
+		results, sessions, start, wall, srvCPU, cliCPU = drive(url, pid, agents)
 	}
-	wg.Wait()
-	wall := time.Since(start)
-	srvCPU, cliCPU := cpuOf(pid)-srv0, machine.CPUTime()-cli0
 	rss := rssOf(pid)
 	for _, s := range sessions {
 		s.close()
@@ -304,8 +268,14 @@ func run(exe, dir string, agents int) runResult {
 		}
 		return all[min(len(all)-1, len(all)*p/100)].Round(10 * time.Microsecond)
 	}
-	fmt.Printf("http, %d agents x %d thoughts (%s, %s client): %.0f durable thoughts/s aggregate; per call p50 %v, p99 %v; server RSS %.1f MB under load, %.1f MB idle; CPU per thought server %v, client %v; load average %s\n",
-		agents, *n, *storage, *client, float64(total)/wall.Seconds(), pct(50), pct(99), float64(rss)/1e6, float64(idle)/1e6,
+	how := *client + " client"
+	if *procs {
+		how += ", a process per agent"
+	} else if *client == "sdk" && *conns == "own" {
+		how += ", a pool per agent"
+	}
+	fmt.Printf("http, %d agents x %d thoughts (%s, %s): %.0f durable thoughts/s aggregate; per call p50 %v, p99 %v; server RSS %.1f MB under load, %.1f MB idle; CPU per thought server %v, client %v; load average %s\n",
+		agents, *n, *storage, how, float64(total)/wall.Seconds(), pct(50), pct(99), float64(rss)/1e6, float64(idle)/1e6,
 		(srvCPU / time.Duration(max(total, 1))).Round(time.Microsecond), (cliCPU / time.Duration(max(total, 1))).Round(time.Microsecond), machine.LoadAvg())
 	if failed > 0 {
 		check(fmt.Errorf("%d agents failed", failed))
@@ -314,6 +284,68 @@ func run(exe, dir string, agents int) runResult {
 		verifyCommits(filepath.Join(dir, "projects", "_default.git"), results)
 	}
 	return runResult{rate: float64(total) / wall.Seconds(), p99: pct(99), cpuRatio: float64(srvCPU) / float64(max(cliCPU, 1))}
+}
+
+// drive runs the agents as goroutines of this process and returns their
+// results and sessions, the start and length of the timed part, and the
+// processor time the server and this process spent in it.
+func drive(url string, pid, agents int) (results []agentResult, sessions []agent, start time.Time, wall, srvCPU, cliCPU time.Duration) {
+	ctx := context.Background()
+	results = make([]agentResult, agents)
+	// Every agent connects and reaches the thought stage before the clock
+	// starts, so the figure is the steady rate of thoughts.
+	sessions = make([]agent, agents)
+	var wg sync.WaitGroup
+	for i := range agents {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			s, err := connect(ctx, url, fmt.Sprintf("httpbench-%d", i))
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			sessions[i] = s
+			r, err := call(ctx, s, "start_new", map[string]any{"sessionTitle": fmt.Sprintf("httpbench agent %d", i)})
+			if err == nil {
+				results[i].session, _ = r["sessionId"].(string)
+				_, err = call(ctx, s, "cipher", nil)
+			}
+			results[i].err = err
+		}(i)
+	}
+	wg.Wait()
+	for i := range results {
+		check(results[i].err)
+	}
+	srv0, cli0 := cpuOf(pid), machine.CPUTime()
+	start = time.Now()
+	for i := range agents {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := &results[i]
+			r.lat = make([]time.Duration, 0, *n)
+			for k := 1; k <= *n; k++ {
+				t0 := time.Now()
+				_, err := call(ctx, sessions[i], "thought", map[string]any{
+					"thought":           fmt.Sprintf("S%d|H|S%d|Agent %d: the latency follows deploy %d; the planner scans users.email.", k, k-1, i, k),
+					"nextThoughtNeeded": true,
+				})
+				if err != nil {
+					r.err = err
+					return
+				}
+				r.lat = append(r.lat, time.Since(t0))
+				r.starts = append(r.starts, t0.Sub(start))
+				r.acked++
+			}
+		}(i)
+	}
+	wg.Wait()
+	wall = time.Since(start)
+	srvCPU, cliCPU = cpuOf(pid)-srv0, machine.CPUTime()-cli0
+	return results, sessions, start, wall, srvCPU, cliCPU
 }
 
 // verifyCommits checks with plain git that each agent's session holds one
