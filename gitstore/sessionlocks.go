@@ -1,10 +1,12 @@
 package gitstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/thoughtbox/thoughtbox/internal/durable"
@@ -15,9 +17,10 @@ import (
 // mutex for every thought, and opening the two lock files each time cost
 // more than the locking.
 type sessionLocks struct {
-	mu   sync.Mutex
-	made bool // the locks folder exists
-	m    map[string]*sessionLock
+	mu    sync.Mutex
+	made  bool // the locks folder exists
+	m     map[string]*sessionLock
+	clock uint64 // counts turns, to tell the least recently used locks
 }
 
 type sessionLock struct {
@@ -27,11 +30,15 @@ type sessionLock struct {
 	// it since this store last let it go: no other writer that takes
 	// turns can have moved the session meanwhile (see ThoughtsSince).
 	quiet bool
+	used  uint64 // sessionLocks.clock at its last turn
 }
 
 // maxKeptSessionLocks bounds the sessions whose lock files stay open
-// (two descriptors each).
-const maxKeptSessionLocks = 64
+// (two descriptors each). Past it the least recently used quarter of
+// those nobody is taking are let go, and their files deleted (see
+// durable.Mutex.Remove): letting all of them go at once (as before) made
+// each of 65 agents' sessions open its files afresh every few thoughts.
+const maxKeptSessionLocks = 256
 
 func (s *Store) lockSessionFiles(ctx context.Context, sessionID string) (func(), error) {
 	ls := &s.sessionLocks
@@ -51,16 +58,14 @@ func (s *Store) lockSessionFiles(ctx context.Context, sessionID string) (func(),
 	sl := ls.m[sessionID]
 	if sl == nil {
 		if len(ls.m) >= maxKeptSessionLocks {
-			for id, o := range ls.m {
-				if o.users == 0 && o.m.Close() {
-					delete(ls.m, id)
-				}
-			}
+			ls.evict(maxKeptSessionLocks / 4)
 		}
 		sl = &sessionLock{m: durable.NewMutex(filepath.Join(s.locksDir, sessionID+".lock"), s.opts.LockTimeout)}
 		ls.m[sessionID] = sl
 	}
 	sl.users++
+	ls.clock++
+	sl.used = ls.clock
 	ls.mu.Unlock()
 	h, err := sl.m.Lock(ctx)
 	ls.mu.Lock()
@@ -97,7 +102,24 @@ func (s *Store) closeSessionLocks() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for id, sl := range ls.m {
-		if sl.m.Close() {
+		if sl.m.Remove() {
+			delete(ls.m, id)
+		}
+	}
+}
+
+// evict lets go of the n least recently used locks that nobody is taking,
+// deleting their files where nobody else uses them; the caller holds mu.
+func (ls *sessionLocks) evict(n int) {
+	idle := make([]string, 0, len(ls.m))
+	for id, sl := range ls.m {
+		if sl.users == 0 {
+			idle = append(idle, id)
+		}
+	}
+	slices.SortFunc(idle, func(a, b string) int { return cmp.Compare(ls.m[a].used, ls.m[b].used) })
+	for _, id := range idle[:min(n, len(idle))] {
+		if ls.m[id].m.Remove() {
 			delete(ls.m, id)
 		}
 	}

@@ -79,3 +79,85 @@ func TestMutexFileReplaced(t *testing.T) {
 	}
 	hb.Unlock()
 }
+
+// TestMutexRemove: Remove deletes an idle mutex's files, leaves them
+// where another Mutex holds the lock or waits at the gate, refuses while
+// a goroutine holds it, and a removed mutex is taken again on new files.
+func TestMutexRemove(t *testing.T) {
+	if !removable {
+		t.Skip("Remove only closes the files on this system")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.lock")
+	ctx := context.Background()
+	exists := func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	}
+	a, b := NewMutex(path, 30*time.Millisecond), NewMutex(path, 30*time.Millisecond)
+	defer a.Close()
+	defer b.Close()
+	take := func(m *Mutex) *Held {
+		t.Helper()
+		h, err := m.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+
+	h := take(a)
+	if a.Remove() {
+		t.Fatal("Remove closed a held mutex")
+	}
+	h.Unlock()
+	if !a.Remove() {
+		t.Fatal("Remove of an idle mutex refused")
+	}
+	if exists(path) || exists(path+".gate") {
+		t.Fatal("Remove left the files of an idle mutex")
+	}
+
+	// Another holder: the files stay.
+	take(a).Unlock()
+	hb := take(b)
+	if !a.Remove() {
+		t.Fatal("Remove refused though no goroutine of a uses it")
+	}
+	if !exists(path) || !exists(path+".gate") {
+		t.Fatal("Remove deleted the files another Mutex holds")
+	}
+	hb.Unlock()
+
+	// A waiter at the gate: the files stay.
+	take(a).Unlock()
+	gate, err := os.OpenFile(path+".gate", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := tryLock(gate); !ok || err != nil {
+		t.Fatalf("taking the gate: %v %v", ok, err)
+	}
+	a.Remove()
+	gate.Close()
+	if !exists(path) {
+		t.Fatal("Remove deleted the files while another waited at the gate")
+	}
+
+	// b keeps the old files open across a's removal; once b holds the lock
+	// it is on the new files, so a, which makes them again, is excluded.
+	take(b).Unlock()
+	take(a).Unlock()
+	if !a.Remove() || exists(path) {
+		t.Fatal("Remove left the files")
+	}
+	hb = take(b)
+	if !exists(path) {
+		t.Fatal("b holds the lock, but not on a file at the path")
+	}
+	if _, err := a.Lock(ctx); !errors.Is(err, ErrHeld) {
+		t.Fatalf("a took the lock b holds after the files were removed: %v", err)
+	}
+	hb.Unlock()
+	take(a).Unlock()
+}

@@ -438,6 +438,54 @@ func (h *Held) Unlock() error {
 	return err
 }
 
+// Remove is Close that also deletes the mutex's two files, unless
+// somebody else uses them: another process (or another Mutex of this
+// path) holds the lock or waits at the gate. Files of a mutex that is
+// taken now and then are otherwise left on disk for good, a 4 kB block
+// each for the record on ext4: with a lock per session, some 400 MB and
+// 200,000 files for a ledger whose 100,000 sessions this data directory
+// wrote. The next Lock makes them again.
+//
+// Deleting them does not break exclusion: they are deleted while this
+// Mutex holds both, and a process that opened them before finds, once it
+// holds the lock, that the path no longer names its file and starts
+// again on the new one (lockFiles), as it does when a file is replaced.
+// Where deleting an open file is refused or deferred (Windows), Remove
+// only closes them.
+func (m *Mutex) Remove() bool {
+	select {
+	case m.turn <- struct{}{}:
+	default:
+		return false
+	}
+	if m.f != nil && removable {
+		m.removeFiles()
+	}
+	m.closeFiles()
+	<-m.turn
+	return true
+}
+
+// removeFiles deletes the files if it can take the gate and the lock at
+// once and the path still names the lock file it holds; the caller holds
+// the turn.
+func (m *Mutex) removeFiles() {
+	if ok, err := tryLock(m.gate); err != nil || !ok {
+		return // a waiter
+	}
+	defer unlock(m.gate)
+	if ok, err := tryLock(m.f); err != nil || !ok {
+		return // a holder
+	}
+	defer unlock(m.f)
+	if id, err := pathID(m.path); err != nil || id != m.ino {
+		return // somebody's new file
+	}
+	if os.Remove(m.path) == nil {
+		os.Remove(m.path + ".gate")
+	}
+}
+
 // Close closes the mutex's files, unless a goroutine holds or is taking
 // it; it reports whether it did. A closed Mutex may be taken again.
 func (m *Mutex) Close() bool {

@@ -37,3 +37,6 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// removable is whether Mutex.Remove deletes the files: an open file can be deleted: its descriptors keep it until closed.
+const removable = true

@@ -54,3 +54,6 @@ func alive(pid int) bool {
 	}
 	return code == 259 // STILL_ACTIVE
 }
+
+// removable is whether Mutex.Remove deletes the files: deleting a file another process has open leaves it pending deletion, and opening its name fails until every handle is closed: a writer would fail instead of waiting.
+const removable = false

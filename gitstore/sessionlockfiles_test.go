@@ -1,0 +1,70 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestSessionLockFilesBounded: the sessions' lock files do not pile up.
+// Past maxKeptSessionLocks the least recently used quarter are let go and
+// their files deleted, a session in use all along keeps its lock open,
+// and Close deletes the rest.
+func TestSessionLockFilesBounded(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("lock files are kept on Windows (durable.Mutex.Remove)")
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "p.git"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	lock := func(id string) {
+		t.Helper()
+		unlock, err := s.LockSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+	}
+	files := func() int {
+		t.Helper()
+		ents, err := os.ReadDir(s.locksDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	const hot = "hot-session"
+	n := maxKeptSessionLocks + maxKeptSessionLocks/2
+	for i := range n {
+		lock(hot)
+		lock(fmt.Sprintf("session-%04d", i))
+		if f := files(); f > 2*maxKeptSessionLocks {
+			t.Fatalf("after %d sessions, %d lock files: more than %d sessions' worth", i+1, f, maxKeptSessionLocks)
+		}
+	}
+	if f := files(); f >= 2*(n+1) {
+		t.Fatalf("%d lock files for %d sessions: none deleted", f, n+1)
+	}
+	s.sessionLocks.mu.Lock()
+	_, kept := s.sessionLocks.m[hot]
+	_, first := s.sessionLocks.m["session-0000"]
+	s.sessionLocks.mu.Unlock()
+	if !kept {
+		t.Error("the session locked between every other one was let go")
+	}
+	if first {
+		t.Error("the least recently used session was kept")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f := files(); f != 0 {
+		t.Errorf("%d lock files left after Close", f)
+	}
+}
