@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -38,11 +39,30 @@ func (c *conflictCounter) Append(ctx context.Context, req ledger.AppendRequest) 
 // how many thoughts each writer adds; the latencies are logged, for
 // BENCHMARKS.md, never asserted.
 func TestTwoStoresTakeTurnsOnOneSession(t *testing.T) {
-	dir := t.TempDir()
 	per := 40
 	if v := os.Getenv("THOUGHTBOX_SESSIONLOCK_THOUGHTS"); v != "" {
 		fmt.Sscan(v, &per)
 	}
+	twoStoresTakeTurns(t, per, 2, false)
+}
+
+// TestTwoStoresTakeTurnsWhileLockFilesGo: the same with a writer a store,
+// each pausing between thoughts, while the stores keep letting their idle
+// session locks go and deleting the files (closeSessionLocks, as Close
+// and eviction do). A holder that finds its file deleted opens the new
+// one, so the writers still take turns: no conflicts, and every thought
+// is stored. (A Remove that deleted files another store held made
+// conflicts here in 2 of 5 runs.)
+func TestTwoStoresTakeTurnsWhileLockFilesGo(t *testing.T) {
+	twoStoresTakeTurns(t, 150, 1, true)
+}
+
+// twoStoresTakeTurns runs two stores' writers, writersPer each, on one
+// session, per thoughts a writer. With churn the writers pause a little
+// between thoughts, and a goroutine keeps letting the idle session locks
+// of both stores go, deleting their files, until the writers end.
+func twoStoresTakeTurns(t *testing.T, per, writersPer int, churn bool) {
+	dir := t.TempDir()
 	var stores [2]*conflictCounter
 	var ledgers [2]*ledger.Ledger
 	for i := range stores {
@@ -62,7 +82,6 @@ func TestTwoStoresTakeTurnsOnOneSession(t *testing.T) {
 	if _, err := ledgers[1].Load(ctx, sess.ID); err != nil {
 		t.Fatal(err)
 	}
-	const writersPer = 2
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
@@ -83,14 +102,45 @@ func TestTwoStoresTakeTurnsOnOneSession(t *testing.T) {
 					mu.Lock()
 					lat = append(lat, d)
 					mu.Unlock()
+					if churn {
+						time.Sleep(time.Duration(1+n%4) * 100 * time.Microsecond)
+					}
 				}
 			}()
 		}
+	}
+	removed := 0
+	if churn {
+		done := make(chan struct{})
+		churned := make(chan int)
+		go func() {
+			n := 0
+			for k := 0; ; k++ {
+				select {
+				case <-done:
+					churned <- n
+					return
+				case <-time.After(50 * time.Microsecond):
+				}
+				st := stores[k%2].Store
+				st.closeSessionLocks()
+				if _, err := os.Stat(filepath.Join(st.locksDir, sess.ID+".lock")); os.IsNotExist(err) {
+					n++
+				}
+			}
+		}()
+		defer func() { t.Logf("the lock file was found deleted %d times", removed) }()
+		wg.Wait()
+		close(done)
+		removed = <-churned
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if churn && removed == 0 {
+		t.Error("the session's lock file was never deleted while the writers ran")
 	}
 	total := 2 * writersPer * per
 	for i, s := range stores {
