@@ -556,9 +556,10 @@ func leftovers(dir string) []string {
 		name := d.Name()
 		switch {
 		case rel == "thoughtbox/flush.lock", strings.HasPrefix(rel, "thoughtbox/locks/"):
-			// Lock files that live as long as the repository: the flush
-			// lock and the sessions' locks (a lock is held on the file,
-			// not by its existence).
+			// Lock files that may stay: the flush lock, which lives as
+			// long as the repository, and a session's lock that another
+			// process held or waited at when this one closed (a lock is
+			// held on the file, not by its existence).
 		case strings.HasSuffix(name, ".lock"), strings.HasPrefix(name, "tmp_"), strings.HasSuffix(name, ".tmp"):
 			out = append(out, rel+" was left behind")
 		case strings.HasPrefix(rel, "objects/pack/pack-"):
