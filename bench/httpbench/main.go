@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
@@ -60,6 +61,11 @@ func main() {
 		childMain()
 		return
 	}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		check(fmt.Errorf("stopped by %v", <-sig))
+	}()
 	if *client != "sdk" && *client != "raw" {
 		check(fmt.Errorf("-client: expected sdk or raw, got %q", *client))
 	}
@@ -75,6 +81,9 @@ func main() {
 	work, err := os.MkdirTemp("", "httpbench")
 	check(err)
 	defer os.RemoveAll(work)
+	started.Lock()
+	started.work = work
+	started.Unlock()
 	var exes []string
 	if *bin == "" {
 		exe := filepath.Join(work, "thoughtbox")
@@ -186,7 +195,7 @@ func startServer(exe, dir string) (*exec.Cmd, string) {
 		"DISABLE_THOUGHT_LOGGING=1", "THOUGHTBOX_STORAGE="+*storage)
 	stderr, err := cmd.StderrPipe()
 	check(err)
-	check(cmd.Start())
+	check(launch(cmd))
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -455,9 +464,39 @@ func rssOf(pid int) int64 {
 	return 0
 }
 
+// started holds the processes this run started (the server, agent
+// processes) and its scratch folder, so that a failure or a signal does
+// not leave them behind.
+var started struct {
+	sync.Mutex
+	cmds []*exec.Cmd
+	work string
+}
+
+func launch(cmd *exec.Cmd) error {
+	started.Lock()
+	defer started.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	started.cmds = append(started.cmds, cmd)
+	return nil
+}
+
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "httpbench:", err)
+		started.Lock()
+		for _, c := range started.cmds {
+			if c.ProcessState == nil {
+				c.Process.Kill()
+				c.Process.Wait() // before its files are removed
+			}
+		}
+		if started.work != "" {
+			os.RemoveAll(started.work)
+		}
+		started.Unlock()
 		os.Exit(1)
 	}
 }

@@ -108,7 +108,7 @@ func driveProcs(url string, agents int, started func()) (results []agentResult, 
 		check(err)
 		out, err := cmd.StdoutPipe()
 		check(err)
-		check(cmd.Start())
+		check(launch(cmd))
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		kids[i] = child{cmd, in, sc}
@@ -167,6 +167,9 @@ func driveProcs(url string, agents int, started func()) (results []agentResult, 
 			if err := k.cmd.Wait(); err != nil && r.err == nil {
 				r.err = fmt.Errorf("agent process %d: %v", i, err)
 			}
+			// One failed agent fails the run: stop the others now rather
+			// than after their thoughts.
+			check(r.err)
 		}()
 	}
 	wg.Wait()
