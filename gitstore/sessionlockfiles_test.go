@@ -21,7 +21,12 @@ func TestSessionLockFilesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
 	ctx := context.Background()
 	lock := func(id string) {
 		t.Helper()
@@ -61,10 +66,24 @@ func TestSessionLockFilesBounded(t *testing.T) {
 	if first {
 		t.Error("the least recently used session was kept")
 	}
+	closed = true
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if f := files(); f != 0 {
 		t.Errorf("%d lock files left after Close", f)
+	}
+}
+
+// TestKeptSessionLocksFollowTheFileLimit: where the process may open few
+// files the store keeps fewer session locks open.
+func TestKeptSessionLocksFollowTheFileLimit(t *testing.T) {
+	for _, c := range []struct {
+		limit uint64
+		want  int
+	}{{0, 256}, {256, 64}, {1024, 64}, {2048, 128}, {20000, 256}, {1 << 62, 256}} {
+		if got := keptSessionLocks(c.limit); got != c.want {
+			t.Errorf("keptSessionLocks(%d) = %d, want %d", c.limit, got, c.want)
+		}
 	}
 }

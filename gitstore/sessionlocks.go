@@ -38,7 +38,18 @@ type sessionLock struct {
 // those nobody is taking are let go, and their files deleted (see
 // durable.Mutex.Remove): letting all of them go at once (as before) made
 // each of 65 agents' sessions open its files afresh every few thoughts.
-const maxKeptSessionLocks = 256
+// It is 256, or less where the process may open few files (a soft
+// RLIMIT_NOFILE of 1,024 gives 64, as it was before): a server keeps a
+// store per open project, and HTTP connections and packs need
+// descriptors too.
+var maxKeptSessionLocks = keptSessionLocks(openFileLimit())
+
+func keptSessionLocks(limit uint64) int {
+	if limit == 0 {
+		return 256
+	}
+	return int(min(max(limit/16, 64), 256))
+}
 
 func (s *Store) lockSessionFiles(ctx context.Context, sessionID string) (func(), error) {
 	ls := &s.sessionLocks
