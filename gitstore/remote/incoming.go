@@ -376,25 +376,28 @@ func (s *sharer) checkGroup(ctx context.Context, g string, refs []string, remote
 
 // checkEach runs check(i) for i in [0, n) on as many goroutines as there
 // are cores, and returns the error of the lowest i that failed. The i are
-// handed out in order and, after a failure, no new one is begun while
-// those begun finish: every i below a failed one ran, so the error is the
-// one a check in order would have returned, whichever goroutine was first.
+// handed out in order and, after a failure at k, no i above k is begun,
+// while every i below k is still run, even one a goroutine was handed
+// just before another reported k: the error is the one a check in order
+// would have returned, whichever goroutine was first.
 func checkEach(ctx context.Context, n int, check func(ctx context.Context, i int) error) error {
 	errs := make([]error, n)
 	var next atomic.Int64
-	var failed atomic.Bool
+	var lowest atomic.Int64 // the lowest i that failed so far, n while none has
+	lowest.Store(int64(n))
 	var wg sync.WaitGroup
 	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || failed.Load() {
+				i := next.Add(1) - 1
+				if i >= lowest.Load() {
 					return
 				}
-				if errs[i] = check(ctx, i); errs[i] != nil {
-					failed.Store(true)
+				if errs[i] = check(ctx, int(i)); errs[i] != nil {
+					for low := lowest.Load(); i < low && !lowest.CompareAndSwap(low, i); low = lowest.Load() {
+					}
 					return
 				}
 			}

@@ -19,7 +19,7 @@ import (
 // and the error returned is the one of the lowest index that failed,
 // after every check below it ran, whichever goroutine finished first.
 func TestCheckEachReturnsTheFirstFailureInOrder(t *testing.T) {
-	for round := 0; round < 20; round++ {
+	for round := 0; round < 5000; round++ {
 		var ran [64]atomic.Bool
 		err := checkEach(context.Background(), len(ran), func(_ context.Context, i int) error {
 			ran[i].Store(true)
