@@ -87,3 +87,50 @@ func TestKeptSessionLocksFollowTheFileLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseLeavesALockBeingTaken: closing the store's session locks
+// leaves one a goroutine has looked up and is about to take (users > 0):
+// removed under it, its files would be opened again and never closed.
+// The last user lets it go instead.
+func TestCloseLeavesALockBeingTaken(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "p.git"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for _, id := range []string{"idle-session", "taken-session"} {
+		unlock, err := s.LockSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+	}
+	ls := &s.sessionLocks
+	ls.mu.Lock()
+	ls.m["taken-session"].users++ // as lockSessionFiles does before it takes it
+	ls.mu.Unlock()
+	s.closeSessionLocks()
+	ls.mu.Lock()
+	_, idle := ls.m["idle-session"]
+	taken := ls.m["taken-session"]
+	ls.mu.Unlock()
+	if idle {
+		t.Error("an idle session's lock was kept")
+	}
+	if taken == nil {
+		t.Fatal("the lock a goroutine was about to take was let go under it")
+	}
+	ls.mu.Lock()
+	ls.done("taken-session", taken) // its last user lets it go
+	_, kept := ls.m["taken-session"]
+	ls.mu.Unlock()
+	if kept {
+		t.Error("the last user of a lock left after Close did not let it go")
+	}
+	if runtime.GOOS != "windows" {
+		if ents, err := os.ReadDir(s.locksDir); err != nil || len(ents) != 0 {
+			t.Errorf("lock files left after Close and the last user: %d (%v)", len(ents), err)
+		}
+	}
+}

@@ -21,6 +21,9 @@ type sessionLocks struct {
 	made  bool // the locks folder exists
 	m     map[string]*sessionLock
 	clock uint64 // counts turns, to tell the least recently used locks
+	// closed is set by closeSessionLocks: a lock still being taken then is
+	// let go by its last user.
+	closed bool
 }
 
 type sessionLock struct {
@@ -81,7 +84,7 @@ func (s *Store) lockSessionFiles(ctx context.Context, sessionID string) (func(),
 	h, err := sl.m.Lock(ctx)
 	ls.mu.Lock()
 	if err != nil {
-		sl.users--
+		ls.done(sessionID, sl)
 		ls.mu.Unlock()
 		return nil, fmt.Errorf("session %s: %w", sessionID, err)
 	}
@@ -93,9 +96,18 @@ func (s *Store) lockSessionFiles(ctx context.Context, sessionID string) (func(),
 		ls.mu.Unlock()
 		h.Unlock()
 		ls.mu.Lock()
-		sl.users--
+		ls.done(sessionID, sl)
 		ls.mu.Unlock()
 	}, nil
+}
+
+// done counts a user of sl out, and lets sl go if it was the last one
+// after the store closed its locks; the caller holds mu.
+func (ls *sessionLocks) done(id string, sl *sessionLock) {
+	sl.users--
+	if ls.closed && sl.users == 0 && ls.m[id] == sl && sl.m.Remove() {
+		delete(ls.m, id)
+	}
 }
 
 // sessionQuiet reports whether this store holds the session's mutex and
@@ -112,8 +124,12 @@ func (s *Store) closeSessionLocks() {
 	ls := &s.sessionLocks
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	ls.closed = true
 	for id, sl := range ls.m {
-		if sl.m.Remove() {
+		// One a goroutine is about to take is left to it (removed under
+		// it, it would open files that nothing closes); its last user
+		// removes it.
+		if sl.users == 0 && sl.m.Remove() {
 			delete(ls.m, id)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -160,4 +161,95 @@ func TestMutexRemove(t *testing.T) {
 	}
 	hb.Unlock()
 	take(a).Unlock()
+}
+
+// TestMutexGateRemovedUnderAnOpener: a Mutex that opened the gate just
+// before another's Remove deleted both files, and made the new lock file
+// just after, finds on its first turn that its gate is gone and takes the
+// one at the path, so that a waiter there still holds it off.
+func TestMutexGateRemovedUnderAnOpener(t *testing.T) {
+	if !removable {
+		t.Skip("Remove only closes the files on this system")
+	}
+	path := filepath.Join(t.TempDir(), "s.lock")
+	ctx := context.Background()
+	a, b, c := NewMutex(path, time.Second), NewMutex(path, time.Second), NewMutex(path, time.Second)
+	defer a.Close()
+	defer b.Close()
+	defer c.Close()
+	h, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Unlock()
+
+	// b opens the gate, a removes both files, then b makes the lock file.
+	oldGate, err := os.OpenFile(path+".gate", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Remove() {
+		t.Fatal("Remove of an idle mutex refused")
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino, err := fileID(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateIno, err := fileID(oldGate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.gate, b.f, b.ino, b.gateIno, b.checkGate = oldGate, f, ino, gateIno, true
+
+	hb, err := b.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := pathID(path + ".gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fileID(b.gate); got != id {
+		t.Fatal("b holds the lock behind a gate no longer at the path")
+	}
+	// c waits at the gate b now shares; b, coming straight back, must let
+	// c go first.
+	var order atomic.Int32
+	cAt := make(chan int32, 1)
+	go func() {
+		hc, err := c.Lock(ctx)
+		if err != nil {
+			t.Error(err)
+			cAt <- 0
+			return
+		}
+		cAt <- order.Add(1)
+		hc.Unlock()
+	}()
+	for {
+		g, err := os.OpenFile(path+".gate", os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, _ := tryLock(g)
+		g.Close() // closing drops a lock taken here
+		if !ok {
+			break // c is at the gate
+		}
+		time.Sleep(time.Millisecond)
+	}
+	hb.Unlock()
+	hb, err = b.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bAt := order.Add(1)
+	hb.Unlock()
+	if at := <-cAt; at == 0 || at > bAt {
+		t.Fatalf("b took the mutex again before c, which waited at the gate (c %d, b %d)", at, bAt)
+	}
 }

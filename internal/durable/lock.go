@@ -295,9 +295,13 @@ type Mutex struct {
 
 	// Guarded by turn.
 	gate, f *os.File
-	ino     uint64
-	last    []byte // the record this mutex wrote at its last turn
-	seen    []byte // the lock file's record, read at each turn
+	ino     uint64 // f's inode
+	gateIno uint64 // gate's inode
+	// checkGate is set when the files were opened and cleared once a turn
+	// found the gate's path still naming gate (see lockFiles).
+	checkGate bool
+	last      []byte // the record this mutex wrote at its last turn
+	seen      []byte // the lock file's record, read at each turn
 }
 
 // NewMutex returns the mutex kept in the file path (and path+".gate"),
@@ -363,12 +367,15 @@ func (m *Mutex) open() error {
 		return err
 	}
 	ino, err := fileID(f)
+	if err == nil {
+		m.gateIno, err = fileID(gate)
+	}
 	if err != nil {
 		gate.Close()
 		f.Close()
 		return err
 	}
-	m.gate, m.f, m.ino, m.last = gate, f, ino, nil
+	m.gate, m.f, m.ino, m.last, m.checkGate = gate, f, ino, nil, true
 	return nil
 }
 
@@ -414,6 +421,23 @@ func (m *Mutex) lockFiles(ctx context.Context, start time.Time) (*Held, error) {
 			unlock(m.gate)
 			m.closeFiles()
 			continue
+		}
+		if m.checkGate {
+			// Remove deletes the lock, then the gate. A process that
+			// opened the old gate just before and made the new lock just
+			// after holds a real lock behind a gate nobody else meets
+			// (which costs fairness, not exclusion). The gate is only
+			// deleted with the lock, whose deletion every holder notices
+			// above, so checking it on the first turn after opening is
+			// enough: by then any Remove that deleted it is over (it held
+			// this gate until then).
+			if id, err := pathID(m.path + ".gate"); err != nil || id != m.gateIno {
+				unlock(m.f)
+				unlock(m.gate)
+				m.closeFiles()
+				continue
+			}
+			m.checkGate = false
 		}
 		if m.seen == nil {
 			m.seen = make([]byte, recordSize)
