@@ -13,6 +13,7 @@ package refs
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -690,6 +691,133 @@ func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (ma
 		b.WriteByte('\n')
 	}
 	return commitPacked(gitDir, lock, b.Bytes())
+}
+
+// ErrPackedBusy is what WritePacked returns when packed-refs.lock is held
+// by someone else (git packing or deleting refs), or packed-refs holds
+// peeled tags that its rewrite would drop, or does not parse: the caller
+// writes the refs as loose files instead.
+var ErrPackedBusy = errPackedBusy
+
+// WritePacked points each ref in vals at its value by rewriting
+// packed-refs under packed-refs.lock, git's way: written, synced, renamed,
+// the directory synced. One file and two syncs stand for any number of
+// refs, where loose files cost a created file, a sync and a rename each
+// (some 0.3 ms of processor time and 0.5 ms of the disk's on this
+// machine). A loose file of a ref shadows its packed value, so the caller
+// writes this way only refs that have none. A held packed-refs.lock is
+// never taken over: that is ErrPackedBusy.
+func WritePacked(gitDir string, vals map[string]object.Hash) error {
+	lock, err := lockPacked(gitDir, func(string) error { return errPackedBusy })
+	if err != nil {
+		return err
+	}
+	e, err := readPackedEntry(gitDir)
+	if err != nil {
+		abandonPacked(gitDir, lock)
+		return err
+	}
+	if bytes.Contains(e.data, []byte("\n^")) {
+		abandonPacked(gitDir, lock)
+		return errPackedBusy
+	}
+	var names []string
+	var hashes []object.Hash
+	if e.p != nil {
+		if names, hashes, err = e.parsed(); err != nil {
+			// Loose files still work beside a file that does not parse;
+			// rewriting it would lose what it holds.
+			abandonPacked(gitDir, lock)
+			return fmt.Errorf("%w: %w", errPackedBusy, err)
+		}
+	}
+	data := mergePacked(names, hashes, vals)
+	if err := commitPacked(gitDir, lock, data); err != nil {
+		return err
+	}
+	// Keep this process's parse in step at once: a rewrite that happened
+	// to get the old file's inode, size and time back would otherwise be
+	// read as the old one.
+	remember(gitDir, data)
+	return nil
+}
+
+// mergePacked writes packed-refs' content: names (with hashes) as they
+// are but where vals gives a new value, and the names of vals not among
+// them, all sorted, as git writes the file.
+func mergePacked(names []string, hashes []object.Hash, vals map[string]object.Hash) []byte {
+	if !slices.IsSorted(names) {
+		// Not written by git or by us (edited by hand): sort it all.
+		m := make(map[string]object.Hash, len(names)+len(vals))
+		for i, n := range names {
+			m[n] = hashes[i]
+		}
+		maps.Copy(m, vals)
+		all := slices.Sorted(maps.Keys(m))
+		return formatPacked(all, func(_ int, n string) object.Hash { return m[n] })
+	}
+	var added []string
+	for n := range vals {
+		if _, found := slices.BinarySearch(names, n); !found {
+			added = append(added, n)
+		}
+	}
+	slices.Sort(added)
+	all := make([]string, 0, len(names)+len(added))
+	from := make([]int, 0, len(names)+len(added)) // index in names, or -1
+	i, j := 0, 0
+	for i < len(names) || j < len(added) {
+		if j == len(added) || (i < len(names) && names[i] < added[j]) {
+			all, from = append(all, names[i]), append(from, i)
+			i++
+		} else {
+			all, from = append(all, added[j]), append(from, -1)
+			j++
+		}
+	}
+	return formatPacked(all, func(k int, n string) object.Hash {
+		if h, ok := vals[n]; ok {
+			return h
+		}
+		return hashes[from[k]]
+	})
+}
+
+func formatPacked(names []string, val func(k int, name string) object.Hash) []byte {
+	var b bytes.Buffer
+	b.Grow(len(packedHeader) + len(names)*(2*len(object.Hash{})+2+48))
+	b.WriteString(packedHeader)
+	var buf [2 * len(object.Hash{})]byte
+	for k, n := range names {
+		h := val(k, n)
+		hex.Encode(buf[:], h[:])
+		b.Write(buf[:])
+		b.WriteByte(' ')
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+const packedHeader = "# pack-refs with: peeled fully-peeled sorted \n"
+
+// remember puts data, just renamed into place as packed-refs, into the
+// cache under the file's identity now.
+func remember(gitDir string, data []byte) {
+	fi, err := os.Stat(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		return
+	}
+	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if key.size != int64(len(data)) {
+		return // replaced again meanwhile
+	}
+	key.data = data
+	key.sorted, _ = isSorted(data)
+	key.p = &packedParse{}
+	packedCache.Lock()
+	packedCache.m[gitDir] = key
+	packedCache.Unlock()
 }
 
 // lockPacked takes packed-refs.lock (see takeLock for busy).

@@ -731,8 +731,12 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 		}
 		dirs[d] = true
 	}
+	writes, err := b.publishPacked(writes, finals)
+	if err != nil {
+		return err
+	}
 	var mu sync.Mutex
-	err := parallel(len(writes), func(i int) error {
+	err = parallel(len(writes), func(i int) error {
 		name := writes[i]
 		ds, err := refs.Write(b.gitDir, name, finals[name])
 		if errors.Is(err, fs.ErrExist) {
@@ -788,9 +792,10 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	for name, h := range finals {
 		if h == object.ZeroHash {
 			delete(b.looseRefs, name)
-		} else {
-			b.looseRefs[name] = struct{}{}
 		}
+	}
+	for _, name := range writes {
+		b.looseRefs[name] = struct{}{}
 	}
 	if len(b.looseRefs) >= PackRefsEvery {
 		if err := refs.Pack(b.gitDir); err != nil {
@@ -806,6 +811,51 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
 	return nil
+}
+
+// packedPublishMin is the fewest refs a flush publishes by rewriting
+// packed-refs rather than as loose files, and packedPublishBytes how
+// large packed-refs may be for each of them: a rewrite costs what the
+// file holds, loose files what the flush moves. 64 agents' flush wrote
+// 64 loose refs in some 30 ms of the disk's time and 20 ms of processor
+// time, most of it creating the files; one packed-refs of a few hundred
+// refs takes about a millisecond.
+const (
+	packedPublishMin   = 8
+	packedPublishBytes = 8 << 10
+)
+
+// publishPacked publishes, through one rewrite of packed-refs, those of
+// writes that have no loose file (one would shadow the packed value),
+// when they are many and packed-refs small (see packedPublishMin). It
+// returns the refs left to write as loose files.
+func (b *FS) publishPacked(writes []string, finals map[string]object.Hash) ([]string, error) {
+	if len(writes) < packedPublishMin {
+		return writes, nil
+	}
+	if fi, err := os.Stat(filepath.Join(b.gitDir, "packed-refs")); err == nil && fi.Size() > int64(len(writes))*packedPublishBytes {
+		return writes, nil
+	}
+	var loose []string
+	vals := make(map[string]object.Hash, len(writes))
+	for _, name := range writes {
+		_, err := os.Lstat(filepath.Join(b.gitDir, filepath.FromSlash(name)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			vals[name] = finals[name]
+		default:
+			loose = append(loose, name)
+		}
+	}
+	if len(vals) < packedPublishMin {
+		return writes, nil
+	}
+	if err := refs.WritePacked(b.gitDir, vals); errors.Is(err, refs.ErrPackedBusy) {
+		return writes, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("publish refs in packed-refs: %w", err)
+	}
+	return loose, nil
 }
 
 // trimLog drops the published batches recs (the log up to end) from the
