@@ -732,13 +732,25 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 		}
 	}
 	data := mergePacked(names, hashes, vals)
-	if err := commitPacked(gitDir, lock, data); err != nil {
+	// The new file's identity is taken before it is renamed into place,
+	// so that it names this file and no later one.
+	var fi os.FileInfo
+	err = commitPackedThen(gitDir, lock, data, func() (err error) {
+		fi, err = lock.Stat()
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	// Keep this process's parse in step at once: a rewrite that happened
 	// to get the old file's inode, size and time back would otherwise be
 	// read as the old one.
-	remember(gitDir, data)
+	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano(), data: data}
+	key.sorted, _ = isSorted(data)
+	key.p = &packedParse{}
+	packedCache.Lock()
+	packedCache.m[gitDir] = key
+	packedCache.Unlock()
 	return nil
 }
 
@@ -801,25 +813,6 @@ func formatPacked(names []string, val func(k int, name string) object.Hash) []by
 
 const packedHeader = "# pack-refs with: peeled fully-peeled sorted \n"
 
-// remember puts data, just renamed into place as packed-refs, into the
-// cache under the file's identity now.
-func remember(gitDir string, data []byte) {
-	fi, err := os.Stat(filepath.Join(gitDir, "packed-refs"))
-	if err != nil {
-		return
-	}
-	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if key.size != int64(len(data)) {
-		return // replaced again meanwhile
-	}
-	key.data = data
-	key.sorted, _ = isSorted(data)
-	key.p = &packedParse{}
-	packedCache.Lock()
-	packedCache.m[gitDir] = key
-	packedCache.Unlock()
-}
-
 // lockPacked takes packed-refs.lock (see takeLock for busy).
 func lockPacked(gitDir string, busy func(string) error) (*os.File, error) {
 	lock, err := takeLock(filepath.Join(gitDir, "packed-refs.lock"), busy)
@@ -838,9 +831,18 @@ func abandonPacked(gitDir string, lock *os.File) {
 // commitPacked writes data as the new packed-refs through its lock:
 // written, synced, renamed into place, the directory synced.
 func commitPacked(gitDir string, lock *os.File, data []byte) error {
+	return commitPackedThen(gitDir, lock, data, nil)
+}
+
+// commitPackedThen is commitPacked that calls synced, if not nil, once
+// the data is synced, before the file is closed and renamed.
+func commitPackedThen(gitDir string, lock *os.File, data []byte, synced func() error) error {
 	_, err := lock.Write(data)
 	if err == nil {
 		err = lock.Sync()
+	}
+	if err == nil && synced != nil {
+		err = synced()
 	}
 	if err != nil {
 		abandonPacked(gitDir, lock)
