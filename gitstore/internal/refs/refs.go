@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -656,8 +655,8 @@ func removePackedRef(gitDir, name string, busy func(string) error) error {
 var errPackedBusy = errors.New("packed-refs is locked")
 
 // rewritePacked writes packed-refs anew under packed-refs.lock with the
-// refs update returns, given a copy of those packed now (read again under
-// the lock: the file may have changed meanwhile); a nil map from update leaves the
+// refs update returns, given those packed now (read again under the lock:
+// the file may have changed meanwhile); a nil map from update leaves the
 // file as it is. The caller holds flush.lock and only our flusher packs
 // refs, so a packed-refs.lock found is a dead flusher's and is removed
 // once; a lock that cannot be taken after that is an error wrapping
@@ -667,24 +666,35 @@ func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (ma
 	if err != nil {
 		return err
 	}
-	packed, err := ReadPacked(gitDir)
+	// Read afresh, not through the cache (see WritePacked): the whole
+	// file is written anew anyway.
+	cur, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		abandonPacked(gitDir, lock)
+		return err
+	}
+	names, hashes, err := parsePackedRefs(cur)
 	if err != nil {
 		abandonPacked(gitDir, lock)
 		return err
 	}
-	refs, err := update(maps.Clone(packed)) // ReadPacked's map is shared
+	packed := make(map[string]object.Hash, len(names))
+	for i, n := range names {
+		packed[n] = hashes[i]
+	}
+	refs, err := update(packed)
 	if err != nil || refs == nil {
 		abandonPacked(gitDir, lock)
 		return err
 	}
-	names := make([]string, 0, len(refs))
+	out := make([]string, 0, len(refs))
 	for n := range refs {
-		names = append(names, n)
+		out = append(out, n)
 	}
-	sort.Strings(names)
+	sort.Strings(out)
 	var b bytes.Buffer
 	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
-	for _, n := range names {
+	for _, n := range out {
 		b.WriteString(refs[n].String())
 		b.WriteByte(' ')
 		b.WriteString(n)
@@ -712,24 +722,26 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	if err != nil {
 		return err
 	}
-	e, err := readPackedEntry(gitDir)
-	if err != nil {
+	// Read afresh under the lock, not through the cache: another process
+	// rewrites this file every flush of its own, to the same size, and on
+	// a file system with coarse times a reused inode could pass for the
+	// version cached here; rewriting from that would put back refs it
+	// had moved.
+	cur, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		abandonPacked(gitDir, lock)
 		return err
 	}
-	if bytes.Contains(e.data, []byte("\n^")) {
+	if bytes.Contains(cur, []byte("\n^")) {
 		abandonPacked(gitDir, lock)
 		return errPackedBusy
 	}
-	var names []string
-	var hashes []object.Hash
-	if e.p != nil {
-		if names, hashes, err = e.parsed(); err != nil {
-			// Loose files still work beside a file that does not parse;
-			// rewriting it would lose what it holds.
-			abandonPacked(gitDir, lock)
-			return fmt.Errorf("%w: %w", errPackedBusy, err)
-		}
+	names, hashes, err := parsePackedRefs(cur)
+	if err != nil {
+		// Loose files still work beside a file that does not parse;
+		// rewriting it would lose what it holds.
+		abandonPacked(gitDir, lock)
+		return fmt.Errorf("%w: %w", errPackedBusy, err)
 	}
 	data := mergePacked(names, hashes, vals)
 	// The new file's identity is taken before it is renamed into place,
@@ -754,20 +766,11 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	return nil
 }
 
-// mergePacked writes packed-refs' content: names (with hashes) as they
-// are but where vals gives a new value, and the names of vals not among
-// them, all sorted, as git writes the file.
+// mergePacked writes packed-refs' content: names (sorted, as
+// parsePackedRefs returns them, with hashes) as they are but where vals
+// gives a new value, and the names of vals not among them, all sorted, as
+// git writes the file.
 func mergePacked(names []string, hashes []object.Hash, vals map[string]object.Hash) []byte {
-	if !slices.IsSorted(names) {
-		// Not written by git or by us (edited by hand): sort it all.
-		m := make(map[string]object.Hash, len(names)+len(vals))
-		for i, n := range names {
-			m[n] = hashes[i]
-		}
-		maps.Copy(m, vals)
-		all := slices.Sorted(maps.Keys(m))
-		return formatPacked(all, func(_ int, n string) object.Hash { return m[n] })
-	}
 	var added []string
 	for n := range vals {
 		if _, found := slices.BinarySearch(names, n); !found {

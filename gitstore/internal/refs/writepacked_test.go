@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 // packedLines is packed-refs' lines after its header, checked sorted.
@@ -150,5 +151,48 @@ func TestWritePackedLeavesADamagedFile(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) != damaged {
 		t.Fatal("a damaged packed-refs was rewritten")
+	}
+}
+
+// TestWritePackedReadsTheFileNotTheCache: the cache's entry for
+// packed-refs may name an older version (another process's rewrite that
+// got the same inode, size and time on a file system with coarse times);
+// WritePacked merges into what the file holds, so it never puts back a
+// value another process moved.
+func TestWritePackedReadsTheFileNotTheCache(t *testing.T) {
+	a, b := "refs/heads/sessions/a/main", "refs/heads/sessions/b/main"
+	dir := packedRepo(t, a, b)
+	e, err := readPackedEntry(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file as another process left it: b moved, same size.
+	moved := strings.Replace(string(e.data), id(b).String(), id("b moved").String(), 1)
+	stale := e
+	stale.data = e.data
+	stale.p = &packedParse{}
+	if err := os.WriteFile(filepath.Join(dir, "packed-refs"), []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "packed-refs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.ino, stale.size, stale.mtime = int64(durable.StatID(fi)), fi.Size(), fi.ModTime().UnixNano()
+	packedCache.Lock()
+	packedCache.m[dir] = stale // the old content under the new file's identity
+	packedCache.Unlock()
+
+	if err := WritePacked(dir, map[string]object.Hash{a: id("a moved")}); err != nil {
+		t.Fatal(err)
+	}
+	packedCache.Lock()
+	delete(packedCache.m, dir)
+	packedCache.Unlock()
+	if got, _ := Read(dir, b); got != id("b moved") {
+		t.Errorf("%s reads %s after WritePacked, want the value the file held (%s)", b, got, id("b moved"))
+	}
+	if got, _ := Read(dir, a); got != id("a moved") {
+		t.Errorf("%s reads %s, want %s", a, got, id("a moved"))
 	}
 }

@@ -731,12 +731,9 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 		}
 		dirs[d] = true
 	}
-	writes, err := b.publishPacked(writes, finals)
-	if err != nil {
-		return err
-	}
+	writes = b.publishPacked(writes, finals)
 	var mu sync.Mutex
-	err = parallel(len(writes), func(i int) error {
+	err := parallel(len(writes), func(i int) error {
 		name := writes[i]
 		ds, err := refs.Write(b.gitDir, name, finals[name])
 		if errors.Is(err, fs.ErrExist) {
@@ -825,16 +822,20 @@ const (
 	packedPublishBytes = 8 << 10
 )
 
+// writePacked is refs.WritePacked; tests make it fail.
+var writePacked = refs.WritePacked
+
 // publishPacked publishes, through one rewrite of packed-refs, those of
 // writes that have no loose file (one would shadow the packed value),
 // when they are many and packed-refs small (see packedPublishMin). It
-// returns the refs left to write as loose files.
-func (b *FS) publishPacked(writes []string, finals map[string]object.Hash) ([]string, error) {
+// returns the refs left to write as loose files: all of them when the
+// rewrite could not be made.
+func (b *FS) publishPacked(writes []string, finals map[string]object.Hash) []string {
 	if len(writes) < packedPublishMin {
-		return writes, nil
+		return writes
 	}
 	if fi, err := os.Stat(filepath.Join(b.gitDir, "packed-refs")); err == nil && fi.Size() > int64(len(writes))*packedPublishBytes {
-		return writes, nil
+		return writes
 	}
 	var loose []string
 	vals := make(map[string]object.Hash, len(writes))
@@ -848,14 +849,20 @@ func (b *FS) publishPacked(writes []string, finals map[string]object.Hash) ([]st
 		}
 	}
 	if len(vals) < packedPublishMin {
-		return writes, nil
+		return writes
 	}
-	if err := refs.WritePacked(b.gitDir, vals); errors.Is(err, refs.ErrPackedBusy) {
-		return writes, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("publish refs in packed-refs: %w", err)
+	if err := writePacked(b.gitDir, vals); err != nil {
+		// Loose files publish them as before, whatever went wrong: one
+		// written beside a packed-refs that did take the new values
+		// holds the same value. A flush must not keep failing on a
+		// packed-refs it could do without (a rename Windows refuses
+		// while a reader holds the file, one that cannot be read).
+		if !errors.Is(err, refs.ErrPackedBusy) {
+			b.logger.Warn("publishing refs through packed-refs failed; writing them as loose files", "repo", b.gitDir, "err", err)
+		}
+		return writes
 	}
-	return loose, nil
+	return loose
 }
 
 // trimLog drops the published batches recs (the log up to end) from the

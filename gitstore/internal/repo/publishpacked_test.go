@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,5 +134,41 @@ func TestFlushPublishesLooseWhilePackedRefsIsHeld(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(data)) != tip.String() {
 			t.Errorf("loose %s: %q, %v; want %s", ref, data, err, tip)
 		}
+	}
+}
+
+// TestFlushPublishesLooseWhenPackedRefsFails: a packed-refs the flush
+// cannot rewrite (a rename Windows refuses, a read that fails) does not
+// fail the flush: its refs are written as loose files.
+func TestFlushPublishesLooseWhenPackedRefsFails(t *testing.T) {
+	dir := t.TempDir()
+	r := openFS(t, dir)
+	ctx := t.Context()
+	tried := 0
+	writePacked = func(string, map[string]object.Hash) error {
+		tried++
+		return errors.New("rename refused")
+	}
+	t.Cleanup(func() { writePacked = refs.WritePacked })
+	tips := map[string]object.Hash{}
+	for i := range packedPublishMin + 1 {
+		ref := fmt.Sprintf("%ss%02d/main", sessions, i)
+		b, c := commitBatch(ref, object.ZeroHash, object.ZeroHash, ref)
+		if err := r.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		tips[ref] = c
+	}
+	if err := r.Flush(ctx); err != nil {
+		t.Fatalf("a flush failed on a packed-refs it could do without: %v", err)
+	}
+	for ref, tip := range tips {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref)))
+		if err != nil || strings.TrimSpace(string(data)) != tip.String() {
+			t.Errorf("loose %s: %q, %v; want %s", ref, data, err, tip)
+		}
+	}
+	if tried != 1 {
+		t.Errorf("the packed-refs rewrite was tried %d times, want 1", tried)
 	}
 }
