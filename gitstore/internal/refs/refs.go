@@ -668,12 +668,12 @@ func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (ma
 	}
 	// Read afresh, not through the cache (see WritePacked): the whole
 	// file is written anew anyway.
-	cur, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		abandonPacked(gitDir, lock)
-		return err
+	cur, err := readPackedFile(gitDir)
+	var names []string
+	var hashes []object.Hash
+	if err == nil {
+		names, hashes, err = parsePackedRefs(cur)
 	}
-	names, hashes, err := parsePackedRefs(cur)
 	if err != nil {
 		abandonPacked(gitDir, lock)
 		return err
@@ -727,8 +727,8 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	// a file system with coarse times a reused inode could pass for the
 	// version cached here; rewriting from that would put back refs it
 	// had moved.
-	cur, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	cur, err := readPackedFile(gitDir)
+	if err != nil {
 		abandonPacked(gitDir, lock)
 		return err
 	}
@@ -764,6 +764,16 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	packedCache.m[gitDir] = key
 	packedCache.Unlock()
 	return nil
+}
+
+// readPackedFile reads packed-refs as it is on disk now (nil when there
+// is none), for a writer holding packed-refs.lock.
+func readPackedFile(gitDir string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
 }
 
 // mergePacked writes packed-refs' content: names (sorted, as

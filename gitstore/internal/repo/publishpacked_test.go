@@ -114,27 +114,14 @@ func TestFlushPublishesLooseWhilePackedRefsIsHeld(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tips := map[string]object.Hash{}
-	for i := range packedPublishMin + 1 {
-		ref := fmt.Sprintf("%ss%02d/main", sessions, i)
-		b, c := commitBatch(ref, object.ZeroHash, object.ZeroHash, ref)
-		if err := r.Apply(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-		tips[ref] = c
-	}
+	tips := applyNewSessions(t, r, packedPublishMin+1)
 	if err := r.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatalf("the held packed-refs.lock was removed: %v", err)
 	}
-	for ref, tip := range tips {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref)))
-		if err != nil || strings.TrimSpace(string(data)) != tip.String() {
-			t.Errorf("loose %s: %q, %v; want %s", ref, data, err, tip)
-		}
-	}
+	checkLoose(t, dir, tips)
 }
 
 // TestFlushPublishesLooseWhenPackedRefsFails: a packed-refs the flush
@@ -150,25 +137,39 @@ func TestFlushPublishesLooseWhenPackedRefsFails(t *testing.T) {
 		return errors.New("rename refused")
 	}
 	t.Cleanup(func() { writePacked = refs.WritePacked })
+	tips := applyNewSessions(t, r, packedPublishMin+1)
+	if err := r.Flush(ctx); err != nil {
+		t.Fatalf("a flush failed on a packed-refs it could do without: %v", err)
+	}
+	checkLoose(t, dir, tips)
+	if tried != 1 {
+		t.Errorf("the packed-refs rewrite was tried %d times, want 1", tried)
+	}
+}
+
+// applyNewSessions applies a first thought to n sessions and returns
+// their refs' new tips.
+func applyNewSessions(t *testing.T, r *FS, n int) map[string]object.Hash {
+	t.Helper()
 	tips := map[string]object.Hash{}
-	for i := range packedPublishMin + 1 {
+	for i := range n {
 		ref := fmt.Sprintf("%ss%02d/main", sessions, i)
 		b, c := commitBatch(ref, object.ZeroHash, object.ZeroHash, ref)
-		if err := r.Apply(ctx, b); err != nil {
+		if err := r.Apply(t.Context(), b); err != nil {
 			t.Fatal(err)
 		}
 		tips[ref] = c
 	}
-	if err := r.Flush(ctx); err != nil {
-		t.Fatalf("a flush failed on a packed-refs it could do without: %v", err)
-	}
+	return tips
+}
+
+// checkLoose checks that every ref in tips is a loose file holding its tip.
+func checkLoose(t *testing.T, dir string, tips map[string]object.Hash) {
+	t.Helper()
 	for ref, tip := range tips {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref)))
 		if err != nil || strings.TrimSpace(string(data)) != tip.String() {
 			t.Errorf("loose %s: %q, %v; want %s", ref, data, err, tip)
 		}
-	}
-	if tried != 1 {
-		t.Errorf("the packed-refs rewrite was tried %d times, want 1", tried)
 	}
 }
