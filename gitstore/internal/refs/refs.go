@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -687,20 +688,8 @@ func rewritePacked(gitDir string, update func(packed map[string]object.Hash) (ma
 		abandonPacked(gitDir, lock)
 		return err
 	}
-	out := make([]string, 0, len(refs))
-	for n := range refs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	var b bytes.Buffer
-	b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
-	for _, n := range out {
-		b.WriteString(refs[n].String())
-		b.WriteByte(' ')
-		b.WriteString(n)
-		b.WriteByte('\n')
-	}
-	return commitPacked(gitDir, lock, b.Bytes())
+	out := slices.Sorted(maps.Keys(refs))
+	return commitPacked(gitDir, lock, formatPacked(out, func(_ int, n string) object.Hash { return refs[n] }))
 }
 
 // ErrPackedBusy is what WritePacked returns when packed-refs.lock is held
@@ -808,6 +797,8 @@ func mergePacked(names []string, hashes []object.Hash, vals map[string]object.Ha
 	})
 }
 
+// formatPacked writes packed-refs' content, git's header and a line for
+// each of names (in order) with its value val(k, names[k]).
 func formatPacked(names []string, val func(k int, name string) object.Hash) []byte {
 	var b bytes.Buffer
 	b.Grow(len(packedHeader) + len(names)*(2*len(object.Hash{})+2+48))
