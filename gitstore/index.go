@@ -14,6 +14,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -146,7 +147,7 @@ func (s *Store) refsStamp() (st sessionindex.Stamp, settled, ok bool) {
 // would look unchanged; once its time is older than a tick when the
 // listing is written, any later rewrite has a later time. Git's index
 // guards against "racily clean" files the same way.
-const racyWindow = 3 * time.Second
+const racyWindow = durable.RacyWindow
 
 // indexKey is the main tip of a session without branches, else a digest
 // of all its tips.

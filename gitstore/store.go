@@ -888,7 +888,7 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 }
 
 // ChangeStamp is a cheap fingerprint of what other processes may have
-// written: the log's and packed-refs' sizes and times. Every writer of
+// written: the log's and packed-refs' identities, sizes and times. Every writer of
 // ours goes through the log, so a stamp that did not change means no new
 // thought; one that changed says to look (a reader such as the standalone
 // Observatory polls it). Memory storage has no other writers: "".
@@ -898,11 +898,19 @@ func (s *Store) ChangeStamp() (string, error) {
 		return "", nil
 	}
 	var b strings.Builder
+	now := time.Now()
 	for _, p := range []string{be.LogPath(), filepath.Join(be.GitDir(), "packed-refs")} {
 		fi, err := os.Stat(p)
 		switch {
 		case err == nil:
-			fmt.Fprintf(&b, "%d/%d;", fi.Size(), fi.ModTime().UnixNano())
+			fmt.Fprintf(&b, "%d/%d/%d;", durable.StatID(fi), fi.Size(), fi.ModTime().UnixNano())
+			if durable.Racy(fi.ModTime(), now) {
+				// A coarse time this recent may not move with the next
+				// write (the log keeps its size: zeros are laid ahead):
+				// a stamp that differs at each call makes the caller
+				// look until the time has settled.
+				fmt.Fprintf(&b, "racy %d;", now.UnixNano())
+			}
 		case errors.Is(err, fs.ErrNotExist):
 			b.WriteString("-;")
 		default:

@@ -8,6 +8,7 @@ package durable
 
 import (
 	"os"
+	"time"
 )
 
 // Datasync flushes a file's data and size to stable storage. On Linux it
@@ -57,3 +58,23 @@ func PathID(path string) (uint64, error) { return pathID(path) }
 // on Windows, where a FileInfo from os.Stat does not carry the file index,
 // it is 0 and callers must rely on the rest of their key.
 func StatID(fi os.FileInfo) uint64 { return statID(fi) }
+
+// RacyWindow is how long a file's modification time must lie in the past
+// before a cache keyed by it may be trusted, where times are coarse: FAT
+// keeps two seconds, some file systems (ext4 with small inodes, HFS+) one.
+const RacyWindow = 3 * time.Second
+
+// Racy reports whether a file last modified at mtime, looked at now, may
+// still be rewritten without its time changing, so that its inode, size
+// and time together do not tell a rewrite: its time is a whole
+// millisecond, as a coarse file system keeps it, and less than RacyWindow
+// old. Once older, any later rewrite gets a later time. A time finer
+// than a millisecond (ext4, XFS, btrfs, APFS and NTFS keep nanoseconds or
+// 100 ns) is not racy: a rewrite in the same tick of the kernel's clock
+// (a few milliseconds) that also reused the inode and kept the size is
+// what would go unseen, and rewrites that each take a lock and a sync do
+// not come that fast. Git's index guards "racily clean" entries the same
+// way.
+func Racy(mtime, now time.Time) bool {
+	return mtime.Nanosecond()%int(time.Millisecond) == 0 && now.Sub(mtime) < RacyWindow
+}

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
@@ -77,7 +78,7 @@ func probePacked(gitDir, name string) (h object.Hash, ok bool) {
 	packedCache.Lock()
 	e, cached := packedCache.m[gitDir]
 	packedCache.Unlock()
-	if cached && e.ino == int64(durable.StatID(fi)) && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano() {
+	if cached && e.matches(fi) {
 		h, _, err := e.lookup(name)
 		return h, err == nil
 	}
@@ -134,7 +135,8 @@ func isNotDir(err error) bool {
 }
 
 // packedCache holds the last parse of each repository's packed-refs,
-// reused while the file is unchanged (same inode, size and time): a
+// reused while the file is unchanged (same inode, size and time, a time
+// not racy when it was read: see packedEntry.racy): a
 // repository with many sessions has a large packed-refs, and refs are read
 // on every compare-and-swap.
 var packedCache = struct {
@@ -145,6 +147,10 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
+	// racy is set when the file's time was too recent, and too coarse, to
+	// tell a later rewrite by (see durable.Racy): such an entry is never
+	// reused, and the file is read again until it is read settled.
+	racy bool
 	// data is the file; when git wrote it sorted (its header says so), one
 	// ref is found by a binary search over these bytes, so that a process
 	// reading a ref or two (opening a store) does not parse a packed-refs
@@ -153,6 +159,18 @@ type packedEntry struct {
 	sorted bool
 	// p is the file parsed, made when first needed.
 	p *packedParse
+}
+
+// newPackedEntry is the key of the packed-refs file fi describes.
+func newPackedEntry(fi os.FileInfo) packedEntry {
+	return packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano(),
+		racy: durable.Racy(fi.ModTime(), time.Now())}
+}
+
+// matches reports whether e may stand for the packed-refs file fi
+// describes now.
+func (e packedEntry) matches(fi os.FileInfo) bool {
+	return !e.racy && e.ino == int64(durable.StatID(fi)) && e.size == fi.Size() && e.mtime == fi.ModTime().UnixNano()
 }
 
 type packedParse struct {
@@ -301,13 +319,13 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	if err != nil {
 		return packedEntry{}, err
 	}
-	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	packedCache.Lock()
-	if e, ok := packedCache.m[gitDir]; ok && e.ino == key.ino && e.size == key.size && e.mtime == key.mtime {
+	if e, ok := packedCache.m[gitDir]; ok && e.matches(fi) {
 		packedCache.Unlock()
 		return e, nil
 	}
 	packedCache.Unlock()
+	key := newPackedEntry(fi)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return packedEntry{}, nil
@@ -746,7 +764,8 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	// Keep this process's parse in step at once: a rewrite that happened
 	// to get the old file's inode, size and time back would otherwise be
 	// read as the old one.
-	key := packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano(), data: data}
+	key := newPackedEntry(fi)
+	key.data = data
 	key.sorted, _ = isSorted(data)
 	key.p = &packedParse{}
 	packedCache.Lock()
