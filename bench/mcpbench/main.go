@@ -7,6 +7,7 @@
 //	go run ./bench/mcpbench -n 1000          # one run
 //	go run ./bench/mcpbench -n 1000 -peer -pairs 5
 //	go run ./bench/mcpbench -n 1000 -peer -storage memory
+//	go run ./bench/mcpbench -n 1000 -peer -syncprobe   # and what one sync costs here
 //	go run ./bench/mcpbench -n 300 -data /tmp/big   # on an existing ledger
 //
 // With -peer, it installs the reference server
@@ -45,6 +46,7 @@ var (
 	pairs   = flag.Int("pairs", 3, "with -peer: how many alternating pairs of runs")
 	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for thoughtbox: fs or memory")
 	data    = flag.String("data", "", "data directory for thoughtbox (default: a fresh one per run)")
+	probe   = flag.Bool("syncprobe", false, "with -peer: before each pair, time 500 thought-sized appends and syncs in the data directory's file system (see syncProbe)")
 )
 
 // peerPackage is the reference server -peer installs.
@@ -89,6 +91,9 @@ func main() {
 			// Alternate which goes first, so that neither always meets a
 			// warmer or busier machine.
 			var ours, theirs float64
+			if *probe {
+				printSyncProbe(filepath.Dir(dataDir(work, f, p)), p+1)
+			}
 			if p%2 == 0 {
 				ours = run(thoughtboxTarget(exe, dataDir(work, f, p)), n)
 				theirs = run(peerTarget(peerJS), n)
