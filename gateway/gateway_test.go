@@ -417,12 +417,19 @@ func TestListSessions(t *testing.T) {
 		c.ok("start_new", map[string]any{"sessionTitle": fmt.Sprintf("s%d", i), "tags": []string{fmt.Sprint("t", i%2)}})
 	}
 	r := c.ok("list_sessions", map[string]any{"limit": 2})
-	if num(r["count"]) != 2 || num(r["total"]) != 3 || r["activeSessionId"] == "" {
+	if num(r["count"]) != 2 || num(r["total"]) != 3 || r["activeSessionId"] == "" || r["hasMore"] != true || num(r["limit"]) != 2 {
 		t.Errorf("list_sessions = %v", r)
 	}
-	r = c.ok("list_sessions", map[string]any{"tag": "t0"})
-	if num(r["count"]) != 2 {
-		t.Errorf("tag filter: %v", r)
+	if first := list(r["sessions"])[0].(map[string]any); first["title"] != "s2" {
+		t.Errorf("first session %v, want the most recently updated (s2)", first["title"])
+	}
+	r = c.ok("list_sessions", map[string]any{"limit": 2, "offset": 2})
+	if num(r["count"]) != 1 || r["hasMore"] != false || num(r["offset"]) != 2 {
+		t.Errorf("last page = %v", r)
+	}
+	r = c.ok("list_sessions", map[string]any{"tag": "T0"})
+	if num(r["count"]) != 2 || num(r["total"]) != 2 {
+		t.Errorf("tag filter (ignoring case): %v", r)
 	}
 }
 
