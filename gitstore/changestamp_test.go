@@ -7,19 +7,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// TestChangeStampWhileTimesAreCoarse: the log keeps its size as thoughts
-// are written (zeros are laid ahead), so its time is what moves. Where
-// times are a whole second, a thought written in the same second as the
-// last look leaves size and time as they were; so while that time is
-// recent the stamp differs at every call, and a follower keeps looking
-// until it has settled. A settled stamp stays put, and one whose log
-// really changed moves.
-func TestChangeStampWhileTimesAreCoarse(t *testing.T) {
+// TestChangeStampWhileTimesAreRecent: the log keeps its size as thoughts
+// are written (zeros are laid ahead), so its time is what moves. A time
+// moves with the clock's tick (a second where times are coarse), so a
+// thought written in the same tick as the last look leaves size and time
+// as they were; while the time is that recent the stamp differs at every
+// call, and a follower keeps looking until it has settled. A settled
+// stamp stays put, and one whose log really changed moves.
+func TestChangeStampWhileTimesAreRecent(t *testing.T) {
 	dir := t.TempDir()
-	s, l := openAt(t, dir)
+	// No flush while the test runs: one replaces the log, which moves
+	// the stamp on its own.
+	s, err := gitstore.Open(dir, gitstore.Options{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	l := ledger.New(s, ledger.Options{})
 	ctx := context.Background()
 	ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "stamps"}, ledger.Author{Name: "t"})
 	if err != nil {
@@ -41,16 +49,21 @@ func TestChangeStampWhileTimesAreCoarse(t *testing.T) {
 		return st
 	}
 
-	setTime(time.Now().Truncate(time.Second))
-	first := stamp()
-	time.Sleep(time.Millisecond)
-	if second := stamp(); second == first {
-		t.Errorf("with the log's coarse time recent, two stamps are alike (%q): a write in that second would go unseen", first)
+	// Times a little ahead of the clock stay recent however slowly this
+	// runs.
+	for _, at := range []time.Time{
+		time.Now().Truncate(time.Second).Add(time.Second), // coarse
+		time.Now().Add(time.Second + 123),                 // fine, within a tick
+	} {
+		setTime(at)
+		if first, second := stamp(), stamp(); first == second {
+			t.Errorf("with the log's time recent (%s), two stamps are alike (%q): a write in that tick would go unseen", at.Format(time.RFC3339Nano), first)
+		}
 	}
 
 	settled := time.Now().Add(-time.Minute).Truncate(time.Second)
 	setTime(settled)
-	first = stamp()
+	first := stamp()
 	if second := stamp(); second != first {
 		t.Errorf("with the log's time settled, the stamp moved with nothing written: %q, then %q", first, second)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -887,11 +888,18 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	return s.lockSessionFiles(ctx, sessionID)
 }
 
+// racyStamps numbers the stamps ChangeStamp takes while a time is racy,
+// so that no two are alike (the clock may not move between two calls).
+var racyStamps atomic.Uint64
+
 // ChangeStamp is a cheap fingerprint of what other processes may have
 // written: the log's and packed-refs' identities, sizes and times. Every writer of
 // ours goes through the log, so a stamp that did not change means no new
 // thought; one that changed says to look (a reader such as the standalone
-// Observatory polls it). Memory storage has no other writers: "".
+// Observatory polls it). While a time is too recent to tell the next
+// write by (durable.Racy), the stamp differs at every call, so the caller
+// keeps looking until it has settled. Memory storage has no other
+// writers: "".
 func (s *Store) ChangeStamp() (string, error) {
 	be, ok := s.be.(*repo.FS)
 	if !ok {
@@ -905,11 +913,11 @@ func (s *Store) ChangeStamp() (string, error) {
 		case err == nil:
 			fmt.Fprintf(&b, "%d/%d/%d;", durable.StatID(fi), fi.Size(), fi.ModTime().UnixNano())
 			if durable.Racy(fi.ModTime(), now) {
-				// A coarse time this recent may not move with the next
-				// write (the log keeps its size: zeros are laid ahead):
-				// a stamp that differs at each call makes the caller
+				// A time this recent may not move with the next write
+				// (the log keeps its size: zeros are laid ahead): a
+				// stamp that differs at each call makes the caller
 				// look until the time has settled.
-				fmt.Fprintf(&b, "racy %d;", now.UnixNano())
+				fmt.Fprintf(&b, "racy %d;", racyStamps.Add(1))
 			}
 		case errors.Is(err, fs.ErrNotExist):
 			b.WriteString("-;")

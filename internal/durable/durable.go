@@ -64,17 +64,27 @@ func StatID(fi os.FileInfo) uint64 { return statID(fi) }
 // keeps two seconds, some file systems (ext4 with small inodes, HFS+) one.
 const RacyWindow = 3 * time.Second
 
+// RacyTick is how long any modification time must lie in the past before
+// it is trusted, however fine it looks: times that carry nanoseconds still
+// move only with the kernel's clock tick (4 ms at 250 Hz on Linux before
+// multigrain timestamps, 15.6 ms on Windows), so two writes within a tick
+// leave the same time.
+const RacyTick = 100 * time.Millisecond
+
 // Racy reports whether a file last modified at mtime, looked at now, may
 // still be rewritten without its time changing, so that its inode, size
-// and time together do not tell a rewrite: its time is a whole
-// millisecond, as a coarse file system keeps it, and less than RacyWindow
-// old. Once older, any later rewrite gets a later time. A time finer
-// than a millisecond (ext4, XFS, btrfs, APFS and NTFS keep nanoseconds or
-// 100 ns) is not racy: a rewrite in the same tick of the kernel's clock
-// (a few milliseconds) that also reused the inode and kept the size is
-// what would go unseen, and rewrites that each take a lock and a sync do
-// not come that fast. Git's index guards "racily clean" entries the same
-// way.
+// and time together do not tell a rewrite: its time is less than RacyTick
+// old, or it is a whole millisecond (as a coarse file system keeps it)
+// and less than RacyWindow old. Once older, any later rewrite gets a
+// later time. Git's index guards "racily clean" entries the same way.
 func Racy(mtime, now time.Time) bool {
-	return mtime.Nanosecond()%int(time.Millisecond) == 0 && now.Sub(mtime) < RacyWindow
+	age := now.Sub(mtime)
+	return age < RacyTick || (Coarse(mtime) && age < RacyWindow)
+}
+
+// Coarse reports whether a modification time is a whole millisecond, as
+// file systems that keep seconds (or FAT's two seconds, exFAT's 10 ms)
+// give it; a finer time is one in a million.
+func Coarse(mtime time.Time) bool {
+	return mtime.Nanosecond()%int(time.Millisecond) == 0
 }

@@ -147,9 +147,10 @@ var packedCache = struct {
 type packedEntry struct {
 	ino, size int64
 	mtime     int64
-	// racy is set when the file's time was too recent, and too coarse, to
-	// tell a later rewrite by (see durable.Racy): such an entry is never
-	// reused, and the file is read again until it is read settled.
+	// racy is set when the file's time was too recent to tell a later
+	// rewrite by (see durable.Racy; writtenPackedEntry for this process's
+	// own rewrites): such an entry is never reused, and the file is read
+	// again until it is read settled.
 	racy bool
 	// data is the file; when git wrote it sorted (its header says so), one
 	// ref is found by a binary search over these bytes, so that a process
@@ -161,10 +162,25 @@ type packedEntry struct {
 	p *packedParse
 }
 
-// newPackedEntry is the key of the packed-refs file fi describes.
-func newPackedEntry(fi os.FileInfo) packedEntry {
+// newPackedEntry is the key of the packed-refs file fi describes, read
+// from disk by a stat taken at now.
+func newPackedEntry(fi os.FileInfo, now time.Time) packedEntry {
 	return packedEntry{ino: int64(durable.StatID(fi)), size: fi.Size(), mtime: fi.ModTime().UnixNano(),
-		racy: durable.Racy(fi.ModTime(), time.Now())}
+		racy: durable.Racy(fi.ModTime(), now)}
+}
+
+// writtenPackedEntry is the key of the packed-refs file this process has
+// just written, stat'ed at now. Its time is always younger than
+// durable.RacyTick; but this process wrote what it holds, so only another
+// process's rewrites within one clock tick after it, the last on a reused
+// inode and of the same size, could pass for it, and treating it as racy
+// would have every reader read the file again after each flush. It is
+// racy where times are coarse, and where files have no inode to tell them
+// apart (Windows: one rewrite of the same size in the tick would do).
+func writtenPackedEntry(fi os.FileInfo, now time.Time) packedEntry {
+	e := newPackedEntry(fi, now)
+	e.racy = e.racy && (e.ino == 0 || durable.Coarse(fi.ModTime()))
+	return e
 }
 
 // matches reports whether e may stand for the packed-refs file fi
@@ -325,7 +341,7 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 		return e, nil
 	}
 	packedCache.Unlock()
-	key := newPackedEntry(fi)
+	key := newPackedEntry(fi, time.Now())
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return packedEntry{}, nil
@@ -754,8 +770,10 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	// The new file's identity is taken before it is renamed into place,
 	// so that it names this file and no later one.
 	var fi os.FileInfo
+	var statAt time.Time
 	err = commitPackedThen(gitDir, lock, data, func() (err error) {
 		fi, err = lock.Stat()
+		statAt = time.Now()
 		return err
 	})
 	if err != nil {
@@ -764,7 +782,7 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 	// Keep this process's parse in step at once: a rewrite that happened
 	// to get the old file's inode, size and time back would otherwise be
 	// read as the old one.
-	key := newPackedEntry(fi)
+	key := writtenPackedEntry(fi, statAt)
 	key.data = data
 	key.sorted, _ = isSorted(data)
 	key.p = &packedParse{}
