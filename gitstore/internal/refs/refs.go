@@ -766,30 +766,7 @@ func WritePacked(gitDir string, vals map[string]object.Hash) error {
 		abandonPacked(gitDir, lock)
 		return fmt.Errorf("%w: %w", errPackedBusy, err)
 	}
-	data := mergePacked(names, hashes, vals)
-	// The new file's identity is taken before it is renamed into place,
-	// so that it names this file and no later one.
-	var fi os.FileInfo
-	var statAt time.Time
-	err = commitPackedThen(gitDir, lock, data, func() (err error) {
-		fi, err = lock.Stat()
-		statAt = time.Now()
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	// Keep this process's parse in step at once: a rewrite that happened
-	// to get the old file's inode, size and time back would otherwise be
-	// read as the old one.
-	key := writtenPackedEntry(fi, statAt)
-	key.data = data
-	key.sorted, _ = isSorted(data)
-	key.p = &packedParse{}
-	packedCache.Lock()
-	packedCache.m[gitDir] = key
-	packedCache.Unlock()
-	return nil
+	return commitPacked(gitDir, lock, mergePacked(names, hashes, vals))
 }
 
 // readPackedFile reads packed-refs as it is on disk now (nil when there
@@ -870,19 +847,40 @@ func abandonPacked(gitDir string, lock *os.File) {
 }
 
 // commitPacked writes data as the new packed-refs through its lock:
-// written, synced, renamed into place, the directory synced.
+// written, synced, renamed into place, the directory synced. This
+// process's cache then holds data (writtenPackedEntry), under the
+// identity the file had before the rename, so that it names this file
+// and no later one: the readers after a rewrite do not read it again,
+// and a rewrite that happened to get the old file's inode, size and time
+// back is not read as the old one.
 func commitPacked(gitDir string, lock *os.File, data []byte) error {
-	return commitPackedThen(gitDir, lock, data, nil)
+	var fi os.FileInfo
+	var statAt time.Time
+	if err := commitPackedThen(gitDir, lock, data, func() (err error) {
+		fi, err = lock.Stat()
+		statAt = time.Now()
+		return err
+	}); err != nil {
+		return err
+	}
+	key := writtenPackedEntry(fi, statAt)
+	key.data = data
+	key.sorted, _ = isSorted(data)
+	key.p = &packedParse{}
+	packedCache.Lock()
+	packedCache.m[gitDir] = key
+	packedCache.Unlock()
+	return nil
 }
 
-// commitPackedThen is commitPacked that calls synced, if not nil, once
-// the data is synced, before the file is closed and renamed.
+// commitPackedThen writes, syncs and renames; it calls synced once the
+// data is synced, before the file is closed and renamed.
 func commitPackedThen(gitDir string, lock *os.File, data []byte, synced func() error) error {
 	_, err := lock.Write(data)
 	if err == nil {
 		err = lock.Sync()
 	}
-	if err == nil && synced != nil {
+	if err == nil {
 		err = synced()
 	}
 	if err != nil {
