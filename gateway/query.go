@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -21,9 +22,19 @@ type readThoughtsParams struct {
 	Last          *int          `json:"last,omitempty"`
 	Range         *thoughtRange `json:"range,omitempty"`
 	BranchID      string        `json:"branchId,omitempty"`
+	// Limit and Offset page whatever the query selects; without them
+	// every thought it selects comes back, as seed 002 says.
+	Limit  *int `json:"limit,omitempty" schema:"note=1-100: page the thoughts selected, with offset"`
+	Offset int  `json:"offset,omitempty"`
 }
 
 func (p *readThoughtsParams) check() error {
+	if p.Offset < 0 {
+		return ledger.InvalidField("offset", "must be at least 0, got %d", p.Offset)
+	}
+	if err := checkLimit(p.Limit); err != nil {
+		return err
+	}
 	if err := oneOf(map[string]bool{
 		"thoughtNumber": p.ThoughtNumber != nil,
 		"last":          p.Last != nil,
@@ -75,6 +86,12 @@ func (p *readThoughtsParams) query() map[string]any {
 	default:
 		q["mainChain"] = true
 	}
+	if p.Limit != nil {
+		q["limit"] = *p.Limit
+	}
+	if p.Offset > 0 {
+		q["offset"] = p.Offset
+	}
 	return q
 }
 
@@ -87,6 +104,11 @@ type readThoughtsReply struct {
 	// Branches names the session's branches when the main chain is read,
 	// so that an agent knows there is more.
 	Branches []ledger.BranchID `json:"branches,omitempty"`
+	// Total is how many thoughts the query selects; HasMore says a page
+	// (limit, offset) left some after it, and Hint how to ask for them.
+	Total   int    `json:"total"`
+	HasMore bool   `json:"hasMore"`
+	Hint    string `json:"hint,omitempty"`
 }
 
 func readThoughts(ctx context.Context, c *call, p *readThoughtsParams) (any, error) {
@@ -102,7 +124,16 @@ func readThoughts(ctx context.Context, c *call, p *readThoughtsParams) (any, err
 	if err != nil {
 		return nil, err
 	}
-	r := &readThoughtsReply{Thoughts: make([]ledger.ThoughtData, len(nodes)), Count: len(nodes), SessionID: id, Query: p.query()}
+	total := len(nodes)
+	nodes = nodes[min(p.Offset, total):]
+	if p.Limit != nil {
+		nodes = nodes[:min(*p.Limit, len(nodes))]
+	}
+	r := &readThoughtsReply{Thoughts: make([]ledger.ThoughtData, len(nodes)), Count: len(nodes), SessionID: id, Query: p.query(), Total: total}
+	if end := min(p.Offset, total) + len(nodes); end < total {
+		r.HasMore = true
+		r.Hint = fmt.Sprintf("%d more: call read_thoughts again with the same query and offset %d", total-end, end)
+	}
 	for i, n := range nodes {
 		r.Thoughts[i] = n.Data
 	}

@@ -65,7 +65,7 @@ func TestArgsLines(t *testing.T) {
 		want string
 	}{
 		{reflect.TypeFor[noParams](), ""},
-		{reflect.TypeFor[readThoughtsParams](), "sessionId? (default: the active session), thoughtNumber?, last?, range? {start, end}, branchId?"},
+		{reflect.TypeFor[readThoughtsParams](), "sessionId? (default: the active session), thoughtNumber?, last?, range? {start, end}, branchId?, limit? (1-100: page the thoughts selected, with offset), offset?"},
 		{reflect.TypeFor[sessionListParams](), "tags?, search?, task?, project?, limit? (1-100, 20), offset?, sortBy? createdAt|updatedAt|title, sortOrder? asc|desc"},
 		{reflect.TypeFor[getModelParams](), "modelId"},
 		{reflect.TypeFor[discoveryParams](), "action? list|hide|show, tools?"},

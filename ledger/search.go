@@ -186,6 +186,11 @@ type SearchResult struct {
 	Query string      `json:"query"`
 	Hits  []SearchHit `json:"hits"`
 	Total int         `json:"total"`
+	// Offset and Limit are the page the hits are; More says hits are left
+	// after it.
+	Offset int  `json:"offset"`
+	Limit  int  `json:"limit"`
+	More   bool `json:"hasMore"`
 	// Indexed is the number of sessions whose content was (re)read for
 	// this search; 0 once the index is warm.
 	Indexed int `json:"indexed"`
@@ -252,12 +257,13 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	slices.SortFunc(hits, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), b.sum.Meta.UpdatedAt.Compare(a.sum.Meta.UpdatedAt), strings.Compare(a.sum.Meta.ID, b.sum.Meta.ID))
 	})
-	res := SearchResult{Query: q.Query, Hits: []SearchHit{}, Total: len(hits), Indexed: indexed}
+	res := SearchResult{Query: q.Query, Hits: []SearchHit{}, Total: len(hits), Indexed: indexed, Offset: page.Offset, Limit: page.Limit}
 	if page.Offset < len(hits) {
 		hits = hits[page.Offset:min(len(hits), page.Offset+page.Limit)]
 	} else {
 		hits = nil
 	}
+	res.More = page.Offset+len(hits) < res.Total
 	l.loadAccess()
 	l.mu.Lock()
 	for _, h := range hits {

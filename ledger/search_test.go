@@ -187,6 +187,19 @@ func TestSearch(t *testing.T) {
 	if a, b := r.Hits[0], r.Hits[1]; !a.Matched.Title || !cmp.Equal(a.Matched.Tags, []string{"api"}) || b.Matched.Title || a.Score <= b.Score {
 		t.Errorf("api ranking: %+v / %+v", a, b)
 	}
+	if r.More || r.Offset != 0 || r.Limit != ledger.DefaultListLimit {
+		t.Errorf("api, all on one page: hasMore %v, offset %d, limit %d", r.More, r.Offset, r.Limit)
+	}
+	for _, pg := range []struct {
+		offset int
+		want   string
+		more   bool
+	}{{0, "Why is the API slow?", true}, {1, "Pick a message queue", false}} {
+		r, err := f.l.Search(ctx, ledger.SearchQuery{Query: "api", Limit: 1, Offset: pg.offset})
+		if err != nil || r.Total != 2 || r.More != pg.more || !cmp.Equal(titles(r), []string{pg.want}) {
+			t.Errorf("api, page at %d of 1: %v, total %d, hasMore %v, err %v; want %q, hasMore %v", pg.offset, titles(r), r.Total, r.More, err, pg.want, pg.more)
+		}
+	}
 
 	// A write through this ledger updates the index in place…
 	id := f.ids["3-empty"]

@@ -164,12 +164,13 @@ func (l *Ledger) searchStore(ctx context.Context, ix SessionIndex, q SearchQuery
 	slices.SortFunc(hits, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), b.sum.Meta.UpdatedAt.Compare(a.sum.Meta.UpdatedAt), strings.Compare(a.sum.Meta.ID, b.sum.Meta.ID))
 	})
-	res := SearchResult{Query: q.Query, Hits: []SearchHit{}, Total: len(hits), Indexed: indexed}
+	res := SearchResult{Query: q.Query, Hits: []SearchHit{}, Total: len(hits), Indexed: indexed, Offset: page.Offset, Limit: page.Limit}
 	if page.Offset < len(hits) {
 		hits = hits[page.Offset:min(len(hits), page.Offset+page.Limit)]
 	} else {
 		hits = nil
 	}
+	res.More = page.Offset+len(hits) < res.Total
 	accessed := l.accessLookup()
 	for _, h := range hits {
 		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, accessed(h.sum.Meta.ID))

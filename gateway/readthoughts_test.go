@@ -1,0 +1,64 @@
+package gateway_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// TestReadThoughtsPages: limit and offset page whatever a read_thoughts
+// query selects, the reply counts what it selects (total) and says how to
+// ask for the rest; without them every thought selected comes back, as
+// seed 002 has it.
+func TestReadThoughtsPages(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	c.ok("start_new", map[string]any{"sessionTitle": "pages"})
+	c.ok("cipher", nil)
+	for i := 1; i <= 5; i++ {
+		c.think(fmt.Sprintf("step %d", i), nil)
+	}
+	numbers := func(r map[string]any) []int {
+		var out []int
+		for _, th := range list(r["thoughts"]) {
+			out = append(out, num(th.(map[string]any)["thoughtNumber"]))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		args    map[string]any
+		want    []int
+		hasMore bool
+		total   int
+	}{
+		{"everything", nil, []int{1, 2, 3, 4, 5}, false, 5},
+		{"first page", map[string]any{"limit": 2}, []int{1, 2}, true, 5},
+		{"middle page", map[string]any{"limit": 2, "offset": 2}, []int{3, 4}, true, 5},
+		{"last page", map[string]any{"limit": 2, "offset": 4}, []int{5}, false, 5},
+		{"past the end", map[string]any{"offset": 9}, nil, false, 5},
+		{"a page of last", map[string]any{"last": 3, "limit": 1, "offset": 1}, []int{4}, true, 3},
+		{"a page of a range", map[string]any{"range": map[string]any{"start": 2, "end": 4}, "offset": 1}, []int{3, 4}, false, 3},
+	} {
+		r := c.ok("read_thoughts", tc.args)
+		got := numbers(r)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || r["hasMore"] != tc.hasMore || num(r["total"]) != tc.total || num(r["count"]) != len(tc.want) {
+			t.Errorf("%s: thoughts %v, count %v, total %v, hasMore %v; want %v, total %d, hasMore %v", tc.name, got, r["count"], r["total"], r["hasMore"], tc.want, tc.total, tc.hasMore)
+		}
+		if hint, _ := r["hint"].(string); tc.hasMore != (hint != "") || tc.hasMore && !strings.Contains(hint, "offset") {
+			t.Errorf("%s: hint %q", tc.name, hint)
+		}
+	}
+	if r := c.ok("read_thoughts", map[string]any{"limit": 2, "offset": 2}); !strings.Contains(r["hint"].(string), "offset 4") {
+		t.Errorf("the hint names the next offset: %q", r["hint"])
+	}
+	for _, bad := range []map[string]any{{"limit": 0}, {"limit": 101}, {"offset": -1}} {
+		body := c.fail("read_thoughts", bad, ledger.CodeInvalidPayload)
+		if msg, _ := body["message"].(string); !strings.Contains(msg, "limit") && !strings.Contains(msg, "offset") {
+			t.Errorf("%v: the error does not name the field: %q", bad, msg)
+		}
+	}
+}
