@@ -219,16 +219,8 @@ func loadContext(ctx context.Context, c *call, p *loadContextParams) (any, error
 // listSessionsParams are list_sessions' arguments; limit and offset follow
 // the same rules as session list (checkLimit).
 type listSessionsParams struct {
-	Limit  *int   `json:"limit,omitempty" schema:"note=1-100, 20"`
-	Offset int    `json:"offset,omitempty"`
-	Tag    string `json:"tag,omitempty" schema:"note=only sessions with this tag, ignoring case"`
-}
-
-func (p *listSessionsParams) check() error {
-	if p.Offset < 0 {
-		return ledger.InvalidField("offset", "must be at least 0, got %d", p.Offset)
-	}
-	return checkLimit(p.Limit)
+	pageArgs
+	Tag string `json:"tag,omitempty" schema:"note=only sessions with this tag, ignoring case"`
 }
 
 // listSessionsReply is a page of sessions, most recently updated first:

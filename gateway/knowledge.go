@@ -181,6 +181,7 @@ type noteSummary struct {
 type listNotesReply struct {
 	Notes []noteSummary `json:"notes"`
 	Count int           `json:"count"`
+	pageInfo
 }
 
 func createPattern(ctx context.Context, c *call, k *ledger.Knowledge, p *createPatternArgs) (any, error) {
@@ -272,13 +273,14 @@ func readNote(ctx context.Context, _ *call, k *ledger.Knowledge, p *knowledgeIDA
 	return &noteReply{Note: n}, nil
 }
 
-func listNotes(ctx context.Context, _ *call, k *ledger.Knowledge, _ *noParams) (any, error) {
+func listNotes(ctx context.Context, _ *call, k *ledger.Knowledge, p *pageArgs) (any, error) {
 	notes, err := k.ListNotes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &listNotesReply{Notes: []noteSummary{}}
-	for _, n := range notes {
+	page, info := pageOf(notes, *p, "knowledge list_notes")
+	r := &listNotesReply{Notes: []noteSummary{}, pageInfo: info}
+	for _, n := range page {
 		r.Notes = append(r.Notes, noteSummary{ID: n.ID, Title: n.Title, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt})
 	}
 	r.Count = len(r.Notes)

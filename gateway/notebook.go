@@ -173,17 +173,21 @@ func notebookCreate(ctx context.Context, c *call, svc *notebook.Service, p *note
 	return replyNotebook(nb, fmt.Sprintf("Notebook %s created with %d cells. Run a code cell with run_cell {notebookId: %q, cellId}.", nb.ID, len(nb.Cells), nb.ID)), nil
 }
 
-type notebookListArgs struct{}
+type notebookListReply struct {
+	Notebooks []notebook.Summary `json:"notebooks"`
+	pageInfo
+}
 
-func notebookList(ctx context.Context, c *call, svc *notebook.Service, _ *notebookListArgs) (any, error) {
+func notebookList(ctx context.Context, c *call, svc *notebook.Service, p *pageArgs) (any, error) {
 	list, err := svc.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if list == nil {
-		list = []notebook.Summary{}
+	page, info := pageOf(list, *p, "notebook list")
+	if page == nil {
+		page = []notebook.Summary{}
 	}
-	return map[string]any{"notebooks": list, "total": len(list)}, nil
+	return &notebookListReply{Notebooks: page, pageInfo: info}, nil
 }
 
 func notebookLoad(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {

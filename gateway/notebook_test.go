@@ -82,8 +82,11 @@ func TestNotebookThroughMCP(t *testing.T) {
 	if run["status"] != "completed" || run["error"] != nil {
 		t.Errorf("template check cell: %v", run)
 	}
-	if got := c.ok("notebook", map[string]any{"operation": "list"}); num(got["total"]) != 2 {
+	if got := c.ok("notebook", map[string]any{"operation": "list"}); num(got["total"]) != 2 || len(list(got["notebooks"])) != 2 || got["hasMore"] != false {
 		t.Errorf("list = %v", got)
+	}
+	if got := c.ok("notebook", map[string]any{"operation": "list", "limit": 1}); num(got["total"]) != 2 || len(list(got["notebooks"])) != 1 || got["hasMore"] != true {
+		t.Errorf("list with limit 1 = %v", got)
 	}
 
 	// A cell of seed 000's shape {type, content} runs and prints.

@@ -62,3 +62,36 @@ func TestReadThoughtsPages(t *testing.T) {
 		}
 	}
 }
+
+// TestListsThatPage: knowledge list_notes, notebook list and session
+// list_deleted page as the other lists do (limit 1-100, default 20, and
+// offset), with total, hasMore and a hint naming the next offset.
+func TestListsThatPage(t *testing.T) {
+	e, _ := newKnowledgeEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, c.ok("start_new", map[string]any{"sessionTitle": fmt.Sprint("doomed ", i)})["sessionId"].(string))
+		c.kn("write_note", map[string]any{"title": fmt.Sprint("note ", i), "content": "text"})
+	}
+	for _, id := range ids {
+		c.ok("session", map[string]any{"subOperation": "delete", "sessionId": id})
+	}
+	check := func(what string, r map[string]any, items string, want int, more bool, total int) {
+		t.Helper()
+		if got := len(list(r[items])); got != want || r["hasMore"] != more || num(r["total"]) != total {
+			t.Errorf("%s: %d %s, hasMore %v, total %v; want %d, %v, %d (%v)", what, got, items, r["hasMore"], r["total"], want, more, total, r)
+		}
+		if hint, _ := r["hint"].(string); more != strings.Contains(hint, "offset") {
+			t.Errorf("%s: hint %q", what, hint)
+		}
+	}
+	check("list_notes", c.kn("list_notes", nil), "notes", 3, false, 3)
+	check("list_notes limit 2", c.kn("list_notes", map[string]any{"limit": 2}), "notes", 2, true, 3)
+	check("list_notes offset 2", c.kn("list_notes", map[string]any{"limit": 2, "offset": 2}), "notes", 1, false, 3)
+	check("list_deleted", c.ok("session", map[string]any{"subOperation": "list_deleted"}), "deleted", 3, false, 3)
+	check("list_deleted limit 1", c.ok("session", map[string]any{"subOperation": "list_deleted", "limit": 1, "offset": 1}), "deleted", 1, true, 3)
+	for _, bad := range []map[string]any{{"subOperation": "list_deleted", "limit": 0}, {"subOperation": "list_deleted", "offset": -2}} {
+		c.fail("session", bad, ledger.CodeInvalidPayload)
+	}
+}

@@ -280,10 +280,20 @@ func sessionRestore(ctx context.Context, c *call, p *sessionDeleteParams) (any, 
 }
 
 // sessionListDeleted lists the deleted sessions.
-func sessionListDeleted(ctx context.Context, c *call, _ *noParams) (any, error) {
+func sessionListDeleted(ctx context.Context, c *call, p *pageArgs) (any, error) {
 	list, err := c.ledger.DeletedSessions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"deleted": list, "count": len(list)}, nil
+	page, info := pageOf(list, *p, "session list_deleted")
+	if page == nil {
+		page = []ledger.DeletedSession{}
+	}
+	return &listDeletedReply{Deleted: page, Count: len(page), pageInfo: info}, nil
+}
+
+type listDeletedReply struct {
+	Deleted []ledger.DeletedSession `json:"deleted"`
+	Count   int                     `json:"count"`
+	pageInfo
 }
