@@ -65,18 +65,24 @@ func (c *restoreCmd) Run(a *app) error {
 	return nil
 }
 
-// listDeleted is sessions --deleted.
-func (c *sessionsCmd) listDeleted(a *app) error {
-	list, err := a.ledger.DeletedSessions(a.ctx)
+// listDeleted is sessions --deleted: a page of at most limit, from
+// --offset.
+func (c *sessionsCmd) listDeleted(a *app, limit int) error {
+	all, err := a.ledger.DeletedSessions(a.ctx)
 	if err != nil {
 		return err
 	}
+	list := all[min(c.Offset, len(all)):]
+	list = list[:min(limit, len(list))]
 	if a.format == FormatJSON {
-		return writeJSON(a.env.Stdout, list)
+		return writeJSONList(a.env.Stdout, list)
 	}
-	if len(list) == 0 {
+	if len(all) == 0 {
 		fmt.Fprintf(a.env.Stderr, "no deleted sessions in project %s\n", a.cfg.Project)
 		return nil
+	}
+	if shown := c.Offset + len(list); shown < len(all) {
+		defer fmt.Fprintf(a.env.Stderr, "%d of %d deleted sessions shown; --offset %d shows more\n", len(list), len(all), shown)
 	}
 	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tDELETED\tBY")

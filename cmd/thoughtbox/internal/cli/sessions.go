@@ -40,8 +40,8 @@ func (c *sessionsCmd) Validate() error {
 	if c.All && c.Limit != nil {
 		return fmt.Errorf("--all and --limit do not go together")
 	}
-	if c.Deleted && (len(c.Tags) > 0 || c.Since != "" || c.Status != "" || c.Limit != nil || c.Offset != 0 || c.All) {
-		return fmt.Errorf("--deleted lists every deleted session and takes no other filter")
+	if c.Deleted && (len(c.Tags) > 0 || c.Since != "" || c.Status != "") {
+		return fmt.Errorf("--deleted lists the deleted sessions and takes no filter (--limit, --offset and --all page them)")
 	}
 	switch c.Status {
 	case "", ledger.StatusActive, ledger.StatusCompleted, ledger.StatusAbandoned:
@@ -52,15 +52,15 @@ func (c *sessionsCmd) Validate() error {
 }
 
 func (c *sessionsCmd) Run(a *app) error {
-	if c.Deleted {
-		return c.listDeleted(a)
-	}
 	limit := defaultSessionsLimit
 	if c.Limit != nil {
 		limit = *c.Limit
 	}
 	if c.All {
 		limit = math.MaxInt
+	}
+	if c.Deleted {
+		return c.listDeleted(a, limit)
 	}
 	if len(c.Tags) == 0 && c.Since == "" && c.Status == "" {
 		// Unfiltered: one page (with --all, every session), read from the
