@@ -88,6 +88,8 @@ func TestNotebookThroughMCP(t *testing.T) {
 	if got := c.ok("notebook", map[string]any{"operation": "list", "limit": 1}); num(got["total"]) != 2 || len(list(got["notebooks"])) != 1 || got["hasMore"] != true {
 		t.Errorf("list with limit 1 = %v", got)
 	}
+	c.fail("notebook", map[string]any{"operation": "list", "limit": 0}, ledger.CodeInvalidPayload)
+	c.fail("notebook", map[string]any{"operation": "list", "offset": -1}, ledger.CodeInvalidPayload)
 
 	// A cell of seed 000's shape {type, content} runs and prints.
 	id := "scratch-work"

@@ -63,9 +63,10 @@ func TestReadThoughtsPages(t *testing.T) {
 	}
 }
 
-// TestListsThatPage: knowledge list_notes, notebook list and session
-// list_deleted page as the other lists do (limit 1-100, default 20, and
-// offset), with total, hasMore and a hint naming the next offset.
+// TestListsThatPage: knowledge list_notes and session list_deleted page
+// as the other lists do (limit 1-100, default 20, and offset), with
+// total, hasMore and a hint naming the next offset; notebook list, which
+// shares their paging, is checked in TestNotebookThroughMCP.
 func TestListsThatPage(t *testing.T) {
 	e, _ := newKnowledgeEnv(t, gateway.Options{})
 	c := e.connect(t, clientOpts{})

@@ -286,9 +286,6 @@ func sessionListDeleted(ctx context.Context, c *call, p *pageArgs) (any, error) 
 		return nil, err
 	}
 	page, info := pageOf(list, *p, "session list_deleted")
-	if page == nil {
-		page = []ledger.DeletedSession{}
-	}
 	return &listDeletedReply{Deleted: page, Count: len(page), pageInfo: info}, nil
 }
 

@@ -54,6 +54,10 @@ const peerPackage = "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
 
 func main() {
 	flag.Parse()
+	if *probe && !*peer {
+		fmt.Fprintln(os.Stderr, "mcpbench: -syncprobe goes with -peer (it is taken before each pair)")
+		os.Exit(2)
+	}
 	work, err := os.MkdirTemp("", "mcpbench")
 	check(err)
 	defer os.RemoveAll(work)
@@ -92,6 +96,8 @@ func main() {
 			// warmer or busier machine.
 			var ours, theirs float64
 			if *probe {
+				// Beside the data directory: its file system, and nothing
+				// left in it.
 				printSyncProbe(filepath.Dir(dataDir(work, f, p)), p+1)
 			}
 			if p%2 == 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -16,10 +15,7 @@ import (
 // Datasync'd, n times, in a file under dir (the data directory's file
 // system). It returns the mean and the median.
 func syncProbe(dir string, n int) (mean, median time.Duration, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, 0, err
-	}
-	f, err := os.CreateTemp(dir, "syncprobe")
+	f, err := os.CreateTemp(dir, "mcpbench-syncprobe")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -53,9 +49,10 @@ func syncProbe(dir string, n int) (mean, median time.Duration, err error) {
 	return sum / time.Duration(n), took[n/2], nil
 }
 
-// printSyncProbe prints syncProbe's figures for the pair about to run.
-func printSyncProbe(work string, pair int) {
-	mean, median, err := syncProbe(filepath.Join(work, "syncprobe"), 500)
+// printSyncProbe prints syncProbe's figures, taken in dir, for the pair
+// about to run.
+func printSyncProbe(dir string, pair int) {
+	mean, median, err := syncProbe(dir, 500)
 	if err != nil {
 		fmt.Printf("pair %d: sync probe failed: %v\n", pair, err)
 		return

@@ -77,8 +77,15 @@ const RacyTick = 100 * time.Millisecond
 // old, or it is a whole millisecond (as a coarse file system keeps it)
 // and less than RacyWindow old. Once older, any later rewrite gets a
 // later time. Git's index guards "racily clean" entries the same way.
+// A time ahead of now counts as recent only up to RacyWindow ahead: one
+// further ahead (a file server's clock, a clock stepped back) would
+// otherwise stay racy for good, and every cache keyed by it would be
+// read again at each look.
 func Racy(mtime, now time.Time) bool {
 	age := now.Sub(mtime)
+	if age <= -RacyWindow {
+		return false
+	}
 	return age < RacyTick || (Coarse(mtime) && age < RacyWindow)
 }
 

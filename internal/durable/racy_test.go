@@ -19,7 +19,9 @@ func TestRacy(t *testing.T) {
 		{"nanoseconds, within a tick", now.Add(-(20*time.Millisecond + 123)), true},
 		{"nanoseconds, older than a tick", now.Add(-(123456789 * time.Nanosecond)), false},
 		{"nanoseconds, a minute old", now.Add(-(time.Minute + 123)), false},
-		{"a whole second in the future (a skewed clock)", now.Add(time.Hour), true},
+		{"a second ahead of the clock", now.Add(time.Second), true},
+		{"nanoseconds, a second ahead", now.Add(time.Second + 123), true},
+		{"an hour ahead (a skewed clock): not racy for good", now.Add(time.Hour + 123), false},
 	} {
 		if got := Racy(c.mtime, now); got != c.want {
 			t.Errorf("%s: Racy = %v, want %v", c.name, got, c.want)

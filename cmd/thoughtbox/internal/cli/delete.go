@@ -81,6 +81,10 @@ func (c *sessionsCmd) listDeleted(a *app, limit int) error {
 		fmt.Fprintf(a.env.Stderr, "no deleted sessions in project %s\n", a.cfg.Project)
 		return nil
 	}
+	if len(list) == 0 {
+		fmt.Fprintf(a.env.Stderr, "no deleted session at --offset %d: there are %d\n", c.Offset, len(all))
+		return nil
+	}
 	if shown := c.Offset + len(list); shown < len(all) {
 		defer fmt.Fprintf(a.env.Stderr, "%d of %d deleted sessions shown; --offset %d shows more\n", len(list), len(all), shown)
 	}
