@@ -349,13 +349,19 @@ func readPackedEntry(gitDir string) (packedEntry, error) {
 	if err != nil {
 		return packedEntry{}, err
 	}
-	key.data = data
-	key.sorted, _ = isSorted(data)
-	key.p = &packedParse{}
+	return key.keep(gitDir, data), nil
+}
+
+// keep makes e, with data as its file's content, the cached packed-refs
+// of gitDir, and returns it.
+func (e packedEntry) keep(gitDir string, data []byte) packedEntry {
+	e.data = data
+	e.sorted, _ = isSorted(data)
+	e.p = &packedParse{}
 	packedCache.Lock()
-	packedCache.m[gitDir] = key
+	packedCache.m[gitDir] = e
 	packedCache.Unlock()
-	return key, nil
+	return e
 }
 
 // parsePackedRefs reads packed-refs into names, in order, and their
@@ -854,34 +860,15 @@ func abandonPacked(gitDir string, lock *os.File) {
 // and a rewrite that happened to get the old file's inode, size and time
 // back is not read as the old one.
 func commitPacked(gitDir string, lock *os.File, data []byte) error {
-	var fi os.FileInfo
-	var statAt time.Time
-	if err := commitPackedThen(gitDir, lock, data, func() (err error) {
-		fi, err = lock.Stat()
-		statAt = time.Now()
-		return err
-	}); err != nil {
-		return err
-	}
-	key := writtenPackedEntry(fi, statAt)
-	key.data = data
-	key.sorted, _ = isSorted(data)
-	key.p = &packedParse{}
-	packedCache.Lock()
-	packedCache.m[gitDir] = key
-	packedCache.Unlock()
-	return nil
-}
-
-// commitPackedThen writes, syncs and renames; it calls synced once the
-// data is synced, before the file is closed and renamed.
-func commitPackedThen(gitDir string, lock *os.File, data []byte, synced func() error) error {
 	_, err := lock.Write(data)
 	if err == nil {
 		err = lock.Sync()
 	}
+	var fi os.FileInfo
+	var statAt time.Time
 	if err == nil {
-		err = synced()
+		fi, err = lock.Stat()
+		statAt = time.Now()
 	}
 	if err != nil {
 		abandonPacked(gitDir, lock)
@@ -896,7 +883,11 @@ func commitPackedThen(gitDir string, lock *os.File, data []byte, synced func() e
 		os.Remove(lockPath)
 		return err
 	}
-	return durable.SyncDir(gitDir)
+	if err := durable.SyncDir(gitDir); err != nil {
+		return err
+	}
+	writtenPackedEntry(fi, statAt).keep(gitDir, data)
+	return nil
 }
 
 func Pack(gitDir string) error {
