@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/internal/hostcheck"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -129,7 +130,11 @@ type Observatory struct {
 	cfg      Config
 	hub      *hub
 	statuses statusCache
-	mux      *http.ServeMux
+	// handler serves every route behind the Host check.
+	handler http.Handler
+	// names are the host names the Observatory answers to besides
+	// loopback: its configured Host and the hosts of Config.Origins.
+	names []string
 	// after is the writers' timer for the cork delay; tests replace it.
 	after func(time.Duration) <-chan time.Time
 }
@@ -168,7 +173,8 @@ func New(l *ledger.Ledger, cfg Config) *Observatory {
 	}
 	o := &Observatory{ledger: l, cfg: cfg, statuses: statusCache{m: map[string]statusEntry{}}, after: time.After}
 	o.hub = newHub(o)
-	o.mux = o.routes()
+	o.names = hostNames(cfg)
+	o.handler = o.checkHost(o.routes())
 	return o
 }
 
@@ -184,13 +190,13 @@ func (o *Observatory) Publish(e ledger.Event) { o.hub.publish(e) }
 func (o *Observatory) Dropped() int64 { return o.hub.dropped.Load() }
 
 // Handler serves the UI at /, the socket at /ws and, if enabled, /api/.
-func (o *Observatory) Handler() http.Handler { return o.mux }
+func (o *Observatory) Handler() http.Handler { return o.handler }
 
 // Serve accepts connections on ln until ctx ends or Close is called.
 func (o *Observatory) Serve(ctx context.Context, ln net.Listener) error {
 	base, stop := context.WithCancel(context.Background())
 	defer stop()
-	srv := &http.Server{Handler: o.mux, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: o.handler, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return base }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(corkListener{ln}) }()
@@ -288,9 +294,43 @@ func (o *Observatory) refusal(a access, identity string) (int, ErrorPayload) {
 
 const tokenCookie = "thoughtbox_observatory_token"
 
+// hostNames are the names besides loopback that a request's Host and
+// Origin may carry: the configured Host when it is a name, and the hosts
+// of the allowed origins (a dashboard listed there is a name the operator
+// chose).
+func hostNames(cfg Config) []string {
+	var names []string
+	if net.ParseIP(cfg.Host) == nil {
+		names = append(names, cfg.Host)
+	}
+	for _, a := range cfg.Origins {
+		if u, err := url.Parse(a); err == nil && u.Host != "" {
+			names = append(names, u.Hostname())
+		}
+	}
+	return names
+}
+
+// checkHost refuses, on every route (page, socket, API), a request whose
+// Host is not this machine or a configured name when the Observatory
+// listens on loopback: a DNS-rebinding page reaches it under its own name
+// (the MCP endpoint applies the same rule, internal/hostcheck).
+func (o *Observatory) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostcheck.Allowed(r, o.names) {
+			writeError(w, http.StatusForbidden, ErrorPayload{Code: ledger.CodeInvalidOperation,
+				Message: fmt.Sprintf("host %q is not allowed: the Observatory answers to localhost, loopback addresses and the hosts of THOUGHTBOX_OBSERVATORY_CORS", r.Host),
+				Details: map[string]any{"host": r.Host}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // originAllowed says whether a browser page from origin may use the socket
-// or the API: no Origin header (not a browser), the Observatory's own
-// origin, a loopback origin, or one of Config.Origins.
+// or the API: no Origin header (not a browser), one of Config.Origins, an
+// origin whose host is loopback or a configured name, or the
+// Observatory's own origin when Host passed checkHost.
 func (o *Observatory) originAllowed(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -305,13 +345,11 @@ func (o *Observatory) originAllowed(r *http.Request) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	if strings.EqualFold(u.Host, r.Host) {
+	if hostcheck.Loopback(u.Host) || hostcheck.Named(u.Host, o.names) {
 		return true
 	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	// The page's own origin. On loopback checkHost has already held Host
+	// to loopback or a configured name; beyond it, the operator exposed
+	// the Observatory and its token guards it.
+	return strings.EqualFold(u.Host, r.Host) && hostcheck.Allowed(r, o.names)
 }

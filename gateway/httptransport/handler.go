@@ -30,9 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +41,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/internal/hostcheck"
 )
 
 const (
@@ -134,11 +133,9 @@ func (h *Handler) forget(id string) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// DNS rebinding: a page on another site must not reach a server on
 	// this machine through a name that resolves to it.
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-		if isLoopback(local.String()) && !isLoopback(r.Host) {
-			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-			return
-		}
+	if !hostcheck.Allowed(r, nil) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
 	}
 	version := r.Header.Get(protocolVersionHeader)
 	if version != "" && version < statelessFrom && !slices.Contains(h.opts.ProtocolVersions, version) {
@@ -611,18 +608,4 @@ func accepts(values []string) (jsonOK, sseOK bool) {
 func isJSON(ct string) bool {
 	base, _, _ := strings.Cut(ct, ";")
 	return strings.EqualFold(strings.TrimSpace(base), "application/json")
-}
-
-// isLoopback reports whether a host (with or without a port) is this
-// machine: localhost or a loopback address.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
