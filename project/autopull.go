@@ -128,14 +128,18 @@ func (p *autoPuller) pull() {
 // `thoughtbox pull`, nothing here was changed by them. The caller holds
 // p.mu.
 func (p *autoPuller) logKeptAside(res *PullResult) {
+	for _, b := range res.Branched {
+		p.log.Info("auto-pull found a chain extended differently here and there; this side's thoughts after the last shared one are now a branch of the session, and the chain follows the remote's (a push shares the branch)",
+			"remote", p.remote, "session", b.Session, "chain", strings.TrimPrefix(b.Ref, "refs/heads/"), "branch", b.Branch, "fromThought", b.FromThought, "thoughts", b.Thoughts)
+	}
 	for _, d := range res.Diverged {
 		key := "d " + d.Ref + " " + d.Local + " " + d.Remote
 		if p.reported[key] {
 			continue
 		}
 		p.reported[key] = true
-		p.log.Warn("auto-pull found a chain extended differently here and there (diverged); nothing here was changed, the remote's chain is kept aside ('thoughtbox show <session>' shows both)",
-			"remote", p.remote, "chain", strings.TrimPrefix(d.Ref, "refs/heads/"), "keptAs", d.KeptAs, "session", d.Session)
+		p.log.Warn("auto-pull found a chain extended differently here and there (diverged) that cannot be made a branch; nothing here was changed, the remote's chain is kept aside ('thoughtbox show <session>' shows both)",
+			"remote", p.remote, "chain", strings.TrimPrefix(d.Ref, "refs/heads/"), "keptAs", d.KeptAs, "session", d.Session, "why", d.Why)
 	}
 	for _, q := range res.Quarantined {
 		key := "q " + q.Ref + " " + q.Tip

@@ -157,18 +157,38 @@ func TestAutoPullServerSeesTeam(t *testing.T) {
 		t.Errorf("log of pulls that went well: %q", got)
 	}
 
-	// Both extend the session apart: B's pull keeps A's chain aside, says
-	// so once, and changes nothing of B's.
+	// Both extend the session apart: B's pull makes B's own thought a
+	// branch forked at thought 4, says so once, and B's main chain follows
+	// A's; nothing is kept aside.
 	b.think(t, s.ID, "B's fifth.")
 	a.think(t, s.ID, "A's fourth, unaware of B.")
 	a.push(t, remote)
 	pulledAfterNow(p)
 	pulledAfterNow(p)
-	if got := log.String(); strings.Count(got, "(diverged)") != 1 || !strings.Contains(got, "remote="+remote) || !strings.Contains(got, "refs/thoughtbox/diverged/") {
+	if got := log.String(); strings.Count(got, "now a branch") != 1 || !strings.Contains(got, "remote="+remote) || strings.Contains(got, "diverged") {
 		t.Errorf("log after a divergence:\n%s", got)
 	}
-	if v, _ = b.Ledger().View(ctx, s.ID); v.Graph.Len() != 5 {
-		t.Errorf("B's session has %d thoughts after the divergence, want its own 5", v.Graph.Len())
+	v, _ = b.Ledger().View(ctx, s.ID)
+	if len(v.Graph.MainChain()) != 4 || v.Graph.BranchCount() != 1 {
+		t.Fatalf("B's session after the divergence: %d thoughts on main, %d branches; want A's 4 on main and B's fifth on a branch", len(v.Graph.MainChain()), v.Graph.BranchCount())
+	}
+	var texts []string
+	for _, n := range v.Graph.MainChain() {
+		texts = append(texts, n.Data.Thought)
+	}
+	for _, id := range v.Graph.BranchIDs() {
+		nodes, _ := v.Graph.Branch(id)
+		for _, n := range nodes {
+			texts = append(texts, n.Data.Thought)
+		}
+	}
+	for _, want := range []string{"A's fourth, unaware of B.", "B's fifth."} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("B's session lacks %q: %q", want, texts)
+		}
+	}
+	if kept, err := b.Diverged(""); err != nil || len(kept) != 0 {
+		t.Errorf("kept chains after the pull: %+v, %v", kept, err)
 	}
 }
 

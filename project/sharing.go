@@ -119,6 +119,9 @@ func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptio
 	if err != nil {
 		return nil, err
 	}
+	if err := p.converge(ctx, res); err != nil {
+		return res, err
+	}
 	// Sharing goes through the ledger: it reloads the sessions it holds
 	// that the pull moved and announces what they gained. A failed reload
 	// only drops that view (the next read loads it again).

@@ -28,6 +28,26 @@ type Divergence struct {
 	KeptAs string `json:"keptAs"`
 	Local  string `json:"local"`
 	Remote string `json:"remote"`
+	// Why says why the pull could not make this ledger's chain a branch
+	// of the session (see Branched), when it tried.
+	Why string `json:"why,omitempty"`
+}
+
+// Branched is a chain of this ledger that a pull found extended
+// differently on the remote: its thoughts after the last thought both
+// sides share were recorded as a new branch of the session, forked there,
+// and the chain itself took the remote's tip. Push sends the branch like
+// any other, so both sides end with the same refs.
+type Branched struct {
+	Session string `json:"session"`
+	// Ref is the chain that was apart; it now holds the remote's tip.
+	Ref string `json:"ref"`
+	// Branch is the new branch: the slug of the author of its first
+	// thought and the first 7 hex digits of the first commit only this
+	// side had, e.g. alice-3f2a1c9.
+	Branch      string `json:"branch"`
+	FromThought int    `json:"fromThought"`
+	Thoughts    int    `json:"thoughts"`
 }
 
 // PullResult says what a pull did.
@@ -38,6 +58,10 @@ type PullResult struct {
 	Updated  []RefChange  `json:"updated"`
 	UpToDate int          `json:"upToDate"`
 	Diverged []Divergence `json:"diverged"`
+	// Branched are this ledger's chains that diverged from the remote's
+	// and were recorded as branches (by the project, which has the ledger
+	// that records them); Diverged keeps only what could not be.
+	Branched []Branched `json:"branched"`
 	// Quarantined are incoming chains that failed the checks of what a
 	// pull brings in (see incoming.go); none of them moved a live ref.
 	Quarantined []Quarantined `json:"quarantined"`
@@ -68,7 +92,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	if keepName == "" || validRemoteName(keepName) != nil {
 		keepName = "url-" + gitstore.Slug(redactURL(u))
 	}
-	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Quarantined: []Quarantined{}}
+	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Branched: []Branched{}, Quarantined: []Quarantined{}}
 	remoteRefs := map[string]hash{}
 	advertised := map[hash]bool{}
 	for n, h := range ar.References {

@@ -271,7 +271,7 @@ func (s *sharer) pushCheck(ref string, l, r hash) (reason RejectReason, msg stri
 	if behind {
 		return RejectBehind, "the remote is ahead of this ledger: pull to catch up", nil
 	}
-	return RejectDiverged, "this session was extended differently here and on the remote: pull keeps both chains", nil
+	return RejectDiverged, "this session was extended differently here and on the remote: pull first, which records this ledger's new thoughts as a branch of the session; then push again", nil
 }
 
 // packWalker adds to a pack what commits unknown to the remote bring: each

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -99,6 +100,11 @@ func (c *divergedAdoptCmd) Run(a *app) error {
 	chains, err := a.keptChains(c.ID, c.Remote)
 	if err != nil {
 		return err
+	}
+	// Only a main chain can be adopted: when a remote's kept chains are a
+	// main chain and branches, the main chain is the one meant.
+	if mains := slices.DeleteFunc(slices.Clone(chains), func(d project.DivergedChain) bool { return !strings.HasSuffix(d.Ref, "/main") }); len(mains) > 0 {
+		chains = mains
 	}
 	if len(chains) > 1 {
 		f := &failure{msg: fmt.Sprintf("session %s has %d kept chains", short8(sessionOfRef(chains[0].Ref)), len(chains)),

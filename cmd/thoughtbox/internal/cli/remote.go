@@ -213,7 +213,7 @@ func (a *app) printPull(res *project.PullResult) {
 		writeJSON(a.env.Stdout, res)
 	} else {
 		where := remoteLabel(res.Remote, res.URL)
-		if len(res.Created)+len(res.Updated)+len(res.Diverged)+len(res.Quarantined) == 0 {
+		if len(res.Created)+len(res.Updated)+len(res.Diverged)+len(res.Branched)+len(res.Quarantined) == 0 {
 			fmt.Fprintf(a.env.Stdout, "already up to date with %s\n", where)
 		} else {
 			fmt.Fprintf(a.env.Stdout, "pulled from %s: %s new%s, %s updated (%d objects, %d bytes)\n", where,
@@ -232,18 +232,40 @@ func (a *app) printPull(res *project.PullResult) {
 			plural(len(res.Deleted), "session", "sessions"), map[bool]string{true: "was", false: "were"}[len(res.Deleted) == 1],
 			map[bool]string{true: "it", false: "them"}[len(res.Deleted) == 1], strings.Join(res.Deleted, ", "))
 	}
+	a.printBranched(res)
 	if len(res.Diverged) == 0 {
 		return
 	}
 	// The data is safe on both sides, so this is a warning, not a failure.
 	w := a.env.Stderr
-	fmt.Fprintf(w, "thoughtbox: warning: %s diverged: extended differently here and on %s.\n",
+	fmt.Fprintf(w, "thoughtbox: warning: %s diverged and could not be made a branch: extended differently here and on %s.\n",
 		plural(len(res.Diverged), "ref", "refs"), remoteLabel(res.Remote, res.URL))
 	fmt.Fprintln(w, "Nothing here was changed; the remote's chains are kept beside yours:")
 	for _, d := range res.Diverged {
 		fmt.Fprintf(w, "  %s  kept as %s\n", strings.TrimPrefix(d.Ref, "refs/heads/"), d.KeptAs)
+		if d.Why != "" {
+			fmt.Fprintf(w, "    why: %s\n", d.Why)
+		}
 	}
-	fmt.Fprintln(w, "hint: 'thoughtbox show <id>' shows both chains; 'git log <kept ref>' in the repository reads the remote's.")
+	fmt.Fprintln(w, "hint: 'thoughtbox diverged show <id>' lists the remote's thoughts you lack;")
+	fmt.Fprintln(w, "hint: 'thoughtbox diverged adopt <id>' records them here as a new branch and forgets the kept copy;")
+	fmt.Fprintln(w, "hint: 'thoughtbox diverged drop <id>' forgets the kept copy (the remote keeps it; the next pull brings it back).")
+}
+
+// printBranched says which of this ledger's chains a pull made branches:
+// nothing was lost, and a push shares them.
+func (a *app) printBranched(res *project.PullResult) {
+	if len(res.Branched) == 0 || a.format == FormatJSON {
+		return
+	}
+	w := a.env.Stderr
+	fmt.Fprintf(w, "thoughtbox: %s extended differently here and on %s became %s:\n",
+		plural(len(res.Branched), "chain", "chains"), remoteLabel(res.Remote, res.URL), map[bool]string{true: "a branch", false: "branches"}[len(res.Branched) == 1])
+	for _, b := range res.Branched {
+		fmt.Fprintf(w, "  session %s: your %s after thought %d are now branch %s; %s follows %s\n", b.Session,
+			plural(b.Thoughts, "thought", "thoughts"), b.FromThought, b.Branch, chainName(b.Ref), remoteLabel(res.Remote, res.URL))
+	}
+	fmt.Fprintln(w, "hint: 'thoughtbox push' shares the new branches; nothing needs forcing.")
 }
 
 // warnQuarantined tells which incoming chains failed the pull's checks:
