@@ -548,13 +548,18 @@ func TestReadThoughtsAndStructure(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"main 1", "main 2", "main 3", "main 4", "main 5 revises 2"}},
-		// thoughtNumber N and range N..N agree: every chain's thought N.
-		{map[string]any{"thoughtNumber": 3}, []string{"main 3", "alt 3"}},
-		{map[string]any{"range": map[string]any{"start": 3, "end": 3}}, []string{"main 3", "alt 3"}},
-		{map[string]any{"range": map[string]any{"start": 9, "end": 9}}, []string{"only on the branch"}},
-		{map[string]any{"thoughtNumber": 9}, []string{"only on the branch"}},
+		// thoughtNumber and range read the main chain, or the branch
+		// branchId names beside them (seed 002: "get single specific
+		// thought").
+		{map[string]any{"thoughtNumber": 3}, []string{"main 3"}},
+		{map[string]any{"thoughtNumber": 3, "branchId": "alt"}, []string{"alt 3"}},
+		{map[string]any{"range": map[string]any{"start": 3, "end": 3}}, []string{"main 3"}},
+		{map[string]any{"range": map[string]any{"start": 9, "end": 9}}, nil},
+		{map[string]any{"range": map[string]any{"start": 9, "end": 9}, "branchId": "alt"}, []string{"only on the branch"}},
+		{map[string]any{"thoughtNumber": 9, "branchId": "alt"}, []string{"only on the branch"}},
 		{map[string]any{"last": 3}, []string{"alt 4", "main 5 revises 2", "only on the branch"}},
-		{map[string]any{"range": map[string]any{"start": 3, "end": 4}}, []string{"main 3", "main 4", "alt 3", "alt 4"}},
+		{map[string]any{"range": map[string]any{"start": 3, "end": 4}}, []string{"main 3", "main 4"}},
+		{map[string]any{"range": map[string]any{"start": 3, "end": 4}, "branchId": "alt"}, []string{"alt 3", "alt 4"}},
 		{map[string]any{"branchId": "alt"}, []string{"alt 3", "alt 4", "only on the branch"}},
 		{map[string]any{"branchId": "alt", "sessionId": id[:6]}, []string{"alt 3", "alt 4", "only on the branch"}},
 	}
@@ -568,6 +573,10 @@ func TestReadThoughtsAndStructure(t *testing.T) {
 		t.Errorf("main chain read: branches %v, query %v", r["branches"], r["query"])
 	}
 	c.fail("read_thoughts", map[string]any{"branchId": "nope"}, ledger.CodeInvalidPayload)
+	if body := c.fail("read_thoughts", map[string]any{"thoughtNumber": 9}, ledger.CodeThoughtNotFound); !contains(body["message"].(string), "main chain") {
+		t.Errorf("thought 9 is only on a branch; the error should say it looked at the main chain: %v", body)
+	}
+	c.fail("read_thoughts", map[string]any{"last": 2, "branchId": "alt"}, ledger.CodeInvalidPayload)
 
 	s := c.ok("get_structure", nil)
 	want := map[string]any{

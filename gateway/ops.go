@@ -149,7 +149,7 @@ func newOperations() *operationTable {
 			tool:         "thoughtbox_thought",
 			describeTool: func(*conn) string { return thoughtToolDescription }},
 		{name: "read_thoughts", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(readThoughts), params: paramsOf(readThoughts),
-			argsNote: "give at most one of thoughtNumber, last, range and branchId. thoughtNumber N and range N..N agree: both return every thought numbered N, main chain and branches, in creation order. total counts what the query selects; a long session reads in pages with limit and offset",
+			argsNote: "give at most one of thoughtNumber, last and range. thoughtNumber and range read the main chain, or the branch that branchId names; branchId alone reads that branch; last reads the most recent thoughts of every chain. total counts what the query selects; a long session reads in pages with limit and offset",
 			summary:  "read recorded thoughts back; with no query, the main chain"},
 		{name: "get_structure", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(getStructure), params: paramsOf(getStructure),
 			summary: "the shape of a session: main chain, branches, revisions"},

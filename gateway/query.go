@@ -35,13 +35,17 @@ func (p *readThoughtsParams) check() error {
 	if err := checkLimit(p.Limit); err != nil {
 		return err
 	}
+	// branchId alone reads a branch; beside thoughtNumber or range it
+	// names the chain they read (the main chain otherwise).
 	if err := oneOf(map[string]bool{
 		"thoughtNumber": p.ThoughtNumber != nil,
 		"last":          p.Last != nil,
 		"range":         p.Range != nil,
-		"branchId":      p.BranchID != "",
 	}); err != nil {
 		return err
+	}
+	if p.Last != nil && p.BranchID != "" {
+		return oneOf(map[string]bool{"last": true, "branchId": true})
 	}
 	for _, f := range []struct {
 		name string
@@ -81,10 +85,11 @@ func (p *readThoughtsParams) query() map[string]any {
 		q["last"] = *p.Last
 	case p.Range != nil:
 		q["range"] = map[string]int{"start": *p.Range.Start, "end": *p.Range.End}
-	case p.BranchID != "":
-		q["branchId"] = p.BranchID
-	default:
+	case p.BranchID == "":
 		q["mainChain"] = true
+	}
+	if p.BranchID != "" {
+		q["branchId"] = p.BranchID
 	}
 	if p.Limit != nil {
 		q["limit"] = *p.Limit
@@ -145,44 +150,46 @@ func readThoughts(ctx context.Context, c *call, p *readThoughtsParams) (any, err
 
 // selectThoughts runs a ReadThoughtsQuery against a graph:
 //   - no query: the main chain;
-//   - thoughtNumber N: every thought numbered N, on the main chain and on
-//     every branch, in creation order — exactly what range N..N returns
-//     (THOUGHT_NOT_FOUND when there is none);
+//   - thoughtNumber N: the main chain's thought N — or, with branchId, the
+//     branch's (THOUGHT_NOT_FOUND when there is none); seed 002 calls it
+//     "get single specific thought", so it never returns two;
 //   - last: the N most recent thoughts on any chain, in creation order;
-//   - range: every thought numbered start..end on any chain, in creation
-//     order, so branch thoughts come after their fork point;
-//   - branchId: the branch's thoughts.
+//   - range: the main chain's thoughts numbered start..end, or the
+//     branch's with branchId;
+//   - branchId alone: the branch's thoughts.
 func selectThoughts(g *ledger.Graph, p *readThoughtsParams) ([]ledger.ThoughtNode, error) {
-	switch {
-	case p.ThoughtNumber != nil:
-		n := *p.ThoughtNumber
-		out := inRange(g, n, n)
-		if len(out) == 0 {
-			return nil, thoughtNotFound(g.SessionID(), n)
-		}
-		return out, nil
-	case p.Last != nil:
+	if p.Last != nil {
 		all := g.Nodes()
 		return all[max(0, len(all)-*p.Last):], nil
-	case p.Range != nil:
-		return inRange(g, *p.Range.Start, *p.Range.End), nil
-	case p.BranchID != "":
+	}
+	chain := g.MainChain()
+	if p.BranchID != "" {
 		nodes, ok := g.Branch(ledger.BranchID(p.BranchID))
 		if !ok {
 			e := ledger.InvalidField("branchId", "session %s has no branch %q; its branches: %v", g.SessionID(), p.BranchID, g.BranchIDs())
 			e.Details["branches"] = g.BranchIDs()
 			return nil, e
 		}
-		return nodes, nil
+		chain = nodes
 	}
-	return g.MainChain(), nil
+	switch {
+	case p.ThoughtNumber != nil:
+		n := *p.ThoughtNumber
+		out := numbered(chain, n, n)
+		if len(out) == 0 {
+			return nil, thoughtNotFound(g.SessionID(), p.BranchID, n)
+		}
+		return out, nil
+	case p.Range != nil:
+		return numbered(chain, *p.Range.Start, *p.Range.End), nil
+	}
+	return chain, nil
 }
 
-// inRange lists the thoughts numbered start..end on any chain, in
-// creation order.
-func inRange(g *ledger.Graph, start, end int) []ledger.ThoughtNode {
+// numbered lists the thoughts of chain numbered start..end.
+func numbered(chain []ledger.ThoughtNode, start, end int) []ledger.ThoughtNode {
 	out := []ledger.ThoughtNode{}
-	for _, n := range g.Nodes() {
+	for _, n := range chain {
 		if num := n.Data.ThoughtNumber; num >= start && num <= end {
 			out = append(out, n)
 		}
@@ -190,9 +197,22 @@ func inRange(g *ledger.Graph, start, end int) []ledger.ThoughtNode {
 	return out
 }
 
-func thoughtNotFound(sessionID string, n int) *ledger.Error {
-	e := ledger.Errorf(ledger.CodeThoughtNotFound, "session %s has no thought %d: %w", sessionID, n, ledger.ErrThoughtNotFound)
+// inRange lists the thoughts numbered start..end on any chain, in
+// creation order (the range resource template's listing).
+func inRange(g *ledger.Graph, start, end int) []ledger.ThoughtNode {
+	return numbered(g.Nodes(), start, end)
+}
+
+func thoughtNotFound(sessionID, branch string, n int) *ledger.Error {
+	where := "main chain"
+	if branch != "" {
+		where = "branch " + branch
+	}
+	e := ledger.Errorf(ledger.CodeThoughtNotFound, "session %s has no thought %d on its %s: %w", sessionID, n, where, ledger.ErrThoughtNotFound)
 	e.Details = map[string]any{"sessionId": sessionID, "thoughtNumber": n}
+	if branch != "" {
+		e.Details["branchId"] = branch
+	}
 	return e
 }
 
