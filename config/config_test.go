@@ -295,20 +295,20 @@ func TestObservatorySettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Enabled || s.HTTPAPI || s.Port != 1729 || s.MaxConnections != 100 || s.AbandonAfter != 24*time.Hour || len(s.Origins) != 0 {
+	if s.Enabled || s.HTTPAPI || s.Port != 1729 || s.MaxConnections != 100 || s.AbandonAfter != 24*time.Hour || s.LiveWindow != 5*time.Minute || len(s.Origins) != 0 {
 		t.Errorf("defaults = %+v", s)
 	}
 	s, err = resolve(map[string]string{EnvObservatoryEnabled: "true", EnvObservatoryHTTPAPI: "1", EnvObservatoryPort: "0",
-		EnvObservatoryMaxConnections: "3", EnvObservatoryAbandonAfter: "90m", EnvObservatoryCORS: "https://a.example, http://b.example:8080/"}).Observatory()
+		EnvObservatoryMaxConnections: "3", EnvObservatoryAbandonAfter: "90m", EnvObservatoryLiveWindow: "90s", EnvObservatoryCORS: "https://a.example, http://b.example:8080/"}).Observatory()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Enabled || !s.HTTPAPI || s.Port != 0 || s.MaxConnections != 3 || s.AbandonAfter != 90*time.Minute ||
+	if !s.Enabled || !s.HTTPAPI || s.Port != 0 || s.MaxConnections != 3 || s.AbandonAfter != 90*time.Minute || s.LiveWindow != 90*time.Second ||
 		strings.Join(s.Origins, " ") != "https://a.example http://b.example:8080" {
 		t.Errorf("settings = %+v", s)
 	}
 	for name, bad := range map[string]string{EnvObservatoryEnabled: "maybe", EnvObservatoryPort: "70000",
-		EnvObservatoryMaxConnections: "0", EnvObservatoryAbandonAfter: "-1h", EnvObservatoryCORS: "example.org"} {
+		EnvObservatoryMaxConnections: "0", EnvObservatoryAbandonAfter: "-1h", EnvObservatoryLiveWindow: "soon", EnvObservatoryCORS: "example.org"} {
 		_, err := resolve(map[string]string{name: bad}).Observatory()
 		var se *SettingError
 		if !errors.As(err, &se) || se.Name != name {

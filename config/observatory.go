@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ const (
 	EnvObservatoryMaxConnections = "THOUGHTBOX_OBSERVATORY_MAX_CONNECTIONS"
 	EnvObservatoryHTTPAPI        = "THOUGHTBOX_OBSERVATORY_HTTP_API"
 	EnvObservatoryAbandonAfter   = "THOUGHTBOX_OBSERVATORY_ABANDON_AFTER"
+	EnvObservatoryLiveWindow     = "THOUGHTBOX_OBSERVATORY_LIVE_WINDOW"
 )
 
 // Observatory defaults.
@@ -22,6 +24,7 @@ const (
 	DefaultObservatoryPort           = 1729
 	DefaultObservatoryMaxConnections = 100
 	DefaultObservatoryAbandonAfter   = 24 * time.Hour
+	DefaultObservatoryLiveWindow     = 5 * time.Minute
 )
 
 // ObservatorySettings are the Observatory's settings from the environment.
@@ -35,12 +38,16 @@ type ObservatorySettings struct {
 	MaxConnections int
 	HTTPAPI        bool
 	AbandonAfter   time.Duration
+	// LiveWindow is how recently a session must have been written to for
+	// the page to list it as live.
+	LiveWindow time.Duration
 }
 
 // Observatory reads the THOUGHTBOX_OBSERVATORY_* settings. A value that
 // cannot be used is a *SettingError naming the variable.
 func (c *Config) Observatory() (ObservatorySettings, error) {
-	s := ObservatorySettings{Port: DefaultObservatoryPort, MaxConnections: DefaultObservatoryMaxConnections, AbandonAfter: DefaultObservatoryAbandonAfter}
+	s := ObservatorySettings{Port: DefaultObservatoryPort, MaxConnections: DefaultObservatoryMaxConnections, AbandonAfter: DefaultObservatoryAbandonAfter,
+		LiveWindow: DefaultObservatoryLiveWindow}
 	var err error
 	if s.Enabled, err = c.flag(EnvObservatoryEnabled); err != nil {
 		return s, err
@@ -69,6 +76,13 @@ func (c *Config) Observatory() (ObservatorySettings, error) {
 		}
 		s.AbandonAfter = d
 	}
+	if v := c.Getenv(EnvObservatoryLiveWindow); v != "" {
+		d, err := ParseLiveWindow(v)
+		if err != nil {
+			return s, &SettingError{Name: EnvObservatoryLiveWindow, Value: v, Reason: err.Error()}
+		}
+		s.LiveWindow = d
+	}
 	for _, o := range strings.Split(c.Getenv(EnvObservatoryCORS), ",") {
 		o = strings.TrimRight(strings.TrimSpace(o), "/")
 		if o == "" {
@@ -90,4 +104,14 @@ func (c *Config) flag(name string) (bool, error) {
 		return true, nil
 	}
 	return false, &SettingError{Name: name, Value: c.Getenv(name), Reason: "expected true or false"}
+}
+
+// ParseLiveWindow reads the Observatory's live window: a positive
+// duration such as 5m or 90s.
+func ParseLiveWindow(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return 0, errors.New("expected a positive duration such as 5m or 90s")
+	}
+	return d, nil
 }

@@ -40,6 +40,7 @@ func (o *Observatory) routes() *http.ServeMux {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'")
 		files.ServeHTTP(w, r)
 	})
+	o.registerUI(mux)
 	if o.cfg.HTTPAPI {
 		mux.HandleFunc("GET /api/sessions", o.api(o.apiList))
 		mux.HandleFunc("GET /api/sessions/{id}", o.api(o.apiSnapshot))

@@ -81,6 +81,9 @@ type Config struct {
 	// AbandonAfter is how long a session that is not completed may go
 	// without a thought before it counts as abandoned.
 	AbandonAfter time.Duration
+	// LiveWindow is how recently a session must have been written to for
+	// the page to list it as live; zero takes DefaultLiveWindow.
+	LiveWindow time.Duration
 	// ReadLimit bounds one client message, in bytes.
 	ReadLimit int64
 	// PingInterval is how often the server pings; a client that has not

@@ -169,7 +169,7 @@ func TestObservatoryInBrowser(t *testing.T) {
 		{map[string]any{"thought": "S3|E|S2|Access log: 2% of user ids take 61% of the reads.", "nextThoughtNeeded": true}, "3", ""},
 		{map[string]any{"thought": "S4|H|S3|A shared Redis in front of the database.", "nextThoughtNeeded": true, "branchId": "redis", "branchFromThought": 3}, "redis:4", ".edge.branch"},
 		{map[string]any{"thought": "S5|E|S4|Redis adds a network hop and an on-call rota.", "nextThoughtNeeded": true, "branchId": "redis", "branchFromThought": 3}, "redis:5", ""},
-		{map[string]any{"thought": "S4|R|^S2|Reads are skewed, and profile writes are rare: minutes of staleness are fine.", "nextThoughtNeeded": true, "isRevision": true, "revisesThought": 2}, "4", ".edge.revision"},
+		{map[string]any{"thought": "S4|R|^S2|Reads are skewed, and profile writes are rare: minutes of staleness are fine.", "nextThoughtNeeded": true, "isRevision": true, "revisesThought": 2}, "4", ".node.revision"},
 		{map[string]any{"thought": "S5|H|S3,S4|An in-process LRU of 50,000 profiles per instance.", "nextThoughtNeeded": true}, "5", ""},
 		{map[string]any{"thought": "S6|E|S5|Load test: p99 falls to 95 ms with a 93% hit rate.", "nextThoughtNeeded": true, "critique": true}, "6", ""},
 		{map[string]any{"thought": "S7|C|S6|Ship the LRU behind a flag; revisit Redis if instances exceed 40.", "nextThoughtNeeded": true}, "7", ""},

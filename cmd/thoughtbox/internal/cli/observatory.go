@@ -20,6 +20,8 @@ type observatoryCmd struct {
 	Host    string `placeholder:"ADDR" help:"Address to listen on (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN or THOUGHTBOX_AUTH_TOKENS_FILE."`
 	Port    string `placeholder:"N" help:"Port to listen on (env THOUGHTBOX_OBSERVATORY_PORT; default 1729; 0 picks a free one)."`
 	HTTPAPI bool   `name:"http-api" help:"Serve the HTTP API under /api/ (env THOUGHTBOX_OBSERVATORY_HTTP_API)."`
+	// LiveWindow is a string so that the setting error names the flag.
+	LiveWindow string `name:"live-window" placeholder:"DURATION" help:"List a session as live when written to within this long (env THOUGHTBOX_OBSERVATORY_LIVE_WINDOW; default 5m)."`
 }
 
 // settings reads and checks the Observatory's settings (see
@@ -35,6 +37,13 @@ func (c *observatoryCmd) settings(cfg *config.Config) (config.ObservatorySetting
 			return s, &config.SettingError{Name: "--port", Value: c.Port, Reason: "expected a port number from 0 to 65535"}
 		}
 		s.Port = n
+	}
+	if c.LiveWindow != "" {
+		d, err := config.ParseLiveWindow(c.LiveWindow)
+		if err != nil {
+			return s, &config.SettingError{Name: "--live-window", Value: c.LiveWindow, Reason: err.Error()}
+		}
+		s.LiveWindow = d
 	}
 	return s, nil
 }
@@ -124,6 +133,7 @@ func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, to
 		AuthToken:      a.cfg.Getenv(EnvAuthToken),
 		Project:        a.cfg.Project,
 		AbandonAfter:   s.AbandonAfter,
+		LiveWindow:     s.LiveWindow,
 		Authors:        a.proj,
 		Log:            a.log,
 	}

@@ -1,0 +1,362 @@
+package observatory_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/observatory"
+)
+
+var screenshots = flag.Bool("screenshots", false, "save the browser tests' screenshots to testdata/observatory (for the README) instead of a temporary directory")
+
+// widths are the viewport widths every layout is checked at.
+var widths = []int{360, 420, 800, 1280, 1920}
+
+// browser is a headless Chromium tab driven by chromedp.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a browser")
+	}
+	var chromium string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		t.Skip("Chromium is not installed (apt-get install chromium); skipping the browser test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.WindowSize(1280, 800))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancelTab(); cancelAlloc(); cancel() })
+	b := &browser{t: t, ctx: tab, shots: t.TempDir()}
+	if *screenshots {
+		b.shots = filepath.Join("..", "testdata", "observatory")
+		os.MkdirAll(b.shots, 0o755)
+	}
+	return b
+}
+
+func (b *browser) run(what string, actions ...chromedp.Action) {
+	b.t.Helper()
+	if err := chromedp.Run(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression (awaiting a promise) into out.
+func (b *browser) eval(what, expr string, out any) {
+	b.t.Helper()
+	b.run(what, chromedp.Evaluate(expr, out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	}))
+}
+
+// poll waits until a JavaScript condition holds.
+func (b *browser) poll(what, cond string) {
+	b.t.Helper()
+	b.run(what, chromedp.Poll(cond, nil, chromedp.WithPollingTimeout(15*time.Second)))
+}
+
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	var png []byte
+	b.run("screenshot "+name, chromedp.CaptureScreenshot(&png))
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// open loads the page at width × height, on a session or on the landing
+// view, and waits for the socket.
+func (b *browser) open(url string, width, height int) {
+	b.t.Helper()
+	b.run("open "+url, chromedp.EmulateViewport(int64(width), int64(height)), chromedp.Navigate("about:blank"),
+		chromedp.Navigate(url), chromedp.WaitReady(`#conn.open`, chromedp.ByQuery))
+}
+
+// words make thoughts of varied lengths that read like prose.
+var words = strings.Fields(`the cache misses because warm-up runs before the index is loaded so every
+first read goes to the database and the p99 climbs while the pool is cold; measure it under real
+traffic before deciding anything about Redis or an in-process LRU with a bounded size`)
+
+func prose(n, length int) string {
+	var sb strings.Builder
+	for i := 0; sb.Len() < length; i++ {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(words[(n*7+i*3)%len(words)])
+	}
+	return strings.ToUpper(sb.String()[:1]) + sb.String()[1:] + "."
+}
+
+// writeSmall writes a session of 15 thoughts: ten on the main chain (the
+// fourth revises the second), a branch of three from thought 3 and one of
+// two from thought 7; a critique on thought 6 and, in thought 9, a file
+// reference and the commit of thought 1.
+func writeSmall(f *fixture) (string, int) {
+	id := f.start("Why the profile cache misses after a deploy", "perf", "caching")
+	main := func(n int, in ledger.ThoughtInput) *ledger.AddResult {
+		if in.Thought == "" {
+			in.Thought = prose(n, 40+n*23%120)
+		}
+		in.NextThoughtNeeded = true
+		return f.add(id, in)
+	}
+	first := main(1, ledger.ThoughtInput{})
+	main(2, ledger.ThoughtInput{Thought: "Most reads hit the same few users, so a small cache in front of the database would absorb them."})
+	main(3, ledger.ThoughtInput{})
+	for i := range 3 {
+		main(20+i, ledger.ThoughtInput{BranchID: "redis", BranchFromThought: ptr(3)})
+	}
+	main(4, ledger.ThoughtInput{Thought: "Most reads hit the same few users, and profile writes are rare, so minutes of staleness are fine in front of the database.",
+		IsRevision: true, RevisesThought: ptr(2)})
+	for n := 5; n <= 7; n++ {
+		main(n, ledger.ThoughtInput{})
+	}
+	for i := range 2 {
+		main(30+i, ledger.ThoughtInput{BranchID: "smaller-lru-with-a-long-branch-name", BranchFromThought: ptr(7)})
+	}
+	main(8, ledger.ThoughtInput{})
+	main(9, ledger.ThoughtInput{Thought: "The warm-up is in observatory/web/app.js:120 and came with commit " + string(first.Node.Commit())[:12] + "; see https://example.org/runbook for the rollout."})
+	main(10, ledger.ThoughtInput{})
+	if _, err := f.l.AddCritique(f.ctx, id, "", 6, ledger.Critique{Text: "The hit rate is assumed, not measured.", Model: "critic-1", Timestamp: time.Now()}, agent); err != nil {
+		f.t.Fatal(err)
+	}
+	return id, 15
+}
+
+// writeLong writes a session of n thoughts: the main chain with a branch
+// of five every hundred thoughts.
+func writeLong(f *fixture, title string, n int) string {
+	id := f.start(title, "scale")
+	written := 0
+	for i := 1; written < n; i++ {
+		f.add(id, ledger.ThoughtInput{Thought: prose(i, 30+i*37%140), NextThoughtNeeded: true})
+		written++
+		if i%100 == 50 {
+			for k := 0; k < 5 && written < n; k++ {
+				f.add(id, ledger.ThoughtInput{Thought: prose(i+k, 60), BranchID: fmt.Sprintf("alt-%d", i), BranchFromThought: ptr(i), NextThoughtNeeded: true})
+				written++
+			}
+		}
+	}
+	return id
+}
+
+// layoutProblems lists, from the DOM, the node and label boxes of the
+// graph that intersect another thought's, or that lie outside the drawing
+// or outside the pane's width (which needs no sideways scrolling at the
+// default zoom).
+const layoutProblems = `(() => {
+  const host = document.querySelector("#graph");
+  const svg = host.querySelector("svg.g");
+  if (!svg) return ["no graph drawn"];
+  const sb = svg.getBoundingClientRect();
+  const hb = host.getBoundingClientRect();
+  const paneLeft = hb.left + host.clientLeft, paneRight = paneLeft + host.clientWidth;
+  const items = [];
+  for (const n of svg.querySelectorAll(".node")) {
+    const id = n.dataset.nodeId;
+    items.push({id: id, what: "node", r: n.querySelector("circle.dot").getBoundingClientRect()});
+    n.querySelectorAll("text.label").forEach((t, i) => items.push({id: id, what: "label line " + (i + 1), r: t.getBoundingClientRect()}));
+  }
+  svg.querySelectorAll(".branch-label").forEach((t) => items.push({id: "branch label " + t.textContent, what: "branch label", r: t.getBoundingClientRect()}));
+  const out = [];
+  const e = 0.5;
+  for (const it of items) {
+    const r = it.r;
+    if (r.width === 0 || r.height === 0) out.push(it.id + " " + it.what + " is empty");
+    if (r.left < sb.left - e || r.right > sb.right + e || r.top < sb.top - e || r.bottom > sb.bottom + e) out.push(it.id + " " + it.what + " is outside the drawing");
+    if (r.left < paneLeft - e || r.right > paneRight + e) out.push(it.id + " " + it.what + " is outside the pane's width");
+  }
+  items.sort((a, b) => a.r.top - b.r.top);
+  for (let i = 0; i < items.length; i++) {
+    const a = items[i];
+    for (let j = i + 1; j < items.length && items[j].r.top < a.r.bottom - e; j++) {
+      const b = items[j];
+      if (a.id === b.id) continue;
+      if (a.r.left < b.r.right - e && b.r.left < a.r.right - e) out.push(a.id + " " + a.what + " overlaps " + b.id + " " + b.what);
+    }
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push("the page scrolls sideways");
+  return out.slice(0, 20);
+})()`
+
+// TestGraphLayoutAtEveryWidth opens a small session (15 thoughts, two
+// branches, a revision) and a long one (300 thoughts) at widths from a
+// phone's to a wide screen's and checks from the DOM that no two thoughts'
+// nodes or labels overlap and that none is cut off.
+func TestGraphLayoutAtEveryWidth(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	small, smallN := writeSmall(f)
+	long := writeLong(f, "Three hundred thoughts on a slow rollout", 300)
+	b := newBrowser(t)
+	for _, s := range []struct {
+		name, id string
+		n        int
+	}{{"small", small, smallN}, {"long", long, 300}} {
+		for _, w := range widths {
+			b.open(f.srv.URL+"/#session="+s.id, w, 900)
+			b.poll(fmt.Sprintf("%s at %d: every node drawn", s.name, w),
+				fmt.Sprintf(`document.querySelectorAll("#graph .node").length === %d`, s.n))
+			var problems []string
+			b.eval("layout", layoutProblems, &problems)
+			if len(problems) > 0 {
+				t.Errorf("%s session at %d px: %d problems, the first:\n  %s", s.name, w, len(problems), strings.Join(problems, "\n  "))
+			}
+			var labels []string
+			b.eval("labels", `[...document.querySelectorAll("#graph .node")].map((n) => [...n.querySelectorAll("text.label")].map((t) => t.textContent).join(" / "))`, &labels)
+			if s.name == "small" && !strings.Contains(strings.Join(labels, "\n"), " / ") {
+				t.Errorf("at %d px no label has two lines: %q", w, labels)
+			}
+			if s.name == "small" || w == 1280 || w == 420 {
+				b.shot(fmt.Sprintf("graph-%s-%d", s.name, w))
+			}
+		}
+	}
+}
+
+// inView says whether the element of node id lies inside the visible box
+// of the scrolling view that holds it.
+func inView(host, id string) string {
+	return fmt.Sprintf(`(() => {
+  const host = document.querySelector(%q);
+  const e = host.querySelector('[data-node-id=%q]');
+  if (!e) return false;
+  const h = host.getBoundingClientRect(), r = e.getBoundingClientRect();
+  return r.top >= h.top - 1 && r.bottom <= h.top + host.clientHeight + 1 && r.left >= h.left - 1 && r.right <= h.left + host.clientWidth + 1;
+})()`, host, id)
+}
+
+// TestFollowLive writes to a live session while the page watches it: the
+// newest thought stays in sight as the graph grows; once the person
+// scrolls away the view stays where they put it and a "newest" button
+// appears, which brings the newest thought back. The reading view follows
+// the same way, and the chosen view is remembered across a reload.
+func TestFollowLive(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	id := writeLong(f, "A long live session", 60)
+	b := newBrowser(t)
+	b.open(f.srv.URL+"/#session="+id, 1280, 700)
+	b.poll("the graph", `document.querySelectorAll("#graph .node").length === 60`)
+	b.run("start in the graph view", chromedp.Click("#view-graph", chromedp.ByQuery))
+	n := 60
+	add := func() string {
+		n++
+		res := f.add(id, ledger.ThoughtInput{Thought: prose(n, 90), NextThoughtNeeded: true})
+		return res.Node.ID
+	}
+	for range 8 {
+		node := add()
+		b.poll("thought "+node+" in sight", inView("#graph", node))
+	}
+	var hidden bool
+	b.eval("newest button", `document.querySelector("#newest").hidden`, &hidden)
+	if !hidden {
+		t.Error("the newest button shows while the view follows")
+	}
+
+	b.eval("scroll away", `(() => { const g = document.querySelector("#graph"); g.scrollTop = 0; return new Promise((r) => setTimeout(() => r(true), 200)); })()`, nil)
+	node := add()
+	b.poll("the node drawn", fmt.Sprintf(`!!document.querySelector('#graph [data-node-id=%q]')`, node))
+	b.poll("the newest button", `!document.querySelector("#newest").hidden`)
+	var top float64
+	var visible bool
+	b.eval("scroll position", `document.querySelector("#graph").scrollTop`, &top)
+	b.eval("newest in sight", inView("#graph", node), &visible)
+	if top > 1 || visible {
+		t.Errorf("after scrolling to the top, a new thought moved the view (scrollTop %v, newest in sight %v)", top, visible)
+	}
+	b.run("click newest", chromedp.Click("#newest", chromedp.ByQuery))
+	b.poll("newest in sight after the click", inView("#graph", node))
+	b.poll("the button hides", `document.querySelector("#newest").hidden`)
+	node = add()
+	b.poll("following again", inView("#graph", node))
+
+	b.run("reading view", chromedp.Click("#view-read", chromedp.ByQuery))
+	for range 3 {
+		node = add()
+		b.poll("thought "+node+" in sight in the reading view", inView("#reading", node))
+	}
+	b.shot("follow-reading-1280")
+	b.open(f.srv.URL+"/#session="+id, 1280, 700)
+	b.poll("the reading view is remembered", `document.querySelector("#view-read").getAttribute("aria-pressed") === "true" && !document.querySelector("#reading").hidden && document.querySelectorAll("#reading .para").length > 60`)
+}
+
+// TestReadingView checks the document the reading view makes of the small
+// session: every thought a paragraph with number, type and time; each
+// branch a thread under its fork thought; the revision a word diff; the
+// critique inline; the file reference, the commit id and the URL links.
+func TestReadingView(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	id, n := writeSmall(f)
+	b := newBrowser(t)
+	for _, w := range []int{1280, 420} {
+		b.open(f.srv.URL+"/?code=https://example.org/repo#session="+id, w, 900)
+		b.run("reading view", chromedp.Click("#view-read", chromedp.ByQuery))
+		b.poll("paragraphs", fmt.Sprintf(`document.querySelectorAll("#reading .para").length === %d`, n))
+		var doc struct {
+			Heads    []string
+			Threads  []string
+			Ins, Del []string
+			Critique string
+			Links    []string
+			Diff     string
+		}
+		b.eval("the document", `(() => ({
+  heads: [...document.querySelectorAll("#reading .para header")].map((h) => h.textContent),
+  threads: [...document.querySelectorAll("#reading details.thread")].map((d) => d.previousElementSibling.dataset.nodeId + " > " + d.querySelector("summary").textContent),
+  ins: [...document.querySelectorAll("#reading .diff ins")].map((e) => e.textContent),
+  del: [...document.querySelectorAll("#reading .diff del")].map((e) => e.textContent),
+  critique: (document.querySelector("#reading .crit") || {}).textContent || "",
+  links: [...document.querySelectorAll("#reading .para p a")].map((a) => a.textContent + " -> " + a.getAttribute("href")),
+}))()`, &doc)
+		if len(doc.Heads) != n || !strings.HasPrefix(doc.Heads[0], "1thought") && !strings.HasPrefix(doc.Heads[0], "1") {
+			t.Errorf("paragraph headers: %q", doc.Heads)
+		}
+		wantThreads := []string{id + ":3 > Branch redis · 3 thoughts, from thought 3", id + ":7 > Branch smaller-lru-with-a-long-branch-name · 2 thoughts, from thought 7"}
+		if strings.Join(doc.Threads, "|") != strings.Join(wantThreads, "|") {
+			t.Errorf("threads = %q, want %q", doc.Threads, wantThreads)
+		}
+		if !strings.Contains(strings.Join(doc.Ins, "|"), "profile writes are rare") || !strings.Contains(strings.Join(doc.Del, "|"), "a small cache") {
+			t.Errorf("the revision's diff: inserted %q, deleted %q", doc.Ins, doc.Del)
+		}
+		if !strings.Contains(doc.Critique, "Critique by critic-1: The hit rate is assumed") {
+			t.Errorf("critique = %q", doc.Critique)
+		}
+		links := strings.Join(doc.Links, "\n")
+		for _, want := range []string{"observatory/web/app.js:120 -> https://example.org/repo/blob/HEAD/observatory/web/app.js#L120",
+			"https://example.org/runbook -> https://example.org/runbook", " -> #t-" + strings.ReplaceAll(id, "-", "-") + "-1"} {
+			if !strings.Contains(links, want) {
+				t.Errorf("links lack %q:\n%s", want, links)
+			}
+		}
+		b.shot(fmt.Sprintf("reading-small-%d", w))
+	}
+}
