@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -185,49 +184,32 @@ func grantOf(r *http.Request) *Grant {
 	return gr
 }
 
-// writeOps are the operations, and sub-operations of session, knowledge
-// and notebook, that change a ledger (a notebook run commits its outputs).
-var writeOps = map[string]bool{
-	"start_new": true, "thought": true,
-	"session/export": true, "session/extract_learnings": true, "session/update": true,
-	"session/delete": true, "session/restore": true,
-	"knowledge/create": true, "knowledge/update": true, "knowledge/delete": true,
-	"knowledge/write_note": true, "knowledge/delete_note": true,
-	"notebook/create": true, "notebook/add_cell": true, "notebook/update_cell": true, "notebook/delete_cell": true,
-	"notebook/run_cell": true, "notebook/run_all": true, "notebook/install_deps": true, "notebook/import": true,
-}
-
 // projectFree are the operations that read nothing of the connection's
 // project, so that a token may move away from a project it cannot read
 // (every connection starts in the server's own).
 var projectFree = map[string]bool{"get_state": true, "navigate": true, "bind_root": true, "list_roots": true}
 
 // checkScope refuses a call its token does not allow on the connection's
-// project.
-func (c *call) checkScope(op string) error {
+// project. It reads the call's resolved route, so that the sub-operation
+// it judges is the one dispatch runs (the writing ones are marked in the
+// operation and sub-operation tables).
+func (c *call) checkScope() error {
 	gr := c.grant
 	if gr == nil {
 		return nil
 	}
-	if !projectFree[op] && !gr.CanRead(c.project) {
+	if !projectFree[c.route.op.name] && !gr.CanRead(c.project) {
 		return scopeError(gr, "read", c.project)
 	}
-	name := op
-	if op == "session" || op == "knowledge" || op == "notebook" {
-		var head struct {
-			Operation    string `json:"operation"`
-			SubOperation string `json:"subOperation"`
-		}
-		_ = json.Unmarshal(c.args, &head)
-		name = op + "/" + head.Operation + head.SubOperation
-	}
-	if writeOps[name] && !gr.CanWrite(c.project) {
-		return scopeError(gr, "write to", c.project)
+	if c.route.writes() && !gr.CanWrite(c.project) {
+		e := scopeError(gr, "write to", c.project)
+		e.Details["operation"] = c.route.name()
+		return e
 	}
 	return nil
 }
 
-func scopeError(gr *Grant, what, project string) error {
+func scopeError(gr *Grant, what, project string) *ledger.Error {
 	e := ledger.Errorf(CodePermissionDenied, "the token of %s may not %s project %q", gr.Identity, what, project)
 	e.Details = map[string]any{"project": project, "identity": gr.Identity}
 	return e

@@ -22,16 +22,16 @@ const (
 // knowledgeOps lists the sub-operations in the order error messages name
 // them.
 var knowledgeOps = []subOp{
-	sub("create", onKnowledge(createPattern)),
-	sub("update", onKnowledge(updatePattern)),
+	sub("create", onKnowledge(createPattern)).writing(),
+	sub("update", onKnowledge(updatePattern)).writing(),
 	sub("get", onKnowledge(getPattern)),
 	sub("list", onKnowledge(listPatterns)),
 	sub("list_tags", onKnowledge(listPatternTags)),
-	sub("delete", onKnowledge(deletePattern)),
-	sub("write_note", onKnowledge(writeNote)),
+	sub("delete", onKnowledge(deletePattern)).writing(),
+	sub("write_note", onKnowledge(writeNote)).writing(),
 	sub("read_note", onKnowledge(readNote)),
 	sub("list_notes", onKnowledge(listNotes)),
-	sub("delete_note", onKnowledge(deleteNote)),
+	sub("delete_note", onKnowledge(deleteNote)).writing(),
 }
 
 // onKnowledge hands a knowledge sub-operation the zone of the
@@ -52,7 +52,7 @@ func knowledge(ctx context.Context, c *call) (any, error) {
 	if _, err := c.knowledgeZone(); err != nil {
 		return nil, err
 	}
-	return runSubOp(ctx, c, knowledgeOps)
+	return runSubOp(ctx, c)
 }
 
 // knowledgeZone is the knowledge zone of the connection's project.

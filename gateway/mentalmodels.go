@@ -26,7 +26,7 @@ var mentalModelOps = []subOp{
 
 // mentalModelsOp runs a mental_models sub-operation.
 func mentalModelsOp(ctx context.Context, c *call) (any, error) {
-	return runSubOp(ctx, c, mentalModelOps)
+	return runSubOp(ctx, c)
 }
 
 // getModelParams: model (seed 002's name for the id) is accepted as an

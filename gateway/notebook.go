@@ -15,19 +15,19 @@ import (
 )
 
 var notebookOps = []subOp{
-	sub("create", onNotebooks(notebookCreate)),
+	sub("create", onNotebooks(notebookCreate)).writing(),
 	sub("list", onNotebooks(notebookList)),
 	sub("load", onNotebooks(notebookLoad)),
 	sub("list_cells", onNotebooks(notebookListCells)),
 	sub("get_cell", onNotebooks(notebookGetCell)),
-	sub("add_cell", onNotebooks(notebookAddCell)),
-	sub("update_cell", onNotebooks(notebookUpdateCell)),
-	sub("delete_cell", onNotebooks(notebookDeleteCell)),
-	sub("run_cell", onNotebooks(notebookRunCell)),
-	sub("run_all", onNotebooks(notebookRunAll)),
-	sub("install_deps", onNotebooks(notebookInstallDeps)),
+	sub("add_cell", onNotebooks(notebookAddCell)).writing(),
+	sub("update_cell", onNotebooks(notebookUpdateCell)).writing(),
+	sub("delete_cell", onNotebooks(notebookDeleteCell)).writing(),
+	sub("run_cell", onNotebooks(notebookRunCell)).writing(),
+	sub("run_all", onNotebooks(notebookRunAll)).writing(),
+	sub("install_deps", onNotebooks(notebookInstallDeps)).writing(),
 	sub("export", onNotebooks(notebookExport)),
-	sub("import", onNotebooks(notebookImport)),
+	sub("import", onNotebooks(notebookImport)).writing(),
 }
 
 const (
@@ -41,7 +41,7 @@ const notebookToolDescription = "Literate JavaScript/TypeScript notebooks kept i
 
 // notebookOp runs a notebook sub-operation on the connection's project.
 func notebookOp(ctx context.Context, c *call) (any, error) {
-	return runSubOp(ctx, c, notebookOps)
+	return runSubOp(ctx, c)
 }
 
 // onNotebooks is typed for a notebook sub-operation: it hands fn the

@@ -74,6 +74,9 @@ type operation struct {
 	// loaded the cipher and has a domain is at stage 3 (see conn.advance).
 	advancesTo Stage
 	handler    handlerFunc
+	// writes marks an operation that changes the ledger; one with
+	// sub-operations says it per sub-operation (subOp.writes).
+	writes bool
 	// params is the type of the operation's arguments, or subOps its
 	// sub-operations: its "args:" line and its tool's schema are made from
 	// them (see schema.go). argsNote is said after the generated line.
@@ -123,7 +126,7 @@ func newOperations() *operationTable {
 	list := []*operation{
 		{name: "get_state", minStage: StageEntry, advancesTo: stageNone, handler: typed(getState), params: paramsOf(getState),
 			summary: "where this connection stands: stage, active session, domain, bound root, what to call next"},
-		{name: "start_new", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(startNew), params: paramsOf(startNew),
+		{name: "start_new", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(startNew), params: paramsOf(startNew), writes: true,
 			summary: "begin new work; with sessionTitle the session is created now, otherwise by your first thought"},
 		{name: "load_context", minStage: StageEntry, advancesTo: StageInitComplete, handler: typed(loadContext), params: paramsOf(loadContext),
 			summary: "resume a session; replies with restorationInfo (\"Next thought will be #N\")"},
@@ -144,7 +147,7 @@ func newOperations() *operationTable {
 		{name: "session", minStage: StageInitComplete, advancesTo: stageNone, handler: sessionOp,
 			subOps: sessionOps, argsNote: sessionArgsNote,
 			summary: "find, read, resume, export and analyse sessions; discovery hides or shows tools"},
-		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought), params: paramsOf(recordThought),
+		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought), params: paramsOf(recordThought), writes: true,
 			summary:      "record one reasoning step (numbered for you if you omit thoughtNumber); creates a session if none is active",
 			tool:         "thoughtbox_thought",
 			describeTool: func(*conn) string { return thoughtToolDescription }},
@@ -269,6 +272,8 @@ type call struct {
 	*conn
 	session *mcp.ServerSession
 	args    json.RawMessage
+	// route is the operation and sub-operation the call runs.
+	route route
 	// holds release the projects this call opened (see Gateway.project).
 	holds []func()
 }
@@ -449,27 +454,31 @@ func (c *conn) toolHandler(op *operation) mcp.ToolHandler {
 	}
 }
 
-// dispatch checks the stage, runs the operation and, if it succeeded,
-// advances the stage. Calls on one connection run one at a time.
+// dispatch resolves the sub-operation, checks the stage and the token's
+// scope, runs the operation and, if it succeeded, advances the stage.
+// Every check reads the one resolved route, the one that runs. Calls on
+// one connection run one at a time.
 func (c *conn) dispatch(ctx context.Context, ss *mcp.ServerSession, op *operation, args json.RawMessage) *mcp.CallToolResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	rt, err := resolveRoute(op, args)
+	if err != nil {
+		return errorResult(err)
+	}
 	var resumed *resumeNote
 	if c.stage < op.minStage {
-		var err error
-		if resumed, err = c.resume(ctx, op, args); err != nil {
+		if resumed, err = c.resume(ctx, rt); err != nil {
 			return errorResult(err)
 		}
 	}
 	if op.name == "knowledge" || op.name == "mental_models" {
-		var err error
-		if args, err = c.takeSessionArg(ctx, args); err != nil {
+		if rt.args, err = c.takeSessionArg(ctx, rt.args); err != nil {
 			return errorResult(err)
 		}
 	}
-	cl := &call{conn: c, session: ss, args: args}
+	cl := &call{conn: c, session: ss, args: rt.args, route: rt}
 	defer cl.releaseAll()
-	if err := cl.checkScope(op.name); err != nil {
+	if err := cl.checkScope(); err != nil {
 		return errorResult(err)
 	}
 	if err := cl.holdCurrent(ctx); err != nil {
@@ -524,14 +533,13 @@ var readsWithoutSession = map[string][]string{
 //
 // Anything else meets the stage rule. The first call on a connection that
 // skipped the flow gets a resumeNote.
-func (c *conn) resume(ctx context.Context, op *operation, args json.RawMessage) (*resumeNote, error) {
+func (c *conn) resume(ctx context.Context, rt route) (*resumeNote, error) {
+	op := rt.op
 	var ids struct {
 		SessionID          *string `json:"sessionId"`
 		ReasoningSessionID *string `json:"reasoningSessionId"`
-		Operation          *string `json:"operation"`
-		SubOperation       *string `json:"subOperation"`
 	}
-	json.Unmarshal(args, &ids) // a malformed call is refused by its own decoder
+	json.Unmarshal(rt.args, &ids) // a malformed call is refused by its own decoder
 	var arg, sub string
 	switch {
 	case ids.SessionID != nil && *ids.SessionID != "":
@@ -539,11 +547,8 @@ func (c *conn) resume(ctx context.Context, op *operation, args json.RawMessage) 
 	case ids.ReasoningSessionID != nil && *ids.ReasoningSessionID != "":
 		arg = *ids.ReasoningSessionID
 	}
-	switch {
-	case ids.Operation != nil:
-		sub = *ids.Operation
-	case ids.SubOperation != nil:
-		sub = *ids.SubOperation
+	if rt.sub != nil {
+		sub = rt.sub.name
 	}
 	prev := c.stage
 	var why string

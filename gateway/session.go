@@ -19,13 +19,13 @@ var sessionOps = []subOp{
 	sub("get", sessionGet),
 	sub("search", sessionSearch),
 	sub("resume", loadContext), // load_context under another name (seed 004)
-	sub("export", sessionExport),
+	sub("export", sessionExport).writing(),
 	sub("analyze", sessionAnalyze),
-	sub("extract_learnings", sessionLearnings),
+	sub("extract_learnings", sessionLearnings).writing(),
 	sub("discovery", sessionDiscovery),
-	sub("update", sessionUpdate),
-	sub("delete", sessionDelete),
-	sub("restore", sessionRestore),
+	sub("update", sessionUpdate).writing(),
+	sub("delete", sessionDelete).writing(),
+	sub("restore", sessionRestore).writing(),
 	sub("list_deleted", sessionListDeleted),
 }
 
@@ -34,7 +34,7 @@ const sessionArgsNote = "update changes the session with one commit, its thought
 
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
-	return runSubOp(ctx, c, sessionOps)
+	return runSubOp(ctx, c)
 }
 
 // viewOf resolves the session an operation names (or the active one) and

@@ -53,7 +53,10 @@ func FuzzSessionArgs(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_, err := runSubOp(context.Background(), &call{args: raw}, ops)
+		r, err := resolveRoute(&operation{name: "session", subOps: ops}, raw)
+		if err == nil {
+			_, err = runSubOp(context.Background(), &call{args: r.args, route: r})
+		}
 		check(t, raw, err)
 		check(t, raw, decodeArgs(raw, new(deepAnalysisParams)))
 	})

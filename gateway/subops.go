@@ -16,11 +16,13 @@ import (
 )
 
 // subOp is one sub-operation: its name, the type of its arguments (for the
-// schema and the "args:" summary) and its handler, which decodes them.
+// schema and the "args:" summary), its handler, which decodes them, and
+// whether it changes the ledger (a read-only token may not run it).
 type subOp struct {
 	name    string
 	params  reflect.Type
 	handler handlerFunc
+	writes  bool
 }
 
 // sub makes the row of a sub-operation whose arguments are P, decoded
@@ -28,6 +30,13 @@ type subOp struct {
 // unknown.
 func sub[P any](name string, fn func(ctx context.Context, c *call, p *P) (any, error)) subOp {
 	return subOp{name: name, params: reflect.TypeFor[P](), handler: typed(fn)}
+}
+
+// writing marks a sub-operation that changes the ledger (or, for session
+// export, the server's disk).
+func (s subOp) writing() subOp {
+	s.writes = true
+	return s
 }
 
 // subOpNames lists the names of ops in table order, the order error
@@ -40,22 +49,58 @@ func subOpNames(ops []subOp) []string {
 	return names
 }
 
-// runSubOp picks the sub-operation named by "operation" (or its alias
-// "subOperation") inside args and runs it on the other arguments.
+// route is what one call runs: its operation and, for an operation with
+// sub-operations, the sub-operation its arguments name. It is resolved
+// once, before the stage and scope checks, and those checks and the
+// dispatch all read it, so that what is checked is what runs.
+type route struct {
+	op  *operation
+	sub *subOp
+	// args are the arguments the handler decodes: for a sub-operation,
+	// without the fields that named it.
+	args json.RawMessage
+}
+
+// name is the route as the scope check and errors spell it:
+// "session/delete", or the operation alone.
+func (r route) name() string {
+	if r.sub == nil {
+		return r.op.name
+	}
+	return r.op.name + "/" + r.sub.name
+}
+
+// writes reports whether the route changes the ledger.
+func (r route) writes() bool {
+	if r.sub != nil {
+		return r.sub.writes
+	}
+	return r.op.writes
+}
+
+// resolveRoute picks the sub-operation named by "operation" (or its alias
+// "subOperation") inside args; an operation without sub-operations routes
+// to itself with args unchanged.
 //
 // The refusals are the same for every table: INVALID_PAYLOAD on the field
 // "operation", with details {field, problem: missing|unknown, expected:
 // [the names], got} — so a client learns the valid names from any of them.
-func runSubOp(ctx context.Context, c *call, ops []subOp) (any, error) {
-	var fields map[string]json.RawMessage
-	if err := decodeLoose(c.args, &fields); err != nil {
-		return nil, err
+// operation and subOperation given with different values are refused
+// naming both fields (problem: conflict).
+func resolveRoute(op *operation, args json.RawMessage) (route, error) {
+	if op.subOps == nil {
+		return route{op: op, args: args}, nil
 	}
-	var op, alt string
+	ops := op.subOps
+	var fields map[string]json.RawMessage
+	if err := decodeLoose(args, &fields); err != nil {
+		return route{}, err
+	}
+	var name, alt string
 	for _, f := range []struct {
 		name string
 		dst  *string
-	}{{"operation", &op}, {"subOperation", &alt}} {
+	}{{"operation", &name}, {"subOperation", &alt}} {
 		raw, ok := fields[f.name]
 		delete(fields, f.name)
 		if !ok || string(raw) == "null" {
@@ -64,35 +109,46 @@ func runSubOp(ctx context.Context, c *call, ops []subOp) (any, error) {
 		if json.Unmarshal(raw, f.dst) != nil {
 			e := ledger.InvalidField(f.name, "expected string, got %s", jsonKind(raw))
 			e.Details["expected"] = "string"
-			return nil, e
+			return route{}, e
 		}
 	}
-	if err := alias(&op, alt, "operation", "subOperation"); err != nil {
-		return nil, err
+	if name != "" && alt != "" && name != alt {
+		e := ledger.InvalidField("subOperation", "is another name for operation and disagrees with it (%q vs %q); give one of operation and subOperation", alt, name)
+		e.Details["problem"] = "conflict"
+		e.Details["fields"] = routingFields
+		return route{}, e
+	}
+	if name == "" {
+		name = alt
 	}
 	names := subOpNames(ops)
-	i := slices.IndexFunc(ops, func(o subOp) bool { return o.name == op })
+	i := slices.IndexFunc(ops, func(o subOp) bool { return o.name == name })
 	switch {
-	case op == "":
+	case name == "":
 		e := ledger.InvalidField("operation", "is required: one of %s", strings.Join(names, ", "))
 		e.Details["problem"] = "missing"
 		e.Details["expected"] = names
-		return nil, e
+		return route{}, e
 	case i < 0:
-		e := fieldError("operation", "must be one of %s, got %q", strings.Join(names, ", "), op)
+		e := fieldError("operation", "must be one of %s, got %q", strings.Join(names, ", "), name)
 		e.Details["problem"] = "unknown"
 		e.Details["expected"] = names
-		e.Details["got"] = op
-		return nil, e
+		e.Details["got"] = name
+		return route{}, e
 	}
 	rest, err := json.Marshal(fields)
 	if err != nil {
-		return nil, ledger.InvalidField("args", "%v", err)
+		return route{}, ledger.InvalidField("args", "%v", err)
 	}
+	return route{op: op, sub: &ops[i], args: rest}, nil
+}
+
+// runSubOp runs the sub-operation the call was routed to (see
+// resolveRoute) on the other arguments.
+func runSubOp(ctx context.Context, c *call) (any, error) {
 	// The same call, not a copy: a project the sub-operation opens is held
 	// in c.holds and released when the call ends.
-	c.args = rest
-	reply, err := ops[i].handler(ctx, c)
+	reply, err := c.route.sub.handler(ctx, c)
 	return reply, withRouting(err)
 }
 
