@@ -27,6 +27,10 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // kept before it is closed and its state freed.
 const DefaultHTTPSessionTimeout = time.Hour
 
+// DefaultHTTPMaxSessions bounds the open Streamable HTTP sessions; see
+// Options.HTTPMaxSessions.
+const DefaultHTTPMaxSessions = httptransport.DefaultMaxSessions
+
 // DefaultRootsTimeout is how long list_roots and bind_root wait for the
 // client to answer roots/list.
 const DefaultRootsTimeout = 10 * time.Second
@@ -68,6 +72,11 @@ type Options struct {
 	// HTTPSessionTimeout closes Streamable HTTP sessions idle for this
 	// long; 0 means DefaultHTTPSessionTimeout, negative means never.
 	HTTPSessionTimeout time.Duration
+	// HTTPMaxSessions bounds the open Streamable HTTP sessions: past it
+	// a new one takes the place of the one idle longest, and with none
+	// idle initialize is refused with 503. 0 means
+	// httptransport.DefaultMaxSessions, negative means no bound.
+	HTTPMaxSessions int
 	// OpenProject, if set, lets navigate {project} and bind_root move a
 	// connection to another project's ledger. Without it those calls only
 	// record the project, and every session stays in the configured one.
@@ -246,6 +255,7 @@ func (g *Gateway) httpHandler(direct bool) http.Handler {
 		SessionTimeout:   timeout,
 		ReadTimeout:      read,
 		MaxBody:          maxHTTPBody,
+		MaxSessions:      g.opts.HTTPMaxSessions,
 		Logger:           g.opts.Logger,
 	})
 	mux := http.NewServeMux()

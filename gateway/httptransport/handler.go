@@ -61,6 +61,13 @@ const (
 // DefaultMaxBody bounds a POST body, as the SDK's DefaultMaxRequestBodyBytes.
 const DefaultMaxBody = 4 << 20
 
+// DefaultMaxSessions bounds the open sessions of a Handler.
+const DefaultMaxSessions = 1000
+
+// codeTooManySessions is the JSON-RPC error code (one of the range the
+// specification leaves to servers) of an initialize refused for the cap.
+const codeTooManySessions = -32000
+
 // Options configure a Handler.
 type Options struct {
 	// ProtocolVersions are the versions the servers offer; a request whose
@@ -74,6 +81,11 @@ type Options struct {
 	ReadTimeout time.Duration
 	// MaxBody bounds a POST body; 0 means DefaultMaxBody.
 	MaxBody int64
+	// MaxSessions bounds the open sessions; 0 means DefaultMaxSessions,
+	// negative means no bound. A new session past it takes the place of
+	// the session idle longest (no request in progress, no GET stream
+	// open); with none idle it is refused with 503.
+	MaxSessions int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -85,6 +97,11 @@ type Handler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	// opening counts sessions being connected, not yet in sessions: the
+	// cap counts them too.
+	opening int
+	// evicted counts sessions closed to make room for new ones.
+	evicted int
 }
 
 // New returns a Handler that starts each session with a server from
@@ -100,6 +117,9 @@ func New(newServer func(*http.Request) *mcp.Server, opts Options) *Handler {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
 	}
 	return &Handler{newSession: func(r *http.Request) (*mcp.Server, Direct) { return newServer(r), nil }, opts: opts, sessions: map[string]*session{}}
 }
@@ -332,6 +352,10 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 	} else {
 		var err error
 		if s, err = h.open(r); err != nil {
+			if errors.Is(err, errTooManySessions) {
+				writeRPCError(w, http.StatusServiceUnavailable, &rpcError{id: firstCallID(msgs), code: codeTooManySessions, message: err.Error()})
+				return
+			}
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -536,8 +560,17 @@ func (e *eventWriter) write(data []byte) error {
 	return e.rc.Flush()
 }
 
-// open starts a session for r with a new server.
+// open starts a session for r with a new server, making room for it
+// first (see reserve).
 func (h *Handler) open(r *http.Request) (*session, error) {
+	if err := h.reserve(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		h.mu.Lock()
+		h.opening--
+		h.mu.Unlock()
+	}()
 	srv, direct := h.newSession(r)
 	if srv == nil {
 		return nil, errors.New("no server available")
@@ -559,6 +592,7 @@ func (h *Handler) open(r *http.Request) (*session, error) {
 		calls:    map[jsonrpc.ID]*call{},
 		byExtra:  map[*mcp.RequestExtra]*call{},
 	}
+	s.lastUsed.Store(time.Now().UnixNano())
 	ss, err := srv.Connect(base, s, nil)
 	if err != nil {
 		dcancel()

@@ -2,9 +2,12 @@ package httptransport
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -49,6 +52,12 @@ type session struct {
 	// queued what was sent to it while none was.
 	standalone *stream
 	queued     []item
+
+	// busy counts the requests in progress (POSTs, and the GET stream
+	// while open) and lastUsed is when the last one ended (UnixNano):
+	// what Handler.reserve reads to find the session idle longest.
+	busy     atomic.Int32
+	lastUsed atomic.Int64
 
 	// timer closes the session after Options.SessionTimeout without a
 	// POST; refs counts the POSTs in progress, which pause it.
@@ -244,8 +253,10 @@ func (c *session) Close() error {
 	return nil
 }
 
-// startPOST pauses the idle timer while a POST is served.
+// startPOST marks the session busy and pauses the idle timer while a
+// POST is served.
 func (c *session) startPOST() {
+	c.busy.Add(1)
 	c.timerMu.Lock()
 	defer c.timerMu.Unlock()
 	if c.timer == nil {
@@ -259,6 +270,7 @@ func (c *session) startPOST() {
 
 // endPOST restarts the idle timer once no POST is in progress.
 func (c *session) endPOST() {
+	c.idle()
 	c.timerMu.Lock()
 	defer c.timerMu.Unlock()
 	if c.timer == nil {
@@ -302,6 +314,7 @@ func (c *session) attach(s *stream) bool {
 		return false
 	}
 	c.standalone = s
+	c.busy.Add(1)
 	for _, q := range c.queued {
 		s.push(q.data, false)
 	}
@@ -313,9 +326,16 @@ func (c *session) detach(s *stream) {
 	c.mu.Lock()
 	if c.standalone == s {
 		c.standalone = nil
+		c.idle()
 	}
 	c.mu.Unlock()
 	s.end()
+}
+
+// idle ends one request of those busy counts.
+func (c *session) idle() {
+	c.lastUsed.Store(time.Now().UnixNano())
+	c.busy.Add(-1)
 }
 
 type extraKey struct{}
@@ -332,4 +352,62 @@ func Correlate(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// errTooManySessions is returned by open when the cap is reached and no
+// session is idle.
+var errTooManySessions = errors.New("too many MCP sessions")
+
+// reserve makes room for one more session under Options.MaxSessions:
+// past the cap it closes the session idle longest, and with none idle
+// (every session has a request in progress or a GET stream open) it
+// refuses. Idle sessions go first because a client that is between calls
+// loses nothing it cannot get back with a new initialize, whereas one in
+// a call would lose its answer.
+func (h *Handler) reserve() error {
+	h.mu.Lock()
+	max := h.opts.MaxSessions
+	if max < 0 || len(h.sessions)+h.opening < max {
+		h.opening++
+		h.mu.Unlock()
+		return nil
+	}
+	var victim *session
+	for _, s := range h.sessions {
+		if s.busy.Load() == 0 && (victim == nil || s.lastUsed.Load() < victim.lastUsed.Load()) {
+			victim = s
+		}
+	}
+	if victim == nil {
+		n := len(h.sessions) + h.opening
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %d are open, the most allowed (THOUGHTBOX_HTTP_MAX_SESSIONS), and every one is in use; try again once one ends", errTooManySessions, n)
+	}
+	// Forgotten now, so that it no longer counts and no other open picks
+	// it; closed outside the lock, which Close takes to forget it again.
+	delete(h.sessions, victim.id)
+	h.evicted++
+	h.opening++
+	h.mu.Unlock()
+	h.opts.Logger.Info("mcp http: closing the session idle longest to make room for a new one", "session", victim.id)
+	_ = victim.shut()
+	return nil
+}
+
+// Evicted is the number of sessions closed to make room for new ones.
+func (h *Handler) Evicted() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.evicted
+}
+
+// firstCallID is the raw id of the first call among msgs, for an error
+// that answers it (nil: none).
+func firstCallID(msgs []jsonrpc.Message) json.RawMessage {
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			return stdio.RawID(req.ID)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/gateway"
 )
 
 // serverLimits are the server's bounds on what one client may hold; each
@@ -14,6 +15,7 @@ type serverLimits struct {
 	readTimeout  time.Duration // one request body
 	idle         time.Duration // an idle keep-alive connection
 	maxConns     int           // open HTTP connections
+	maxSessions  int           // open MCP sessions over HTTP
 	rootsTimeout time.Duration // a client's answer to roots/list
 	maxProjects  int           // other projects kept open at once
 	projectIdle  time.Duration // an unused project is closed after this
@@ -21,7 +23,7 @@ type serverLimits struct {
 }
 
 func readLimits(cfg *config.Config) (serverLimits, error) {
-	l := serverLimits{readTimeout: 30 * time.Second, idle: 2 * time.Minute, maxConns: 512,
+	l := serverLimits{readTimeout: 30 * time.Second, idle: 2 * time.Minute, maxConns: 512, maxSessions: gateway.DefaultHTTPMaxSessions,
 		rootsTimeout: 10 * time.Second, maxProjects: 16, projectIdle: 10 * time.Minute}
 	for _, d := range []struct {
 		env string
@@ -40,7 +42,7 @@ func readLimits(cfg *config.Config) (serverLimits, error) {
 	for _, n := range []struct {
 		env string
 		v   *int
-	}{{EnvHTTPMaxConns, &l.maxConns}, {EnvMaxOpenProjects, &l.maxProjects}} {
+	}{{EnvHTTPMaxConns, &l.maxConns}, {EnvHTTPMaxSessions, &l.maxSessions}, {EnvMaxOpenProjects, &l.maxProjects}} {
 		text := strings.TrimSpace(cfg.Getenv(n.env))
 		if text == "" {
 			continue

@@ -45,6 +45,10 @@ const (
 	// EnvHTTPMaxConns caps the open HTTP connections; more wait to be
 	// accepted.
 	EnvHTTPMaxConns = "THOUGHTBOX_HTTP_MAX_CONNS"
+	// EnvHTTPMaxSessions caps the open MCP sessions over HTTP; past it the
+	// one idle longest is closed, and with none idle initialize is
+	// refused.
+	EnvHTTPMaxSessions = "THOUGHTBOX_HTTP_MAX_SESSIONS"
 	// EnvRootsTimeout bounds the wait for a client's answer to roots/list.
 	EnvRootsTimeout = "THOUGHTBOX_ROOTS_TIMEOUT"
 	// EnvMaxOpenProjects caps the projects kept open besides the
@@ -63,6 +67,9 @@ type serveCmd struct {
 	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT)."`
 	Host      string `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
 	Port      string `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
+	// MaxSessions is text, as Port, so that the flag and the environment
+	// are checked by the same rule.
+	MaxSessions string `placeholder:"N" help:"Most MCP sessions open at once over http; past it the one idle longest is closed, and with none idle a new one is refused (env THOUGHTBOX_HTTP_MAX_SESSIONS; default 1000)."`
 }
 
 // serveSettings are serve's settings, read and checked before anything is
@@ -91,6 +98,13 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 	var err error
 	if s.lim, err = readLimits(cfg); err != nil {
 		return s, err
+	}
+	if c.MaxSessions != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(c.MaxSessions))
+		if err != nil || n < 1 {
+			return s, &config.SettingError{Name: "--max-sessions", Value: c.MaxSessions, Reason: "expected a whole number of at least 1"}
+		}
+		s.lim.maxSessions = n
 	}
 	if s.tokens, err = readTokensFile(cfg); err != nil {
 		return s, err
@@ -156,6 +170,7 @@ func (c *serveCmd) Run(a *app) error {
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
 		AllowedOrigins:      lim.origins,
 		HTTPReadTimeout:     lim.readTimeout,
+		HTTPMaxSessions:     lim.maxSessions,
 		RootsTimeout:        lim.rootsTimeout,
 	})
 	// Closed once the transports have stopped: with memory storage it
