@@ -20,7 +20,8 @@
 //     ledger keeps pushing to, killed, then pulled again;
 //   - team: two `thoughtbox serve` over HTTP, each on a ledger of its own,
 //     writing the same sessions and sharing them through one bare remote
-//     with auto-pull and auto-push, both killed; then each ledger pulls
+//     with auto-pull and auto-push, both killed, -team-cycles times a
+//     round; then each ledger pulls
 //     and pushes until both and the remote hold the same refs, with no
 //     diverged chain left and every acknowledged thought in both ledgers
 //     and on the remote (see team.go).
@@ -72,6 +73,7 @@ type config struct {
 	checkEvery  int
 	httpClients int
 	teamWindow  time.Duration
+	teamCycles  int
 	maxDelay    time.Duration
 	duration    time.Duration
 	skip        []string
@@ -84,7 +86,8 @@ func main() {
 	var modes, transports, skip string
 	flag.IntVar(&cfg.kills, "kills", 100, "stop after this many processes killed (all modes together), at the end of a cycle over the units")
 	flag.StringVar(&modes, "modes", "cli,stdio,http,push,pull", "comma-separated workloads: cli, stdio, http, push, pull, team")
-	flag.DurationVar(&cfg.teamWindow, "team-window", 3*time.Second, "team servers are killed at a uniform random moment between 1s and 1s plus this after they start writing (auto-pull and auto-push run every second)")
+	flag.IntVar(&cfg.teamCycles, "team-cycles", 5, "team: kill cycles (both servers started, writing, killed) per round; the ledgers are settled and checked after each round")
+	flag.DurationVar(&cfg.teamWindow, "team-window", 2*time.Second, "team servers are killed at a uniform random moment between 1s and 1s plus this after they start writing (auto-pull and auto-push run every second)")
 	flag.StringVar(&transports, "transports", "git,builtin", "comma-separated file transports for push and pull: git, builtin")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (default: from the clock; printed either way)")
 	flag.IntVar(&cfg.checkEvery, "check-every", 1, "check a unit's ledger after every K of its rounds (remotes are checked after every kill)")
@@ -159,6 +162,9 @@ func (c *config) validate() error {
 	if slices.Contains(c.modes, "team") && c.teamWindow <= 0 {
 		return fmt.Errorf("-team-window %v: want a positive duration", c.teamWindow)
 	}
+	if slices.Contains(c.modes, "team") && c.teamCycles < 1 {
+		return fmt.Errorf("-team-cycles %d: want at least 1", c.teamCycles)
+	}
 	if c.maxDelay <= 0 {
 		return fmt.Errorf("-max-delay %v: want a positive duration", c.maxDelay)
 	}
@@ -222,7 +228,7 @@ func run(ctx context.Context, cfg config, progress *os.File) (*summary, error) {
 				units = append(units, &pullUnit{unitStats: newBase(tb, work, "pull-"+t), transfer: transfer{transport: t}})
 			}
 		case "team":
-			units = append(units, &teamUnit{unitStats: newBase(tb, work, "team"), clients: 2, window: cfg.teamWindow})
+			units = append(units, &teamUnit{unitStats: newBase(tb, work, "team"), clients: 2, window: cfg.teamWindow, cycles: cfg.teamCycles})
 		}
 	}
 	units = slices.DeleteFunc(units, func(u unit) bool { return slices.Contains(cfg.skip, u.stats().name) })

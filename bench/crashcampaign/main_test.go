@@ -184,7 +184,7 @@ func TestTeamCampaign(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	cfg := config{kills: 4, modes: []string{"team"}, seed: 3, checkEvery: 1, httpClients: 2,
-		maxDelay: 300 * time.Millisecond, teamWindow: time.Second}
+		maxDelay: 300 * time.Millisecond, teamWindow: time.Second, teamCycles: 2}
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}

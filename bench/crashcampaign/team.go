@@ -32,6 +32,7 @@ type teamUnit struct {
 	a, b    *ledger // b shares a's record of what was written (see setup)
 	clients int
 	window  time.Duration
+	cycles  int // kill cycles per round (see round)
 	tok     tokens
 }
 
@@ -146,7 +147,23 @@ func (sv *teamServer) stop() {
 	}
 }
 
+// round runs u.cycles kill cycles — both servers started, writing, killed
+// together — and leaves the settling and the checks to checkRemote: the
+// servers' own auto-pulls and auto-pushes meet what the last cycle's kill
+// left behind.
 func (u *teamUnit) round(ctx context.Context, rng *rand.Rand, _ time.Duration) (int, error) {
+	kills := 0
+	for c := 0; c < u.cycles; c++ {
+		k, err := u.cycle(ctx, rng)
+		kills += k
+		if err != nil {
+			return kills, err
+		}
+	}
+	return kills, nil
+}
+
+func (u *teamUnit) cycle(ctx context.Context, rng *rand.Rand) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	servers := make([]*teamServer, 2)
@@ -177,8 +194,8 @@ func (u *teamUnit) round(ctx context.Context, rng *rand.Rand, _ time.Duration) (
 			}()
 		}
 	}
-	// Long enough for auto-pull and auto-push to run a few times while
-	// both servers write, so that kills land inside them too.
+	// Long enough for auto-pull and auto-push to run while both servers
+	// write, so that kills land inside them too.
 	time.Sleep(time.Second + randDelay(rng, u.window))
 	stop.Store(true)
 	for _, sv := range servers {
