@@ -434,6 +434,10 @@ type unitStats struct {
 	remoteFailures int
 	failures       map[failureKind]int
 	firstRefusal   string
+	// teamSettles counts the pull/push passes a team unit's rounds needed
+	// to converge, teamBranches the branches the settling pulls made of
+	// diverged chains (the servers' own auto-pulls make more, unseen).
+	teamSettles, teamBranches int
 }
 
 func newBase(t *tool, work, name string) unitStats {
@@ -525,6 +529,12 @@ func (s *summary) print(w io.Writer) {
 		s.wall.Round(time.Second), s.cpu.Round(time.Millisecond), s.load)
 	if s.stoppedBy != "" {
 		fmt.Fprintf(w, "stopped early by %s\n", s.stoppedBy)
+	}
+	for _, u := range s.units {
+		if u.teamSettles > 0 {
+			fmt.Fprintf(w, "%s: %d pull/push passes to converge after %d rounds, %d branches made of diverged chains by those pulls, 0 diverged chains left\n",
+				u.name, u.teamSettles, u.rounds, u.teamBranches)
+		}
 	}
 	for _, u := range s.units {
 		if u.firstRefusal != "" {

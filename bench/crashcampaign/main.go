@@ -17,7 +17,14 @@
 //   - push/<transport>: `thoughtbox push` to a bare remote, killed, then
 //     pushed again;
 //   - pull/<transport>: `thoughtbox pull` from a bare remote that another
-//     ledger keeps pushing to, killed, then pulled again.
+//     ledger keeps pushing to, killed, then pulled again;
+//   - team: two `thoughtbox serve` over HTTP, each on a ledger of its own,
+//     writing the same sessions and sharing them through one bare remote
+//     with auto-pull and auto-push, both killed, -team-cycles times a
+//     round; then each ledger pulls
+//     and pushes until both and the remote hold the same refs, with no
+//     diverged chain left and every acknowledged thought in both ledgers
+//     and on the remote (see team.go).
 //
 // The transports are `git` (git-upload-pack and git-receive-pack) and
 // `builtin` (go-git's in-process server), chosen with
@@ -34,6 +41,7 @@
 //
 //	go run ./bench/crashcampaign -kills 1000
 //	go run ./bench/crashcampaign -kills 300 -modes push -transports builtin -seed 7
+//	go run ./bench/crashcampaign -kills 200 -modes team
 //
 // It exits 1 at the first loss or damage, naming the seed, the iteration
 // and the data directory it keeps for inspection; on success it removes
@@ -64,6 +72,8 @@ type config struct {
 	seed        uint64
 	checkEvery  int
 	httpClients int
+	teamWindow  time.Duration
+	teamCycles  int
 	maxDelay    time.Duration
 	duration    time.Duration
 	skip        []string
@@ -75,7 +85,9 @@ func main() {
 	var cfg config
 	var modes, transports, skip string
 	flag.IntVar(&cfg.kills, "kills", 100, "stop after this many processes killed (all modes together), at the end of a cycle over the units")
-	flag.StringVar(&modes, "modes", "cli,stdio,http,push,pull", "comma-separated workloads: cli, stdio, http, push, pull")
+	flag.StringVar(&modes, "modes", "cli,stdio,http,push,pull", "comma-separated workloads: cli, stdio, http, push, pull, team")
+	flag.IntVar(&cfg.teamCycles, "team-cycles", 5, "team: kill cycles (both servers started, writing, killed) per round; the ledgers are settled and checked after each round")
+	flag.DurationVar(&cfg.teamWindow, "team-window", 2*time.Second, "team servers are killed at a uniform random moment between 1s and 1s plus this after they start writing (auto-pull and auto-push run every second)")
 	flag.StringVar(&transports, "transports", "git,builtin", "comma-separated file transports for push and pull: git, builtin")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "random seed (default: from the clock; printed either way)")
 	flag.IntVar(&cfg.checkEvery, "check-every", 1, "check a unit's ledger after every K of its rounds (remotes are checked after every kill)")
@@ -122,13 +134,13 @@ func (c *config) validate() error {
 		return fmt.Errorf("-kills %d: want at least 1", c.kills)
 	}
 	if len(c.modes) == 0 {
-		return errors.New("-modes: want at least one of cli, stdio, http, push, pull")
+		return errors.New("-modes: want at least one of cli, stdio, http, push, pull, team")
 	}
 	for _, m := range c.modes {
 		switch m {
-		case "cli", "stdio", "http", "push", "pull":
+		case "cli", "stdio", "http", "push", "pull", "team":
 		default:
-			return fmt.Errorf("-modes: unknown mode %q, want cli, stdio, http, push or pull", m)
+			return fmt.Errorf("-modes: unknown mode %q, want cli, stdio, http, push, pull or team", m)
 		}
 	}
 	for _, t := range c.transports {
@@ -146,6 +158,12 @@ func (c *config) validate() error {
 	}
 	if c.httpClients < 1 {
 		return fmt.Errorf("-http-clients %d: want at least 1", c.httpClients)
+	}
+	if slices.Contains(c.modes, "team") && c.teamWindow <= 0 {
+		return fmt.Errorf("-team-window %v: want a positive duration", c.teamWindow)
+	}
+	if slices.Contains(c.modes, "team") && c.teamCycles < 1 {
+		return fmt.Errorf("-team-cycles %d: want at least 1", c.teamCycles)
 	}
 	if c.maxDelay <= 0 {
 		return fmt.Errorf("-max-delay %v: want a positive duration", c.maxDelay)
@@ -209,6 +227,8 @@ func run(ctx context.Context, cfg config, progress *os.File) (*summary, error) {
 			for _, t := range cfg.transports {
 				units = append(units, &pullUnit{unitStats: newBase(tb, work, "pull-"+t), transfer: transfer{transport: t}})
 			}
+		case "team":
+			units = append(units, &teamUnit{unitStats: newBase(tb, work, "team"), clients: 2, window: cfg.teamWindow, cycles: cfg.teamCycles})
 		}
 	}
 	units = slices.DeleteFunc(units, func(u unit) bool { return slices.Contains(cfg.skip, u.stats().name) })

@@ -171,3 +171,36 @@ func TestCheckRepo(t *testing.T) {
 		t.Errorf("checkRefs on a ref naming a missing object: %v", err)
 	}
 }
+
+// TestTeamCampaign runs the team unit for two rounds: two servers sharing
+// sessions through one remote, killed, then settled; both ledgers and the
+// remote must end with the same refs, no diverged chain, every
+// acknowledged thought in each.
+func TestTeamCampaign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds thoughtbox and runs two servers through kills")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	cfg := config{kills: 4, modes: []string{"team"}, seed: 3, checkEvery: 1, httpClients: 2,
+		maxDelay: 300 * time.Millisecond, teamWindow: time.Second, teamCycles: 2}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.CreateTemp(t.TempDir(), "progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := run(context.Background(), cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	sum.print(&b)
+	t.Log(b.String())
+	u := sum.units[0]
+	if _, acked, _, _ := u.totals(); u.kills < cfg.kills || acked == 0 || u.teamSettles == 0 {
+		t.Errorf("team unit: %d kills, %d acknowledged, %d settling passes; want at least %d kills and some of each", u.kills, acked, u.teamSettles, cfg.kills)
+	}
+}
