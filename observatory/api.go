@@ -47,8 +47,25 @@ func (o *Observatory) routes() *http.ServeMux {
 		mux.HandleFunc("GET /api/sessions/{id}/export", o.api(o.apiExport))
 		mux.HandleFunc("GET /api/sessions/{id}/analysis", o.api(o.apiAnalysis))
 		mux.HandleFunc("OPTIONS /api/", o.preflight)
+	} else {
+		mux.HandleFunc("GET /api/", apiOff)
 	}
 	return mux
+}
+
+// envHTTPAPI is the setting that turns the HTTP API on. config reads it
+// (this package does not import config); it is spelled here for the error
+// a request gets while the API is off, and TestAPIOffNamesTheSetting holds
+// the two spellings together.
+const envHTTPAPI = "THOUGHTBOX_OBSERVATORY_HTTP_API"
+
+// apiOff answers every /api/ request while the API is off: a JSON error
+// that names the setting, not a bare "404 page not found" that reads as a
+// wrong path. Nothing about the ledger is told, so no token is asked for.
+func apiOff(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, ErrorPayload{Code: ledger.CodeInvalidOperation,
+		Message: "the HTTP API is off: start the Observatory with --http-api, or set " + envHTTPAPI + "=true",
+		Details: map[string]any{"setting": envHTTPAPI, "flag": "--http-api"}})
 }
 
 // preflight answers a browser's CORS preflight: a page from an allowed
@@ -154,8 +171,19 @@ func (o *Observatory) apiList(_ http.ResponseWriter, r *http.Request) (any, erro
 	return o.listSessions(r.Context(), lq)
 }
 
+// sessionID is the session a request's {id} names: a full id or, as on
+// the command line, a unique prefix of one. An ambiguous prefix is refused
+// (400, INVALID_PAYLOAD) with the candidates in details.candidates.
+func (o *Observatory) sessionID(r *http.Request) (string, error) {
+	return o.ledger.Resolve(r.Context(), r.PathValue("id"))
+}
+
 func (o *Observatory) apiSnapshot(_ http.ResponseWriter, r *http.Request) (any, error) {
-	snap, _, err := o.snapshot(r.Context(), r.PathValue("id"))
+	id, err := o.sessionID(r)
+	if err != nil {
+		return nil, err
+	}
+	snap, _, err := o.snapshot(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +195,11 @@ func (o *Observatory) apiExport(w http.ResponseWriter, r *http.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	v, err := o.ledger.Load(r.Context(), r.PathValue("id"))
+	id, err := o.sessionID(r)
+	if err != nil {
+		return nil, err
+	}
+	v, err := o.ledger.Load(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +220,11 @@ func (o *Observatory) apiExport(w http.ResponseWriter, r *http.Request) (any, er
 }
 
 func (o *Observatory) apiAnalysis(_ http.ResponseWriter, r *http.Request) (any, error) {
-	v, err := o.ledger.Load(r.Context(), r.PathValue("id"))
+	id, err := o.sessionID(r)
+	if err != nil {
+		return nil, err
+	}
+	v, err := o.ledger.Load(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,8 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata",
 		UpdateScripts: *update,
-		Cmds:          map[string]func(*testscript.TestScript, bool, []string){"exits": exits, "sleep": sleep},
+		Cmds:          map[string]func(*testscript.TestScript, bool, []string){"exits": exits, "sleep": sleep, "inspector": inspectorCmd},
+		Condition:     condition,
 		Setup: func(env *testscript.Env) error {
 			// A binary built with -race sleeps a second on exit by default
 			// (waiting for late race reports); every command here is a

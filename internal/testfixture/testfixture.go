@@ -58,12 +58,32 @@ func SmallLedger(t testing.TB, gitDir string) {
 	if err != nil {
 		t.Fatalf("the small ledger fixture: %v", err)
 	}
-	if out, err := exec.Command("git", "init", "--bare", "-q", gitDir).CombinedOutput(); err != nil {
+	initCmd := exec.Command("git", "init", "--bare", "-q", gitDir)
+	initCmd.Env = GitEnv()
+	if out, err := initCmd.CombinedOutput(); err != nil {
 		t.Fatalf("git init %s: %v\n%s", gitDir, err, out)
 	}
 	cmd := exec.Command("git", "--git-dir", gitDir, "fast-import", "--quiet")
+	cmd.Env = GitEnv()
 	cmd.Stdin = bytes.NewReader(stream)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git fast-import of %s: %v\n%s", SmallLedgerStream(), err, out)
 	}
+}
+
+// GitEnv is the environment for a git command a test runs: the test's own
+// environment with the user's and the system's Git configuration shut out
+// and a fixed identity, so that a test behaves the same on a fresh machine
+// with no Git identity as on a developer's with one (and never reads their
+// aliases, hooks paths or signing settings).
+func GitEnv(extra ...string) []string {
+	env := append(os.Environ(),
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Thoughtbox Test",
+		"GIT_AUTHOR_EMAIL=test@thoughtbox.invalid",
+		"GIT_COMMITTER_NAME=Thoughtbox Test",
+		"GIT_COMMITTER_EMAIL=test@thoughtbox.invalid",
+	)
+	return append(env, extra...)
 }

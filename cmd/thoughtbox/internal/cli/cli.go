@@ -92,6 +92,7 @@ type commandLine struct {
 	Delete   deleteCmd   `cmd:"" help:"Delete a session: it leaves listings and search; its history is kept under refs/thoughtbox/deleted/ until restore."`
 	Restore  restoreCmd  `cmd:"" help:"Bring a deleted session back as it was."`
 	Serve    serveCmd    `cmd:"" help:"Run the MCP server (Streamable HTTP at /mcp by default, or stdio)."`
+	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Run the MCP server on stdio: the command an MCP client launches (no flags needed)."`
 
 	Observatory observatoryCmd `cmd:"" help:"Serve the Observatory (web UI, WebSocket and HTTP API) over the project's ledger, without an MCP server."`
 	Export      exportCmd      `cmd:"" help:"Export a session: --format json (SessionExport v1.0, the default), markdown or cipher."`
@@ -178,8 +179,8 @@ const shortUsage = `Usage: thoughtbox <command> [flags]
 
 Thoughtbox keeps an AI agent's reasoning as Git commits.
 
-  thoughtbox serve                   run the MCP server (Streamable HTTP on 127.0.0.1:1731;
-                                     --transport stdio for clients that start it)
+  thoughtbox mcp                     the MCP server on stdio: what an MCP client launches
+  thoughtbox serve                   the MCP server over Streamable HTTP on 127.0.0.1:1731
   thoughtbox sessions                list the sessions of the project
   thoughtbox show <id>               a session as a tree of thoughts and branches
   thoughtbox start <title>           start a session; thoughtbox add <id> <text> records a thought
@@ -409,7 +410,7 @@ func checkProjectExists(cfg *config.Config, command string) error {
 		return nil
 	}
 	switch name, _, _ := strings.Cut(command, " "); name {
-	case "start", "serve", "clone":
+	case "start", "serve", "mcp", "clone":
 		return nil
 	}
 	if _, err := os.Stat(cfg.RepoPath()); !errors.Is(err, fs.ErrNotExist) {

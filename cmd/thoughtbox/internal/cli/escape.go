@@ -115,13 +115,13 @@ func isTerminal(w io.Writer) bool {
 }
 
 // escapesStdout says whether a command's standard output is for a person,
-// and so gets control characters escaped. serve speaks MCP on it; JSON
+// and so gets control characters escaped. serve and mcp speak MCP on it; JSON
 // escapes control characters itself; an export is data meant for a file,
 // so it is escaped only when it goes to a terminal.
 func escapesStdout(command string, format Format, stdout io.Writer) bool {
 	name, _, _ := strings.Cut(command, " ")
 	switch {
-	case name == "serve":
+	case name == "serve" || name == "mcp":
 		return false
 	case format == FormatJSON:
 		return false

@@ -64,7 +64,7 @@ const (
 )
 
 type serveCmd struct {
-	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT)."`
+	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT). A client that launches the server should run 'thoughtbox mcp'."`
 	Host      string `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
 	Port      string `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
 	// MaxSessions is text, as Port, so that the flag and the environment
@@ -204,11 +204,13 @@ func (c *serveCmd) Run(a *app) error {
 		return g.ServeStdio(a.ctx, a.env.Stdin, a.env.Stdout)
 	}
 
-	host, port, portText := set.host, set.port, set.portText
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	host, port := set.host, set.port
+	ln, err := listenTCP(host, port)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, portText), err)
+		return err
 	}
+	ctx, stop := stopWhenStdinCloses(a.ctx, a.env.Stdin, a.env.Stderr)
+	defer stop()
 	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: listening on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read and write the ledger\n", host)
 	}
@@ -232,11 +234,11 @@ func (c *serveCmd) Run(a *app) error {
 	select {
 	case err := <-errc:
 		return err
-	case <-a.ctx.Done():
+	case <-ctx.Done():
 		stopRequests()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
 			// Every write is durable before its reply, so a request still
 			// running is cut off, not lost: say so, and stop.
 			fmt.Fprintf(a.env.Stderr, "thoughtbox: closing connections still open after 5s: %v\n", err)

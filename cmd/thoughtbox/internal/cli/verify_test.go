@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/internal/testfixture"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/project"
 )
@@ -142,7 +143,7 @@ func (d *damagedLedger) git(args ...string) string {
 func (d *damagedLedger) gitEnv(env []string, stdin string, args ...string) string {
 	d.t.Helper()
 	cmd := exec.Command("git", append([]string{"--git-dir", d.gitDir}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = testfixture.GitEnv(env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
