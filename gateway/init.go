@@ -181,6 +181,8 @@ type loadContextReply struct {
 	Session         ledger.Session                    `json:"session"`
 	RestorationInfo restorationInfo                   `json:"restorationInfo"`
 	Integrity       *ledger.IntegrityValidationResult `json:"integrity,omitempty"`
+	// Next says what to call when the resume moved the stage back.
+	Next string `json:"next,omitempty"`
 }
 
 func loadContext(ctx context.Context, c *call, p *loadContextParams) (any, error) {

@@ -146,7 +146,7 @@ func newOperations() *operationTable {
 			}},
 		{name: "session", minStage: StageInitComplete, advancesTo: stageNone, handler: sessionOp,
 			subOps: sessionOps, argsNote: sessionArgsNote,
-			summary: "find, read, resume, export and analyse sessions; discovery hides or shows tools"},
+			summary: "find, read, resume, export and analyse sessions; discovery hides or shows tools; resume of a different session from stage 2 or 3 goes back to stage 1 (call cipher again)"},
 		{name: "thought", minStage: StageCipherLoaded, advancesTo: stageNone, handler: typed(recordThought), params: paramsOf(recordThought), writes: true,
 			summary:      "record one reasoning step (numbered for you if you omit thoughtNumber); creates a session if none is active",
 			tool:         "thoughtbox_thought",
@@ -252,6 +252,7 @@ Call as {"operation": "<name>", "args": {...}} (or with the arguments flat besid
   2. cipher (read the notation guide once)                      -> stage 2
   3. thought, again and again; read_thoughts / get_structure to look back; mental_models for a framework; notebook to check a claim with code that runs
   navigate with a domain at stage 2 -> stage 3 (mental models narrowed to it). get_state always tells you the stage.
+  session resume of a different session at stage 2 or 3 -> back to stage 1: call cipher again before the next thought.
 A call that names an existing session (sessionId, also taken by knowledge and mental_models) skips the stages it needs, and so do session list/search/list_deleted: clients that reconnect for every call pass sessionId each time.
 Example: {"operation": "thought", "args": {"thought": "S1|H|The cache is stale", "nextThoughtNeeded": true}}
 Operations (minimum stage):
@@ -651,8 +652,8 @@ func stageError(op *operation, current Stage) *ledger.Error {
 
 // advance moves the connection on after a successful op: to op.advancesTo
 // at least, and to stage 3 whenever the cipher is loaded and a domain is
-// active. Stages never go back. New tools are announced by the SDK with
-// tools/list_changed.
+// active. advance never lowers the stage (only stepBack does). New tools
+// are announced by the SDK with tools/list_changed.
 func (c *conn) advance(op *operation) {
 	prev := c.stage
 	next := max(c.stage, op.advancesTo)
@@ -669,6 +670,29 @@ func (c *conn) advance(op *operation) {
 		})
 	}
 	c.syncTools()
+}
+
+// stepBack takes the connection back to stage to (seed 000: a session
+// resume of a different session returns to stage 1) and withdraws the
+// per-stage tools it no longer reaches. advance never lowers a stage; this
+// is the one way down.
+func (c *conn) stepBack(to Stage, trigger string) {
+	prev := c.stage
+	if to >= prev {
+		return
+	}
+	c.stage = to
+	var gone []string
+	for _, op := range c.g.ops.list {
+		if _, ok := c.toolDesc[op.tool]; ok && op.minStage > to {
+			gone = append(gone, op.tool)
+			delete(c.toolDesc, op.tool)
+		}
+	}
+	if len(gone) > 0 {
+		c.server.RemoveTools(gone...)
+	}
+	c.publish(stageChangedEvent, map[string]any{"previousStage": int(prev), "newStage": int(to), "trigger": trigger})
 }
 
 // syncTools adds the per-stage tools the connection has reached, and

@@ -18,7 +18,7 @@ var sessionOps = []subOp{
 	sub("list", sessionList),
 	sub("get", sessionGet),
 	sub("search", sessionSearch),
-	sub("resume", loadContext), // load_context under another name (seed 004)
+	sub("resume", sessionResume), // load_context under another name (seed 004)
 	sub("export", sessionExport).writing(),
 	sub("analyze", sessionAnalyze),
 	sub("extract_learnings", sessionLearnings).writing(),
@@ -35,6 +35,24 @@ const sessionArgsNote = "update changes the session with one commit, its thought
 // sessionOp runs a session sub-operation.
 func sessionOp(ctx context.Context, c *call) (any, error) {
 	return runSubOp(ctx, c)
+}
+
+// sessionResume is load_context under another name, with the one step
+// back seed 000's state machine draws: resuming a different session from
+// stage 2 or 3 takes the connection back to stage 1, so that the cipher is
+// offered again before thoughts go into the session just resumed.
+func sessionResume(ctx context.Context, c *call, p *loadContextParams) (any, error) {
+	prev := c.sessionID
+	reply, err := loadContext(ctx, c, p)
+	if err != nil {
+		return nil, err
+	}
+	r := reply.(*loadContextReply)
+	if r.Session.ID != prev && c.stage >= StageCipherLoaded {
+		c.stepBack(StageInitComplete, "session resume (different session)")
+		r.Next = "this connection is back at stage 1 for the session it resumed: call cipher to record thoughts again"
+	}
+	return r, nil
 }
 
 // viewOf resolves the session an operation names (or the active one) and

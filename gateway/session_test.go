@@ -175,13 +175,15 @@ func TestSessionGetResumeAndStages(t *testing.T) {
 		t.Errorf("fork point next = %v", fork["next"])
 	}
 
-	// resume moves the connection to another session, like load_context.
+	// resume moves the connection to another session, like load_context,
+	// and back to stage 1 (seed 000): the cipher comes first again.
 	other := c.ok("start_new", map[string]any{"sessionTitle": "other"})["sessionId"].(string)
 	c.think("elsewhere", nil)
 	r := c.sess("resume", map[string]any{"sessionId": id[:8]})
-	if r["restorationInfo"].(map[string]any)["message"] != "Next thought will be #7" || num(r["stage"]) != 2 {
+	if r["restorationInfo"].(map[string]any)["message"] != "Next thought will be #7" || num(r["stage"]) != 1 {
 		t.Errorf("resume = %v", r)
 	}
+	c.ok("cipher", nil)
 	if got := c.think("back again", nil); got["sessionId"] != id || num(got["thoughtNumber"]) != 7 {
 		t.Errorf("thought after resume = %v", got)
 	}

@@ -80,9 +80,14 @@ type CipherRef struct {
 // CipherInfo is what a thought written in cipher notation declares.
 type CipherInfo struct {
 	// Step is the number the line gives itself (N in SN).
-	Step int         `json:"step"`
-	Type CipherType  `json:"type"`
-	Refs []CipherRef `json:"refs,omitempty"`
+	Step int `json:"step"`
+	// Alias is the step id the thought's author wrote, in a line that
+	// reads S{n}=S{alias}: the cipher export names every step by its
+	// thought number, and keeps the author's own id, when it differs, as
+	// this alias (see CipherExportInfo).
+	Alias int         `json:"alias,omitempty"`
+	Type  CipherType  `json:"type"`
+	Refs  []CipherRef `json:"refs,omitempty"`
 	// Content is the text after the header: the rest of the first line,
 	// and any further lines.
 	Content string `json:"content"`
@@ -158,7 +163,8 @@ func parseConfidence(content string) *CipherConfidence {
 //
 //	S{n}|{type}|{refs}|{content}     or     S{n}|{type}|{content}
 //
-// from its first line. The step may be written S12 or 12; the type is one of
+// from its first line. The step may be written S12 or 12, or S12=S5 (step
+// 12, which its author called S5: the form the cipher export writes); the type is one of
 // the markers H E C Q R P O A X; refs is a comma-separated list of S12, [S12],
 // ^S12 or ^[S12] (^ marks a revision) and may be empty. A third field that
 // is not a reference list is the start of the content, so content may hold
@@ -176,15 +182,22 @@ func ParseCipher(thought string) (info CipherInfo, ok bool) {
 	if len(fields) < 3 {
 		return CipherInfo{}, false
 	}
-	step, ok := parseStep(strings.TrimSpace(fields[0]))
+	stepField, aliasField, aliased := strings.Cut(strings.TrimSpace(fields[0]), "=")
+	step, ok := parseStep(strings.TrimSpace(stepField))
 	if !ok {
 		return CipherInfo{}, false
+	}
+	alias := 0
+	if aliased {
+		if alias, ok = parseStep(strings.TrimSpace(aliasField)); !ok {
+			return CipherInfo{}, false
+		}
 	}
 	typ := CipherType(strings.TrimSpace(fields[1]))
 	if cipherNames[typ] == "" {
 		return CipherInfo{}, false
 	}
-	info = CipherInfo{Step: step, Type: typ}
+	info = CipherInfo{Step: step, Alias: alias, Type: typ}
 	content := strings.Join(fields[2:], "|")
 	if len(fields) == 4 {
 		if refs, ok := parseRefList(fields[2]); ok {
@@ -373,6 +386,10 @@ func (c CipherInfo) String() string {
 	var b strings.Builder
 	b.WriteString("S")
 	b.WriteString(strconv.Itoa(c.Step))
+	if c.Alias != 0 {
+		b.WriteString("=S")
+		b.WriteString(strconv.Itoa(c.Alias))
+	}
 	b.WriteString("|")
 	b.WriteString(string(c.Type))
 	b.WriteString("|")
@@ -392,6 +409,23 @@ func (c CipherInfo) String() string {
 	b.WriteString("|")
 	b.WriteString(c.Content)
 	return b.String()
+}
+
+// CipherExportInfo is what the cipher export writes for a thought parsed as
+// info: its step id is its thought number, so that no two lines of an
+// export share an id whatever the agent wrote, and the agent's own id,
+// when it differs, stays as the alias (S2=S5).
+func CipherExportInfo(info CipherInfo, thoughtNumber int) CipherInfo {
+	if info.Step != thoughtNumber {
+		if info.Alias == 0 {
+			info.Alias = info.Step
+		}
+		info.Step = thoughtNumber
+	}
+	if info.Alias == info.Step {
+		info.Alias = 0
+	}
+	return info
 }
 
 // revisionFromCipher makes a cipher line's revision reference the thought's

@@ -160,6 +160,8 @@ func FuzzParseCipher(f *testing.F) {
 		"S1|H|",
 		"[[[S1]",
 		"S2|E|S1|^[S1",
+		"S2=S5|H|S1|b",
+		"S2=|H|b",
 		"plain",
 	} {
 		f.Add(s)
@@ -190,4 +192,34 @@ func FuzzParseCipher(f *testing.F) {
 			t.Fatalf("round trip of %q through %q (-first +second):\n%s", s, line, diff)
 		}
 	})
+}
+
+// TestCipherAlias: S2=S5 is step 2, which its author called S5 (the form
+// the cipher export writes); CipherExportInfo makes a thought's step its
+// thought number and keeps the author's differing id as the alias.
+func TestCipherAlias(t *testing.T) {
+	info, ok := ledger.ParseCipher("S2=S5|H|S1|b")
+	if !ok || info.Step != 2 || info.Alias != 5 || info.String() != "S2=S5|H|S1|b" {
+		t.Fatalf("ParseCipher(S2=S5|H|S1|b) = %+v, %v", info, ok)
+	}
+	for _, bad := range []string{"S2=|H|b", "S2=x|H|b", "=S5|H|b"} {
+		if _, ok := ledger.ParseCipher(bad); ok {
+			t.Errorf("%q parsed as cipher", bad)
+		}
+	}
+	written, _ := ledger.ParseCipher("S5|H|S1|b")
+	for _, tc := range []struct {
+		in   ledger.CipherInfo
+		num  int
+		want string
+	}{
+		{written, 2, "S2=S5|H|S1|b"},
+		{written, 5, "S5|H|S1|b"},
+		{info, 2, "S2=S5|H|S1|b"},
+		{info, 5, "S5|H|S1|b"},
+	} {
+		if got := ledger.CipherExportInfo(tc.in, tc.num).String(); got != tc.want {
+			t.Errorf("CipherExportInfo(%s, %d) = %s, want %s", tc.in, tc.num, got, tc.want)
+		}
+	}
 }

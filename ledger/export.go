@@ -312,7 +312,7 @@ func cipherExport(v *SessionView) string {
 func cipherLine(g *Graph, n ThoughtNode) string {
 	line := ""
 	if n.Cipher != nil {
-		line = n.Cipher.String()
+		line = CipherExportInfo(*n.Cipher, n.Data.ThoughtNumber).String()
 	} else {
 		line = plainCipher(g, n)
 	}
@@ -320,17 +320,17 @@ func cipherLine(g *Graph, n ThoughtNode) string {
 }
 
 // plainCipher writes a thought that was not written in cipher as
-// S{n}|{type}|{refs}|{content} with an empty type — the agent declared
-// none, and guessing one would put words in its mouth — and, as the only
-// reference, ^S{m} when the ledger recorded it as a revision of thought m.
-// The empty type keeps such a line from reading back as a typed cipher
-// thought.
+// S{n}|{type}|{refs}|{content}. A revision (the ledger recorded it as
+// revising thought m) is type R with the one reference ^S{m}: the ledger
+// knows that much. Any other thought gets an empty type — the agent
+// declared none, and guessing one would put words in its mouth — which
+// keeps the line from reading back as a typed cipher thought.
 func plainCipher(g *Graph, n ThoughtNode) string {
-	refs := ""
+	typ, refs := "", ""
 	if t, ok := g.Node(n.RevisesNode); ok {
-		refs = "^S" + strconv.Itoa(t.Data.ThoughtNumber)
+		typ, refs = string(CipherRevision), "^S"+strconv.Itoa(t.Data.ThoughtNumber)
 	}
-	return "S" + strconv.Itoa(n.Data.ThoughtNumber) + "||" + refs + "|" + strings.TrimSpace(n.Data.Thought)
+	return "S" + strconv.Itoa(n.Data.ThoughtNumber) + "|" + typ + "|" + refs + "|" + strings.TrimSpace(n.Data.Thought)
 }
 
 // foldLines writes line breaks as the two characters \n.

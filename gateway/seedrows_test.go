@@ -1,0 +1,98 @@
+package gateway_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// TestCipherExportIDs is issue 33's repro through MCP: a thought whose
+// text calls itself S5 while it is thought 2 must not make the export
+// repeat S5. Every line of the export, read back by the cipher parser,
+// has its thought number as its step id; the agent's own id is the
+// line's alias; a revision written in plain words exports as type R.
+func TestCipherExportIDs(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	c.ready("dup")
+	for _, text := range []string{"S1|O|a", "S5|H|S1|b", "c", "d", "e"} {
+		c.think(text, nil)
+	}
+	c.think("e, said better", map[string]any{"isRevision": true, "revisesThought": 5})
+	ex := c.gw("session", map[string]any{"subOperation": "export", "format": "cipher"})
+	if ex.isError {
+		t.Fatalf("cipher export: %v", ex.texts)
+	}
+	var steps []string
+	for _, line := range strings.Split(strings.Join(ex.texts, "\n"), "\n") {
+		if !strings.HasPrefix(line, "S") {
+			continue
+		}
+		info, ok := ledger.ParseCipher(line)
+		if !ok {
+			steps = append(steps, "plain:"+strings.SplitN(line, "|", 2)[0])
+			continue
+		}
+		steps = append(steps, fmt.Sprintf("S%d=%d:%s", info.Step, info.Alias, info.Type))
+	}
+	want := []string{"S1=0:O", "S2=5:H", "plain:S3", "plain:S4", "plain:S5", "S6=0:R"}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("export lines as the parser reads them (-want +got):\n%s\n%s", diff, ex.texts)
+	}
+}
+
+// TestResumeOtherSessionStepsBack is seed 000's state machine: "Stage2 -->
+// Stage1: session.resume (different session)". The connection goes back
+// to stage 1, the per-stage tools of stage 2 are withdrawn, a thought is
+// refused until cipher is called again, and then it goes into the resumed
+// session. Resuming the session already active, and load_context, keep the
+// stage; thoughtbox://init and the gateway's description say so.
+func TestResumeOtherSessionStepsBack(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	one := c.ready("one")
+	c.think("in one", nil)
+	two := c.ok("start_new", map[string]any{"sessionTitle": "two"})["sessionId"].(string)
+	c.think("in two", nil)
+	if r := c.ok("session", map[string]any{"operation": "resume", "sessionId": two}); num(r["stage"]) != 2 {
+		t.Fatalf("resuming the active session moved the stage: %v", r)
+	}
+	r := c.ok("session", map[string]any{"operation": "resume", "sessionId": one})
+	if num(r["stage"]) != 1 || !strings.Contains(fmt.Sprint(r["next"]), "cipher") {
+		t.Fatalf("resume of another session at stage 2: stage %v, next %q; want stage 1 and a hint to call cipher", r["stage"], r["next"])
+	}
+	if got := num(c.ok("get_state", nil)["stage"]); got != 1 {
+		t.Fatalf("get_state: stage %d, want 1", got)
+	}
+	if names := fmt.Sprint(c.toolNames()); strings.Contains(names, "thoughtbox_thought") || !strings.Contains(names, "thoughtbox_cipher") {
+		t.Errorf("tools at stage 1 again: %s", names)
+	}
+	c.fail("thought", map[string]any{"thought": "too soon", "nextThoughtNeeded": true}, ledger.CodeStageRequirementNotMet)
+	c.ok("cipher", nil)
+	if r := c.think("back in one", nil); r["sessionId"] != one || num(r["thoughtNumber"]) != 2 {
+		t.Errorf("thought after cipher again: %v", r)
+	}
+	if changes := e.events.ofType("stage_changed"); !strings.Contains(fmt.Sprint(changes), "session resume (different session)") {
+		t.Errorf("no stage_changed event for the step back: %v", changes)
+	}
+	// load_context keeps the stage, as the seeds' load_context row has it.
+	if r := c.ok("load_context", map[string]any{"sessionId": two}); num(r["stage"]) != 2 {
+		t.Errorf("load_context of another session: stage %v, want 2", r["stage"])
+	}
+
+	init, err := c.read("thoughtbox://init")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := c.tools()["thoughtbox_gateway"].Description
+	for name, text := range map[string]string{"thoughtbox://init": init, "the gateway's description": desc} {
+		if !strings.Contains(text, "session resume") || !strings.Contains(text, "stage 1") {
+			t.Errorf("%s does not say that session resume of another session goes back to stage 1", name)
+		}
+	}
+}
