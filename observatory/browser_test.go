@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -358,5 +359,62 @@ func TestReadingView(t *testing.T) {
 			}
 		}
 		b.shot(fmt.Sprintf("reading-small-%d", w))
+	}
+}
+
+// axeProblems runs axe-core (vendored in testdata/axe) on the page and
+// lists its serious and critical findings.
+func (b *browser) axeProblems() []string {
+	b.t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "axe", "axe.min.js"))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var ok bool
+	b.eval("load axe-core", string(src)+";\ntrue", &ok)
+	var out []string
+	b.eval("run axe-core", `axe.run(document, {resultTypes: ["violations"]}).then((r) => r.violations
+  .filter((v) => v.impact === "serious" || v.impact === "critical")
+  .map((v) => v.id + " (" + v.impact + "): " + v.help + ": " + v.nodes.slice(0, 4).map((n) => n.target.join(" ") + " " + (n.failureSummary || "").replace(/\s+/g, " ")).join(" | ")))`, &out)
+	return out
+}
+
+func (b *browser) colorScheme(scheme string) {
+	b.t.Helper()
+	b.run("prefers-color-scheme: "+scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+}
+
+// TestAccessibility runs axe-core over the landing view, the graph with a
+// thought selected and the reading view, in light and in dark mode, at a
+// wide and a narrow width: no serious or critical finding.
+func TestAccessibility(t *testing.T) {
+	f := newFixture(t, observatory.Config{})
+	id, n := writeSmall(f)
+	b := newBrowser(t)
+	for _, scheme := range []string{"light", "dark"} {
+		b.colorScheme(scheme)
+		for _, w := range []int{1280, 420} {
+			check := func(what string) {
+				t.Helper()
+				if p := b.axeProblems(); len(p) > 0 {
+					t.Errorf("%s, %s, %d px: axe-core finds:\n  %s", what, scheme, w, strings.Join(p, "\n  "))
+				}
+			}
+			b.open(f.srv.URL+"/", w, 900)
+			b.poll("the landing view", `document.querySelectorAll("#landing li").length >= 1`)
+			check("landing view")
+			b.shot(fmt.Sprintf("landing-%s-%d", scheme, w))
+			b.open(f.srv.URL+"/#session="+id, w, 900)
+			b.run("graph view", chromedp.Click("#view-graph", chromedp.ByQuery))
+			b.poll("the graph", fmt.Sprintf(`document.querySelectorAll("#graph .node").length === %d`, n))
+			b.run("select thought 4", chromedp.Click(fmt.Sprintf(`[data-node-id=%q]`, id+":4"), chromedp.ByQuery))
+			b.poll("the detail", `document.querySelector("#detail h3") !== null && document.querySelector("#detail").textContent.includes("test-agent")`)
+			b.poll("the revision's arc", `document.querySelector("#graph .edge.revision") !== null`)
+			check("graph view")
+			b.shot(fmt.Sprintf("graph-selected-%s-%d", scheme, w))
+			b.run("reading view", chromedp.Click("#view-read", chromedp.ByQuery))
+			b.poll("the document", fmt.Sprintf(`document.querySelectorAll("#reading .para").length === %d`, n))
+			check("reading view")
+		}
 	}
 }

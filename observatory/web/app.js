@@ -529,7 +529,12 @@ function wrap(text, width) {
   if (wrapCache.has(key)) return wrapCache.get(key);
   let s = (text || "").replace(/\s+/g, " ").trim();
   const cut = s.length > MAXCHARS;
-  if (cut) s = s.slice(0, MAXCHARS - 1);
+  if (cut) {
+    // Cut between words, so that the label shows whole words only.
+    s = s.slice(0, MAXCHARS);
+    const sp = s.lastIndexOf(" ");
+    s = sp > MAXCHARS / 2 ? s.slice(0, sp) : s.slice(0, MAXCHARS - 1);
+  }
   const a = fitLine(s.split(" "), width);
   const lines = [a.line];
   if (a.rest.length) {
@@ -542,6 +547,14 @@ function wrap(text, width) {
   if (wrapCache.size > 5000) wrapCache.clear();
   wrapCache.set(key, lines.filter((l) => l !== ""));
   return wrapCache.get(key);
+}
+
+// fitOne cuts s to one line of at most width, with an ellipsis.
+function fitOne(s, width) {
+  if (textWidth(s) <= width) return s;
+  let k = s.length;
+  while (k > 1 && textWidth(s.slice(0, k) + "…") > width) k--;
+  return s.slice(0, k) + "…";
 }
 
 function mainIndex() {
@@ -730,10 +743,11 @@ function newGraph(mode) {
 }
 
 function nodeElement(t) {
-  const g = svg("g", { tabindex: "0", role: "button", "data-node-id": t.id,
-    "aria-label": "Thought " + t.thoughtNumber + ", " + kindOf(t) + ": " + short(t.thought, 80) });
+  const g = svg("g", { tabindex: "0", role: "button", "data-node-id": t.id });
   svg("circle", { class: "dot", r: R }, g);
-  svg("text", { class: "num" }, g).textContent = t.thoughtNumber;
+  // Each text ends with a space that SVG does not draw, so that the text
+  // of the node read as a whole keeps its words apart.
+  svg("text", { class: "num" }, g).textContent = t.thoughtNumber + " ";
   g.addEventListener("click", () => select(t.id));
   g.addEventListener("keydown", (e) => onNodeKey(e, t.id));
   return { g: g, tr: "", cls: "", crit: false, shape: "", labels: [] };
@@ -751,11 +765,18 @@ function setLabel(n, t, mode, lw) {
     : { x: -LW / 2, y: -R - 3, width: LW, height: 2 * R + 42 };
   hit.class = "hit";
   const lines = wrap(textOf(t), lw);
+  // The accessible name starts with what the node shows, as the label
+  // may cut a word that does not fit, then says the rest.
+  const shown = lines.join(" ");
+  const full = short(textOf(t), 300);
+  n.g.setAttribute("aria-label", t.thoughtNumber + " " + shown + (shown.endsWith("…") ? " (in full: " + full + ")" : "") +
+    " (thought " + t.thoughtNumber + ", " + kindOf(t) + ")");
   n.labels = lines.map((line, i) => {
+    // The label shows the start of the node's accessible name.
     const a = mode === "list" ? { class: "label list", x: R + 10, y: (lines.length === 1 ? 4 : -2) + i * 15 }
       : { class: "label", y: R + 17 + i * 15 };
     const e = svg("text", a, n.g);
-    e.textContent = line;
+    e.textContent = line + " ";
     return e;
   });
   n.labels.push(svg("rect", hit, n.g));
@@ -833,7 +854,7 @@ function drawHeads(G, L) {
   const heads = [];
   for (const bl of L.blocks) {
     const t = svg("text", { class: "branch-label", x: bl.x, y: bl.headY, "text-anchor": bl.anchor });
-    t.textContent = wrap("branch " + bl.b.id, bl.lw)[0];
+    t.textContent = fitOne("branch " + bl.b.id, bl.lw);
     heads.push(t);
   }
   G.heads.replaceChildren(...heads);
@@ -1311,7 +1332,7 @@ function perDay(days) {
   const axis = el("div", "bars-axis");
   if (days.length) {
     axis.appendChild(el("span", "", days[0].day));
-    axis.appendChild(el("span", "", "most " + max));
+    axis.appendChild(el("span", "", "busiest day: " + plural(max, "session", "sessions")));
     axis.appendChild(el("span", "", days[days.length - 1].day));
   }
   wrap.append(bars, axis);
