@@ -124,7 +124,8 @@ type plan struct {
 // runs are fine) unless it is already used on the same chain. An omitted one
 // is the last committed number on the chain plus one, skipped past numbers
 // already used; the first thought of a new branch gets branchFromThought+1.
-// totalThoughts defaults to, and is raised to, the thought's number.
+// totalThoughts is raised to the thought's number; omitted, it keeps the
+// estimate of the chain's last thought (see totalThoughts).
 func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 	p := plan{branch: branch}
 	c := g.main
@@ -194,14 +195,10 @@ func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 		p.revises = target.commit
 	}
 
-	total := num
-	if in.TotalThoughts != nil && *in.TotalThoughts > num {
-		total = *in.TotalThoughts
-	}
 	p.data = ThoughtData{
 		Thought:           in.Thought,
 		ThoughtNumber:     num,
-		TotalThoughts:     total,
+		TotalThoughts:     totalThoughts(in.TotalThoughts, num, lastTotal(c, p.origin)),
 		NextThoughtNeeded: in.NextThoughtNeeded,
 		IsRevision:        in.IsRevision,
 		RevisesThought:    clonePtr(in.RevisesThought),
@@ -212,6 +209,33 @@ func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 		RLM:               in.RLM,
 	}
 	return p, nil
+}
+
+// totalThoughts is a thought's estimate of the session's length: what the
+// agent says, or, when it says nothing, what it last said on this chain
+// (last, 0 for none), so that an agent that said 12 and then omits the
+// field does not see the estimate fall to 8, 9, … with each thought. It is
+// never below the thought's own number. Only the agent lowers it, by
+// saying a smaller number.
+func totalThoughts(said *int, num, last int) int {
+	total := last
+	if said != nil {
+		total = *said
+	}
+	return max(total, num)
+}
+
+// lastTotal is the estimate of the last thought of chain c, or, for the
+// first thought of a new branch (c nil or empty), of the thought it forks
+// from; 0 when there is none.
+func lastTotal(c *chain, origin *node) int {
+	switch {
+	case c != nil && len(c.nodes) > 0:
+		return c.nodes[len(c.nodes)-1].Data.TotalThoughts
+	case origin != nil:
+		return origin.Data.TotalThoughts
+	}
+	return 0
 }
 
 func thoughtNotFound(field, format string, args ...any) *Error {

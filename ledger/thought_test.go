@@ -99,6 +99,15 @@ func TestNumbering(t *testing.T) {
 			{in: ledger.ThoughtInput{Thought: "b", ThoughtNumber: ip(5), TotalThoughts: ip(2)}, wantNum: 5, wantTotal: 5},
 			{in: num("c", 7), wantNum: 7, wantTotal: 7},
 		}},
+		{"an omitted totalThoughts keeps what the agent last said", []step{
+			{in: ledger.ThoughtInput{Thought: "a", TotalThoughts: ip(12)}, wantNum: 1, wantTotal: 12},
+			{in: th("b"), wantNum: 2, wantTotal: 12},
+			{in: th("c"), wantNum: 3, wantTotal: 12},
+			{in: onBranch(th("x"), "alt", 2), wantNum: 3, wantTotal: 12},
+			{in: ledger.ThoughtInput{Thought: "d", TotalThoughts: ip(4)}, wantNum: 4, wantTotal: 4},
+			{in: th("e"), wantNum: 5, wantTotal: 5},
+			{in: th("f"), wantNum: 6, wantTotal: 6},
+		}},
 		{"numbers at least one", []step{
 			{in: num("a", 0), err: wantErr{code: ledger.CodeInvalidPayload, field: "thoughtNumber"}},
 			{in: ledger.ThoughtInput{Thought: "a", TotalThoughts: ip(0)}, err: wantErr{code: ledger.CodeInvalidPayload, field: "totalThoughts"}},
