@@ -21,6 +21,10 @@ type conn struct {
 	// mu serialises the connection's calls and guards the fields below.
 	// grant is what the connection's bearer token allows; nil: anything.
 	grant *Grant
+	// remote is set for a connection over HTTP, whose client may be on
+	// another machine: its roots do not widen where the server writes
+	// (see call.exportBases).
+	remote bool
 
 	mu    sync.Mutex
 	stage Stage

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/export"
@@ -27,9 +28,10 @@ type sessionExportParams struct {
 	// Save also writes the export to a file in Options.ExportDir.
 	Save bool `json:"save,omitempty"`
 	// Destination writes the export to this file (implies save): a path
-	// relative to Options.ExportDir, or an absolute one inside it or inside
-	// the connection's bound root. Anywhere else is refused.
-	Destination string `json:"destination,omitempty" schema:"note=a file in the export folder or the bound root"`
+	// relative to Options.ExportDir, or an absolute one inside it, inside
+	// one of Options.ExportDirs or, on a local (stdio) connection, inside
+	// the bound root. Anywhere else is refused.
+	Destination string `json:"destination,omitempty" schema:"note=a file in the export folder, a folder the server allows, or (stdio) the bound root"`
 }
 
 // exportHeader describes an export; the document itself follows it as a
@@ -80,6 +82,9 @@ func sessionExport(ctx context.Context, c *call, p *sessionExportParams) (any, e
 			if errors.Is(err, fs.ErrExist) {
 				return nil, ledger.InvalidField("destination", "%s already exists; exports never replace a file, pick another name", dest)
 			}
+			if errors.Is(err, syscall.ENAMETOOLONG) {
+				return nil, ledger.InvalidField("destination", "%s is too long a path for this file system", dest)
+			}
 			return nil, ledger.Errorf(ledger.CodeStorage, "write the export of session %s to %s: %w", v.Session.ID, dest, err)
 		}
 		h.ExportPath = dest
@@ -114,10 +119,36 @@ func (c *call) closeSession(ctx context.Context, id string) (path string, proble
 	return path, nil
 }
 
+// maxNameBytes is the longest file or folder name the common file
+// systems take (NAME_MAX on Linux and macOS, 255 UTF-16 units on NTFS).
+const maxNameBytes = 255
+
+// exportBases are the folders an export destination may lie in: the
+// export folder, the folders the server's configuration allows
+// (Options.ExportDirs) and, on a connection whose client is local (stdio,
+// or an embedder's own transport), the bound root while the client's roots
+// still list it. Over HTTP the client is not trusted with the server's
+// file system, so its roots never add to the list.
+func (c *call) exportBases(ctx context.Context) []string {
+	var bases []string
+	if d := c.g.opts.ExportDir; d != "" {
+		bases = append(bases, d)
+	}
+	bases = append(bases, c.g.opts.ExportDirs...)
+	if c.boundRoot == "" || c.remote {
+		return bases
+	}
+	if roots, err := c.clientRoots(ctx); err == nil && withinRoots(c.boundRoot, roots) {
+		if u, err := url.Parse(c.boundRoot); err == nil && u.Scheme == "file" {
+			bases = append(bases, filepath.FromSlash(u.Path))
+		}
+	}
+	return bases
+}
+
 // exportDestination resolves an export destination: relative to the export
-// directory, and in the end inside it or inside the connection's bound root
-// (which must still be one of the client's roots). The check is made on
-// the real path of the destination's folder, so a symbolic link cannot
+// directory, and in the end inside one of exportBases. The check is made
+// on the real path of the destination's folder, so a symbolic link cannot
 // lead a write elsewhere.
 func (c *call) exportDestination(ctx context.Context, dest string) (string, error) {
 	refuse := func(format string, args ...any) error {
@@ -128,24 +159,19 @@ func (c *call) exportDestination(ctx context.Context, dest string) (string, erro
 	if strings.ContainsRune(dest, 0) {
 		return "", refuse("must not contain a NUL byte")
 	}
-	var allowed []string
-	if d := c.g.opts.ExportDir; d != "" {
-		allowed = append(allowed, d)
-	}
-	if c.boundRoot != "" {
-		if roots, err := c.clientRoots(ctx); err == nil && withinRoots(c.boundRoot, roots) {
-			if u, err := url.Parse(c.boundRoot); err == nil && u.Scheme == "file" {
-				allowed = append(allowed, filepath.FromSlash(u.Path))
-			}
+	for _, name := range strings.FieldsFunc(dest, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if len(name) > maxNameBytes {
+			return "", refuse("holds a name of %d bytes; a file or folder name may have at most %d", len(name), maxNameBytes)
 		}
 	}
+	allowed := c.exportBases(ctx)
 	if len(allowed) == 0 {
-		return "", refuse("this server has no export directory and the connection has no bound root confirmed by the client; leave destination out to get the export in the reply")
+		return "", refuse("this server has no export directory%s; leave destination out to get the export in the reply", c.rootsNote())
 	}
 	path := dest
 	if !filepath.IsAbs(path) {
 		if c.g.opts.ExportDir == "" {
-			return "", refuse("must be an absolute path inside the bound root %s (this server has no export directory)", c.boundRoot)
+			return "", refuse("must be an absolute path inside %s (this server has no export directory)", strings.Join(allowed, " or "))
 		}
 		path = filepath.Join(c.g.opts.ExportDir, path)
 	}
@@ -176,7 +202,16 @@ func (c *call) exportDestination(ctx context.Context, dest string) (string, erro
 		}
 		return filepath.Join(realDir, filepath.Base(path)), nil
 	}
-	return "", refuse("must be inside the export directory %s or the bound root; %s is outside", strings.Join(allowed, " or "), path)
+	return "", refuse("must be inside %s; %s is outside%s", strings.Join(allowed, " or "), path, c.rootsNote())
+}
+
+// rootsNote explains, on a connection whose client's roots do not count,
+// why a bound root is not among the places an export may go.
+func (c *call) rootsNote() string {
+	if !c.remote || c.boundRoot == "" {
+		return ""
+	}
+	return " (over HTTP the client's roots, such as the bound root " + c.boundRoot + ", do not widen where the server writes; the server's settings THOUGHTBOX_EXPORT_DIRS and serve --export-dir add folders)"
 }
 
 // publish announces one of the gateway's events about a session.

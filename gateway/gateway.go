@@ -88,6 +88,12 @@ type Options struct {
 	// with save. The server passes <data dir>/exports. Empty: completed
 	// sessions are closed without an export file, and save is refused.
 	ExportDir string
+	// ExportDirs are further folders (absolute paths) session export
+	// {destination} may write into (THOUGHTBOX_EXPORT_DIRS, serve
+	// --export-dir). Over HTTP, they and ExportDir are the only places: a
+	// remote client's roots do not widen them. A connection over stdio, or
+	// one served from NewServer, may also export into its bound root.
+	ExportDirs []string
 	// Knowledge is the project's knowledge zone, served by the knowledge
 	// operation; without it that operation fails as not configured.
 	Knowledge *ledger.Knowledge
@@ -237,6 +243,7 @@ func (g *Gateway) httpHandler(direct bool) http.Handler {
 		// The grant is the connection's: handleGateway checks it on every
 		// call, whichever way the call arrives.
 		c := g.newConn(grantOf(r))
+		c.remote = true
 		if !direct {
 			return c.server, nil
 		}

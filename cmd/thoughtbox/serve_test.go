@@ -532,3 +532,61 @@ func TestReadOnlyDataDir(t *testing.T) {
 		t.Errorf("add on a read-only ledger: %v\n%s", err, out)
 	}
 }
+
+// TestServeHTTPExportIgnoresClientRoots runs the server over HTTP with an
+// allowed export folder (THOUGHTBOX_EXPORT_DIRS) and a client that offers
+// a root of its own, binds it, and asks for an export into
+// <root>/.ssh/authorized_keys: the export is refused naming destination,
+// and nothing is written there. The allowed folder takes an export; a name
+// too long for the file system is INVALID_PAYLOAD, not STORAGE_ERROR.
+func TestServeHTTPExportIgnoresClientRoots(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data, allowed, somewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(somewhere, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url, cmd := startServeHTTP(t, ctx, bin, "THOUGHTBOX_DATA_DIR="+data,
+		"THOUGHTBOX_EXPORT_DIRS="+allowed, "DISABLE_THOUGHT_LOGGING=1")
+	client := mcp.NewClient(&mcp.Implementation{Name: "far-away", Version: "1"}, nil)
+	rootURI := "file://" + filepath.ToSlash(somewhere)
+	client.AddRoots(&mcp.Root{URI: rootURI, Name: "somewhere"})
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := reason(t, s)
+	if r := callGateway(t, s, "bind_root", map[string]any{"rootUri": rootURI, "project": "_default"}); r.isError {
+		t.Fatalf("bind_root: %s", r.text)
+	}
+	export := func(dest string) gatewayResult {
+		return callGateway(t, s, "session", map[string]any{"operation": "export", "sessionId": id, "format": "markdown", "destination": dest})
+	}
+	keys := filepath.Join(somewhere, ".ssh", "authorized_keys")
+	r := export(keys)
+	if !r.isError || !strings.Contains(r.text, `"code":"INVALID_PAYLOAD"`) || !strings.Contains(r.text, `"field":"destination"`) ||
+		!strings.Contains(r.text, "over HTTP the client's roots") || !strings.Contains(r.text, allowed) {
+		t.Errorf("export into the client's root: %s", r.text)
+	}
+	if _, err := os.Stat(keys); !os.IsNotExist(err) {
+		t.Fatalf("%s was written (%v)", keys, err)
+	}
+	if r := export(filepath.Join(allowed, "reasoning.md")); r.isError {
+		t.Errorf("export into the allowed folder: %s", r.text)
+	} else if b, err := os.ReadFile(filepath.Join(allowed, "reasoning.md")); err != nil || len(b) == 0 {
+		t.Errorf("the allowed folder's export: %q, %v", b, err)
+	}
+	for _, long := range []string{filepath.Join(allowed, strings.Repeat("n", 300)+".md"), strings.Repeat("n", 300) + ".md"} {
+		if r := export(long); !r.isError || !strings.Contains(r.text, `"code":"INVALID_PAYLOAD"`) || !strings.Contains(r.text, "at most 255") {
+			t.Errorf("a name of 300 bytes: %s", r.text)
+		}
+	}
+	s.Close()
+	cancel()
+	cmd.Wait()
+	if ents, _ := os.ReadDir(filepath.Join(somewhere, ".ssh")); len(ents) != 0 {
+		t.Errorf("files appeared in the client's root: %v", ents)
+	}
+}

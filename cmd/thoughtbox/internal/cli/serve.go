@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,6 +48,10 @@ const (
 	EnvHTTPMaxConns = "THOUGHTBOX_HTTP_MAX_CONNS"
 	// EnvRootsTimeout bounds the wait for a client's answer to roots/list.
 	EnvRootsTimeout = "THOUGHTBOX_ROOTS_TIMEOUT"
+	// EnvExportDirs lists folders, besides DIR/exports, that session export
+	// {destination} may write into, separated as PATH is (: or ; on
+	// Windows); serve --export-dir adds to it.
+	EnvExportDirs = "THOUGHTBOX_EXPORT_DIRS"
 	// EnvMaxOpenProjects caps the projects kept open besides the
 	// server's own; EnvProjectIdle closes one unused this long.
 	EnvMaxOpenProjects = "THOUGHTBOX_MAX_OPEN_PROJECTS"
@@ -60,9 +65,10 @@ const (
 )
 
 type serveCmd struct {
-	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT)."`
-	Host      string `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
-	Port      string `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
+	Transport string   `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT)."`
+	Host      string   `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
+	Port      string   `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
+	ExportDir []string `name:"export-dir" placeholder:"DIR" sep:"none" help:"A folder, besides DATA_DIR/exports, that MCP session export {destination} may write into (repeatable; env THOUGHTBOX_EXPORT_DIRS, separated as PATH is). Over HTTP a client's roots never add to these."`
 }
 
 // serveSettings are serve's settings, read and checked before anything is
@@ -73,6 +79,7 @@ type serveSettings struct {
 	tokens         *gateway.Tokens
 	host, portText string
 	port           int
+	exportDirs     []string
 }
 
 // settings reads and checks every setting of serve (flags, environment,
@@ -98,6 +105,9 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 	if _, err := cfg.Observatory(); err != nil {
 		return s, err
 	}
+	if s.exportDirs, err = c.readExportDirs(cfg); err != nil {
+		return s, err
+	}
 	s.host = firstSet(c.Host, cfg.Getenv(EnvHost), "127.0.0.1")
 	s.portText = firstSet(c.Port, cfg.Getenv(EnvPort), "1731")
 	s.port, err = strconv.Atoi(s.portText)
@@ -109,6 +119,33 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 		return s, &config.SettingError{Name: name, Value: s.portText, Reason: "expected a port number from 0 to 65535"}
 	}
 	return s, nil
+}
+
+// readExportDirs reads the folders exports may go to besides DIR/exports:
+// --export-dir (repeatable) and THOUGHTBOX_EXPORT_DIRS, each an existing
+// folder given by an absolute path.
+func (c *serveCmd) readExportDirs(cfg *config.Config) ([]string, error) {
+	type given struct{ name, dir string }
+	var all []given
+	for _, d := range c.ExportDir {
+		all = append(all, given{"--export-dir", d})
+	}
+	for _, d := range filepath.SplitList(cfg.Getenv(EnvExportDirs)) {
+		if d = strings.TrimSpace(d); d != "" {
+			all = append(all, given{EnvExportDirs, d})
+		}
+	}
+	var dirs []string
+	for _, g := range all {
+		if !filepath.IsAbs(g.dir) {
+			return nil, &config.SettingError{Name: g.name, Value: g.dir, Reason: "expected an absolute path to a folder"}
+		}
+		if fi, err := os.Stat(g.dir); err != nil || !fi.IsDir() {
+			return nil, &config.SettingError{Name: g.name, Value: g.dir, Reason: "expected an existing folder"}
+		}
+		dirs = append(dirs, filepath.Clean(g.dir))
+	}
+	return dirs, nil
 }
 
 func (c *serveCmd) checkSettings(cfg *config.Config) error {
@@ -151,6 +188,7 @@ func (c *serveCmd) Run(a *app) error {
 		Knowledge:   a.proj.Knowledge(),
 		Notebooks:   project.NotebooksFor(a.cfg),
 		ExportDir:   exportDir,
+		ExportDirs:  set.exportDirs,
 		Events:      a.proj.Events(),
 
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
