@@ -21,17 +21,34 @@ import (
 // says what to do) when install_deps is asked for and npm is not on PATH.
 var ErrNPMUnavailable = errors.New("npm is not available")
 
-// packageSpec is what install_deps accepts: a registry package name, with
-// an optional version or range — never a URL, a path, a git spec, an
-// alias or a flag, which would let a notebook fetch from anywhere or
-// change npm's behaviour.
-var packageSpec = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*(@[A-Za-z0-9.^~<>=|* -]+)?$`)
+// Every dependency spec that reaches npm — an install_deps package and
+// each entry of the package.json cell npm installs from — is a registry
+// package name with a version, a range or a dist-tag: never a URL, a path,
+// a tarball, a git spec, or a file:, link:, workspace: or npm: (alias)
+// spec, which would let a notebook fetch from anywhere, link folders of
+// the server into node_modules, or change npm's behaviour.
+var (
+	packageName = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$`)
+	// versionRange admits semver versions and ranges (^1.2, ~1, >=1 <2,
+	// 1.x || 2, 1.0.0-rc.1+build) and dist-tags (latest); it has no '/',
+	// ':', '@', '#' or backslash, which every other kind of spec needs.
+	versionRange = regexp.MustCompile(`^[A-Za-z0-9.^~<>=|* +-]*$`)
+)
+
+// maxSpecBytes bounds a package name (npm's own limit) and a range.
+const maxSpecBytes = 214
+
+// dependencySections are the package.json fields whose entries npm
+// installs.
+var dependencySections = []string{"dependencies", "devDependencies", "optionalDependencies", "peerDependencies"}
 
 // maxPackages bounds one install_deps call.
 const maxPackages = 20
 
 // npmTimeout bounds one npm install.
 const npmTimeout = 5 * time.Minute
+
+const specHint = "a registry package's version, range or dist-tag (like ^1.2.0, 7 or latest); URLs, paths, tarballs, git and file:, link:, workspace: and npm: specs are refused"
 
 func checkPackages(pkgs []string) error {
 	if len(pkgs) == 0 {
@@ -41,11 +58,114 @@ func checkPackages(pkgs []string) error {
 		return ledger.InvalidField("packages", "expected at most %d packages, got %d", maxPackages, len(pkgs))
 	}
 	for i, p := range pkgs {
-		if len(p) > 214 || !packageSpec.MatchString(p) || strings.Contains(p, "..") {
-			return ledger.InvalidField(fmt.Sprintf("packages[%d]", i), "expected an npm package name with an optional @version (like dayjs or is-number@7), got %q", p)
+		name, version := pkgName(p), ""
+		if name != p {
+			version = p[len(name)+1:]
+		}
+		if !validName(name) || !validRange(version) || name != p && version == "" {
+			return ledger.InvalidField(fmt.Sprintf("packages[%d]", i), "expected an npm package name with an optional @version (like dayjs or is-number@7): %s; got %q", specHint, p)
 		}
 	}
 	return nil
+}
+
+func validName(name string) bool {
+	return len(name) <= maxSpecBytes && packageName.MatchString(name) && !strings.Contains(name, "..")
+}
+
+func validRange(v string) bool {
+	return len(v) <= maxSpecBytes && versionRange.MatchString(v) && !strings.HasPrefix(v, ".") && !tarballName(v)
+}
+
+// tarballName reports a spec npm would read as a tarball file beside
+// package.json (evil.tgz), not as a tag.
+func tarballName(v string) bool {
+	v = strings.ToLower(v)
+	return strings.HasSuffix(v, ".tgz") || strings.HasSuffix(v, ".tar") || strings.HasSuffix(v, ".tar.gz")
+}
+
+// checkManifest checks the package.json text npm will install from: each
+// dependency (and override) is a registry name with a version or range,
+// and no workspaces link folders in. Errors name the field within the
+// package.json, as dependencies.evil.
+func checkManifest(src string) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(src), &m); err != nil {
+		return ledger.InvalidField("content", "a package.json cell holds a JSON object: %v", err)
+	}
+	for _, section := range dependencySections {
+		raw, ok := m[section]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var deps map[string]json.RawMessage
+		if json.Unmarshal(raw, &deps) != nil {
+			return ledger.InvalidField(section, "expected an object of package names and versions")
+		}
+		for _, name := range sortedKeys(deps) {
+			field := section + "." + name
+			if !validName(name) {
+				return ledger.InvalidField(field, "expected an npm package name (like dayjs or @scope/pkg), got %q", name)
+			}
+			if err := checkSpecValue(field, deps[name]); err != nil {
+				return err
+			}
+		}
+	}
+	if raw, ok := m["overrides"]; ok && string(raw) != "null" {
+		if err := checkOverrides("overrides", raw); err != nil {
+			return err
+		}
+	}
+	if raw, ok := m["workspaces"]; ok && string(raw) != "null" && string(raw) != "[]" {
+		return ledger.InvalidField("workspaces", "a notebook's package.json takes no workspaces: they link folders of the server into node_modules")
+	}
+	return nil
+}
+
+// checkSpecValue checks one dependency's spec, a JSON string.
+func checkSpecValue(field string, raw json.RawMessage) error {
+	var spec string
+	if json.Unmarshal(raw, &spec) != nil {
+		return ledger.InvalidField(field, "expected a string: %s", specHint)
+	}
+	if !validRange(spec) {
+		return ledger.InvalidField(field, "expected %s; got %q", specHint, spec)
+	}
+	return nil
+}
+
+// checkOverrides checks npm's overrides: keys are package names (with an
+// optional @range, or "." for the package itself), values a range or, for
+// a package's own dependencies, another object of overrides.
+func checkOverrides(field string, raw json.RawMessage) error {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(raw, &o) != nil {
+		return checkSpecValue(field, raw)
+	}
+	for _, key := range sortedKeys(o) {
+		f := field + "." + key
+		name, version := pkgName(key), ""
+		if name != key {
+			version = key[len(name)+1:]
+		}
+		if key != "." && (!validName(name) || !validRange(version)) {
+			return ledger.InvalidField(f, "expected an npm package name with an optional @range, got %q", key)
+		}
+		if err := checkOverrides(f, o[key]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // pkgName is the name part of a spec ("@scope/x@1" → "@scope/x").
@@ -89,6 +209,14 @@ func (s *Service) InstallDeps(ctx context.Context, notebookID string, packages [
 		if c.Type == PackageJSONCell {
 			pj = c.Source
 		}
+	}
+	// The cell may come from a pull or from before specs were checked:
+	// check it here, before npm reads it.
+	if err := checkManifest(pj); err != nil {
+		if e, ok := err.(*ledger.Error); ok {
+			e.Message = "the notebook's package.json cell: " + e.Message + "; update the cell"
+		}
+		return InstallResult{}, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(pj), 0o644); err != nil {
 		return InstallResult{}, ledger.Errorf(ledger.CodeStorage, "writing the work folder's package.json: %w", err)

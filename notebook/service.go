@@ -2,7 +2,6 @@ package notebook
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -384,7 +383,7 @@ func newCell(nb *Notebook, typ, content, filename string) (Cell, error) {
 				return Cell{}, ledger.InvalidField("type", "the notebook has a package.json cell already; update it instead")
 			}
 		}
-		if err := checkPackageJSON(content); err != nil {
+		if err := checkManifest(content); err != nil {
 			return Cell{}, err
 		}
 		c.Filename, c.Source, c.Status = "package.json", content, StatusIdle
@@ -446,14 +445,6 @@ func checkFilename(nb *Notebook, name string, self int) error {
 	return nil
 }
 
-func checkPackageJSON(src string) error {
-	var v map[string]any
-	if err := json.Unmarshal([]byte(src), &v); err != nil {
-		return ledger.InvalidField("content", "a package.json cell holds a JSON object: %v", err)
-	}
-	return nil
-}
-
 // UpdateCell replaces a cell's content. A code cell goes back to idle: its
 // last output was for other code.
 func (s *Service) UpdateCell(ctx context.Context, req UpdateCellRequest) (*Notebook, Cell, error) {
@@ -477,7 +468,7 @@ func (s *Service) UpdateCell(ctx context.Context, req UpdateCellRequest) (*Noteb
 		case MarkdownCell:
 			c.Text = req.Content
 		case PackageJSONCell:
-			if err := checkPackageJSON(req.Content); err != nil {
+			if err := checkManifest(req.Content); err != nil {
 				return "", err
 			}
 			c.Source = req.Content

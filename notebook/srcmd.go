@@ -216,6 +216,11 @@ func (s *Service) Import(ctx context.Context, srcmd string, author ledger.Author
 		if len(c.Content()) > maxCellBytes {
 			return nil, ledger.InvalidField("content", "cell %d: expected at most %d bytes, got %d", i+1, maxCellBytes, len(c.Content()))
 		}
+		if c.Type == PackageJSONCell {
+			if err := checkManifest(c.Source); err != nil {
+				return nil, err
+			}
+		}
 	}
 	now := s.nowMs()
 	nb.CreatedAt, nb.UpdatedAt = now, now
