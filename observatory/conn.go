@@ -44,6 +44,9 @@ func (o *Observatory) serveWS(w http.ResponseWriter, r *http.Request) {
 		o.hub.leave(c)
 		return // Upgrade has answered the request
 	}
+	o.hub.mu.Lock()
+	c.abort = func() { ws.NetConn().SetWriteDeadline(time.Now()) }
+	o.hub.mu.Unlock()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go o.readLoop(ctx, ws, c, cancel)
@@ -108,6 +111,7 @@ func (o *Observatory) writeLoop(ctx context.Context, ws *websocket.Conn, c *clie
 			if err := cork.uncork(); err != nil {
 				return
 			}
+			c.sent(batch)
 			lastWrite = time.Now()
 			clear(batch) // let the messages go
 			spare = batch
@@ -199,6 +203,10 @@ func (o *Observatory) readLoop(ctx context.Context, ws *websocket.Conn, c *clien
 func (o *Observatory) handle(ctx context.Context, c *client, m clientMessage) {
 	switch m.event {
 	case "subscribe":
+		if err := o.allowSubscribe(c); err != nil {
+			o.hub.sendError(c, m.topic, err)
+			return
+		}
 		o.hub.subscribe(ctx, c, m.topic)
 	case "unsubscribe":
 		o.hub.unsubscribe(c, m.topic)
@@ -248,4 +256,26 @@ func (o *Observatory) handle(ctx context.Context, c *client, m clientMessage) {
 		e.Details = map[string]any{"event": m.event}
 		o.hub.sendError(c, m.topic, e)
 	}
+}
+
+// allowSubscribe takes one subscribe from c's bucket (SubscribeBurst,
+// refilled one per SubscribeEvery), or says why not: each subscribe may
+// read a whole session, and a client asking in a loop would hold the
+// session's lock away from its writer.
+func (o *Observatory) allowSubscribe(c *client) error {
+	now := o.now()
+	burst := float64(o.cfg.SubscribeBurst)
+	if c.refilled.IsZero() {
+		c.tokens = burst
+	} else if d := now.Sub(c.refilled); d > 0 {
+		c.tokens = min(burst, c.tokens+float64(d)/float64(o.cfg.SubscribeEvery))
+	}
+	c.refilled = now
+	if c.tokens < 1 {
+		e := ledger.Errorf(ledger.CodeInvalidOperation, "too many subscribes on this connection: at most %d at once, then one every %v; this one was ignored", o.cfg.SubscribeBurst, o.cfg.SubscribeEvery)
+		e.Details = map[string]any{"burst": o.cfg.SubscribeBurst, "every": o.cfg.SubscribeEvery.String()}
+		return e
+	}
+	c.tokens--
+	return nil
 }

@@ -50,18 +50,31 @@ type hub struct {
 	clients map[*client]struct{}
 	topics  map[string]map[*client]*subscription
 	closed  bool
+	// loads are the snapshot reads under way, by session (snapload.go).
+	loads map[string]*sessionLoads
 
-	// dropped counts clients cut off for falling behind.
-	dropped atomic.Int64
+	// dropped counts clients cut off for falling behind; coalesced the
+	// subscribes answered by a snapshot already on its way.
+	dropped   atomic.Int64
+	coalesced atomic.Int64
 }
 
 // client is one WebSocket connection as the hub sees it.
 type client struct {
-	// qmu guards queue, queued and since. It is taken inside hub.mu by
-	// the hub, and alone by the connection's writer.
+	// qmu guards queue, queued, flight, credit, enq, written and since.
+	// It is taken inside hub.mu by the hub, and alone by the
+	// connection's writer.
 	qmu    sync.Mutex
 	queue  [][]byte
 	queued int // bytes in queue
+	// flight is the bytes the writer has taken and not yet written;
+	// queued plus flight is what Config.QueueBytes bounds, beyond credit,
+	// the largest snapshot among them (a snapshot may be larger than the
+	// bound, and a client must be able to receive one).
+	flight, credit int
+	// enq numbers the messages queued, written those written, so that a
+	// subscription knows whether its snapshot has gone (see snapSeq).
+	enq, written uint64
 	// since is when the oldest message in queue was queued: the writer
 	// takes the whole queue at once, so this is how long the connection
 	// has taken nothing.
@@ -75,6 +88,13 @@ type client struct {
 	reason   string
 	// subs are the client's topics; guarded by hub.mu.
 	subs map[string]*subscription
+	// abort interrupts a write in progress, so that a client cut off
+	// gives back the memory of what was being written at once.
+	abort func()
+	// tokens and refilled are the subscribe rate limit's bucket; only
+	// the connection's reader uses them.
+	tokens   float64
+	refilled time.Time
 }
 
 // subscription is one client's interest in one topic. A reasoning
@@ -82,7 +102,12 @@ type client struct {
 // queued, then those the snapshot already holds are dropped and the rest
 // follow it.
 type subscription struct {
-	live    bool
+	live bool
+	// loading is set while the snapshot is read; snapSeq is the number
+	// of the snapshot's message in its client's queue. A subscribe while
+	// either says a snapshot is on its way is answered by that snapshot.
+	loading bool
+	snapSeq uint64
 	pending []pendingEvent
 	// have holds the snapshot's thoughts until the first event of a
 	// thought it lacks: events published before the snapshot was read
@@ -99,7 +124,7 @@ type pendingEvent struct {
 const eventQueue = 8192
 
 func newHub(o *Observatory) *hub {
-	h := &hub{o: o, clients: map[*client]struct{}{}, topics: map[string]map[*client]*subscription{},
+	h := &hub{o: o, clients: map[*client]struct{}{}, topics: map[string]map[*client]*subscription{}, loads: map[string]*sessionLoads{},
 		events: make(chan ledger.Event, eventQueue), quit: make(chan struct{})}
 	go h.run()
 	return h
@@ -167,38 +192,71 @@ func (h *hub) cutOffLocked(c *client, reason string) {
 	h.removeLocked(c)
 }
 
-// Bounds of a client's queue past QueueSize: how many times QueueSize it
-// may hold while its writer still takes from it, and how many bytes.
-const (
-	queueSlack    = 16
-	queueMaxBytes = 16 << 20
-)
+// dropLocked cuts off a client that fell behind and lets go of what waits
+// for it at once, the write in progress included: it is not reading, and
+// its queue is the memory a flood of subscribes would pin.
+func (h *hub) dropLocked(c *client, reason string) {
+	h.dropped.Add(1)
+	h.cutOffLocked(c, reason)
+	c.qmu.Lock()
+	clear(c.queue)
+	c.queue, c.queued = nil, 0
+	c.qmu.Unlock()
+	if c.abort != nil {
+		c.abort()
+	}
+}
+
+// queueSlack is how many times QueueSize a client's queue may hold while
+// its writer still takes from it.
+const queueSlack = 16
+
+const behind = "fell behind the ledger's events; reconnect for a fresh snapshot"
 
 // queueLocked puts msg on c's queue, or cuts c off if c is stuck or too
 // far behind. A queue past QueueSize alone is not enough: on a loaded
 // machine a reader that keeps up on average can be a few hundred messages
-// behind for a moment, and cutting it off would cost it a snapshot.
-func (h *hub) queueLocked(c *client, msg []byte) {
+// behind for a moment, and cutting it off would cost it a snapshot. Bytes
+// are bounded whatever the count: QueueBytes, plus the largest snapshot
+// waiting.
+func (h *hub) queueLocked(c *client, msg []byte) { h.enqueueLocked(c, msg, false) }
+
+// enqueueLocked is queueLocked; snapshot marks msg as a snapshot, which
+// the byte bound allows on top of QueueBytes. It returns msg's number in
+// c's queue, 0 if c was cut off.
+func (h *hub) enqueueLocked(c *client, msg []byte, snapshot bool) uint64 {
+	select {
+	case <-c.gone:
+		return 0 // cut off: nothing more is kept for it
+	default:
+	}
 	now := time.Now()
 	c.qmu.Lock()
 	n := len(c.queue)
-	if n >= h.o.cfg.QueueSize && (n >= queueSlack*h.o.cfg.QueueSize || c.queued+len(msg) > queueMaxBytes ||
-		now.Sub(c.since) > h.o.cfg.StallTimeout) {
+	credit := c.credit
+	if snapshot {
+		credit = max(credit, len(msg))
+	}
+	if c.queued+c.flight+len(msg) > h.o.cfg.QueueBytes+credit ||
+		n >= h.o.cfg.QueueSize && (n >= queueSlack*h.o.cfg.QueueSize || now.Sub(c.since) > h.o.cfg.StallTimeout) {
 		c.qmu.Unlock()
-		h.dropped.Add(1)
-		h.cutOffLocked(c, "fell behind the ledger's events; reconnect for a fresh snapshot")
-		return
+		h.dropLocked(c, behind)
+		return 0
 	}
 	if n == 0 {
 		c.since = now
 	}
 	c.queue = append(c.queue, msg)
 	c.queued += len(msg)
+	c.credit = credit
+	c.enq++
+	seq := c.enq
 	c.qmu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
 	default: // the writer has been told already
 	}
+	return seq
 }
 
 // queueLen is how many messages wait for c's writer.
@@ -217,8 +275,36 @@ func (c *client) take(spare [][]byte) [][]byte {
 		return nil // and spare stays the caller's
 	}
 	q := c.queue
+	c.flight += c.queued
 	c.queue, c.queued = spare[:0], 0
 	return q
+}
+
+// sent records that the writer has written batch, which take gave it.
+func (c *client) sent(batch [][]byte) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	for _, m := range batch {
+		c.flight -= len(m)
+	}
+	c.written += uint64(len(batch))
+	if c.queued+c.flight == 0 {
+		c.credit = 0
+	}
+}
+
+// snapshotGone reports whether the message numbered seq has been written.
+func (c *client) snapshotGone(seq uint64) bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.written >= seq
+}
+
+// pendingBytes is what waits for c: queued and being written.
+func (c *client) pendingBytes() int {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.queued + c.flight
 }
 
 // deliver sends msg to every live subscriber of topic, and holds it for
@@ -238,8 +324,7 @@ func (h *hub) deliver(topic, nodeID string, msg []byte) {
 			continue
 		}
 		if len(s.pending) >= queueSlack*h.o.cfg.QueueSize {
-			h.dropped.Add(1)
-			h.cutOffLocked(c, "fell behind the ledger's events; reconnect for a fresh snapshot")
+			h.dropLocked(c, behind)
 			continue
 		}
 		s.pending = append(s.pending, pendingEvent{nodeID: nodeID, msg: msg})
@@ -306,8 +391,7 @@ func (h *hub) publish(e ledger.Event) {
 		defer h.mu.Unlock()
 		for _, topic := range []string{TopicObservatory, TopicReasoningPrefix + e.SessionID} {
 			for c := range h.topics[topic] {
-				h.dropped.Add(1)
-				h.cutOffLocked(c, "the Observatory fell behind the ledger's events; reconnect for a fresh snapshot")
+				h.dropLocked(c, "the Observatory fell behind the ledger's events; reconnect for a fresh snapshot")
 			}
 		}
 	}
@@ -405,20 +489,26 @@ func (h *hub) subscribe(ctx context.Context, c *client, topic string) {
 			h.sendError(c, topic, ledger.InvalidField("topic", "must be reasoning:<sessionId>, got %q", topic))
 			return
 		}
-		s := &subscription{}
+		s := &subscription{loading: true}
 		h.mu.Lock()
-		if old, ok := c.subs[topic]; ok && old.live {
-			// Subscribing again asks for a fresh snapshot: hold events
-			// again until it is queued.
-			old.live = false
+		if old, ok := c.subs[topic]; ok && (old.loading || !c.snapshotGone(old.snapSeq)) {
+			// A snapshot is being read or waits to be written: it and
+			// the events after it are what a new one would say, so
+			// this subscribe costs neither a read of the session nor
+			// the memory of a second copy.
+			h.mu.Unlock()
+			h.coalesced.Add(1)
+			return
+		} else if ok {
+			// Subscribing again once the snapshot has gone asks for a
+			// fresh one: hold events again until it is queued.
+			old.live, old.loading = false, true
 			s = old
-		} else if !ok {
-			h.addLocked(c, topic, s)
 		} else {
-			s = old
+			h.addLocked(c, topic, s)
 		}
 		h.mu.Unlock()
-		v, err := h.o.ledger.Load(ctx, id)
+		shared, err := h.loadSnapshot(ctx, id)
 		if err != nil {
 			h.mu.Lock()
 			if c.subs[topic] == s {
@@ -428,19 +518,17 @@ func (h *hub) subscribe(ctx context.Context, c *client, topic string) {
 			h.sendError(c, topic, err)
 			return
 		}
-		snap := snapshotOf(v, h.o.now(), h.o.cfg.AbandonAfter)
-		have := make(map[string]bool, v.Graph.Len())
-		for _, n := range v.Graph.Nodes() {
-			have[n.ID] = true
-		}
-		msg := encode(topic, "session:snapshot", snap)
+		have, msg := shared.have, shared.message(topic)
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if c.subs[topic] != s {
 			return // unsubscribed (or cut off) while the snapshot loaded
 		}
+		s.loading = false
 		h.queueLocked(c, encode(topic, "subscribed", map[string]any{"topic": topic}))
-		h.queueLocked(c, msg)
+		if s.snapSeq = h.enqueueLocked(c, msg, true); s.snapSeq == 0 {
+			return // cut off
+		}
 		for _, p := range s.pending {
 			if p.nodeID == "" || !have[p.nodeID] {
 				h.queueLocked(c, p.msg)

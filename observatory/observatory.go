@@ -46,6 +46,9 @@ const (
 	DefaultQueueSize      = 1024
 	DefaultStallTimeout   = 5 * time.Second
 	DefaultCorkDelay      = 10 * time.Millisecond
+	DefaultQueueBytes     = 8 << 20
+	DefaultSubscribeBurst = 8
+	DefaultSubscribeEvery = 250 * time.Millisecond
 	// maxActive bounds the sessions:active list sent on joining.
 	maxActive = 100
 )
@@ -98,6 +101,17 @@ type Config struct {
 	// behind, is disconnected; the writer is never slowed.
 	QueueSize    int
 	StallTimeout time.Duration
+	// QueueBytes bounds the bytes waiting for one client (queued, or
+	// being written), besides the largest snapshot among them: past it
+	// the client is cut off and what waited for it is let go at once.
+	QueueBytes int
+	// SubscribeBurst and SubscribeEvery limit one connection's
+	// subscribes: a burst of SubscribeBurst, then one per SubscribeEvery;
+	// one past the limit is refused with an error. A subscribe to a
+	// session whose snapshot is still on its way to the client is
+	// answered by that snapshot, without reading the session again.
+	SubscribeBurst int
+	SubscribeEvery time.Duration
 	// CorkDelay is the least time between two writes of queued messages
 	// to one connection while messages keep coming: a message that finds
 	// the connection written to less than CorkDelay ago waits out the
@@ -168,6 +182,15 @@ func New(l *ledger.Ledger, cfg Config) *Observatory {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = DefaultQueueBytes
+	}
+	if cfg.SubscribeBurst <= 0 {
+		cfg.SubscribeBurst = DefaultSubscribeBurst
+	}
+	if cfg.SubscribeEvery <= 0 {
+		cfg.SubscribeEvery = DefaultSubscribeEvery
+	}
 	if cfg.CorkDelay == 0 {
 		cfg.CorkDelay = DefaultCorkDelay
 	}
@@ -191,6 +214,22 @@ func (o *Observatory) Publish(e ledger.Event) { o.hub.publish(e) }
 
 // Dropped counts the clients disconnected for falling behind.
 func (o *Observatory) Dropped() int64 { return o.hub.dropped.Load() }
+
+// Coalesced counts the subscribes answered by a snapshot already on its
+// way to the client.
+func (o *Observatory) Coalesced() int64 { return o.hub.coalesced.Load() }
+
+// PendingBytes is what waits for the connected clients, queued or being
+// written.
+func (o *Observatory) PendingBytes() int {
+	o.hub.mu.Lock()
+	defer o.hub.mu.Unlock()
+	n := 0
+	for c := range o.hub.clients {
+		n += c.pendingBytes()
+	}
+	return n
+}
 
 // Handler serves the UI at /, the socket at /ws and, if enabled, /api/.
 func (o *Observatory) Handler() http.Handler { return o.handler }
