@@ -17,6 +17,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/gateway/rlm"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/project"
 )
@@ -63,6 +64,7 @@ type serveCmd struct {
 	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT)."`
 	Host      string `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
 	Port      string `placeholder:"N" help:"Port to listen on with http (env PORT; default 1731; 0 picks a free one)."`
+	seedFlags `embed:""`
 }
 
 // serveSettings are serve's settings, read and checked before anything is
@@ -73,6 +75,7 @@ type serveSettings struct {
 	tokens         *gateway.Tokens
 	host, portText string
 	port           int
+	rlm            rlm.Options
 }
 
 // settings reads and checks every setting of serve (flags, environment,
@@ -93,6 +96,9 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 		return s, err
 	}
 	if s.tokens, err = readTokensFile(cfg); err != nil {
+		return s, err
+	}
+	if s.rlm, err = c.rlmSettings(cfg); err != nil {
 		return s, err
 	}
 	if _, err := cfg.Observatory(); err != nil {
@@ -157,6 +163,7 @@ func (c *serveCmd) Run(a *app) error {
 		AllowedOrigins:      lim.origins,
 		HTTPReadTimeout:     lim.readTimeout,
 		RootsTimeout:        lim.rootsTimeout,
+		Sampling:            gateway.SamplingOptions{RLM: set.rlm},
 	})
 	// Closed once the transports have stopped: with memory storage it
 	// removes the notebooks' temporary work folders.
