@@ -502,3 +502,8 @@ func (c *Config) Projects() ([]string, error) {
 	}
 	return names, nil
 }
+
+// ParseSize reads a byte count as THOUGHTBOX_MAX_THOUGHT_BYTES takes it:
+// digits, optionally followed by K, KiB, M, MiB, G or GiB (binary units),
+// from 1 byte to 1 GiB.
+func ParseSize(s string) (int, error) { return parseSize(s) }

@@ -46,6 +46,10 @@ type conn struct {
 	// hidden holds the per-stage tools session discovery hid: syncTools
 	// leaves them out.
 	hidden map[string]bool
+	// deletedActive is the id of the active session this connection
+	// deleted, until another session is made active: a thought then is
+	// refused instead of silently starting a new session.
+	deletedActive string
 	// resumeTaught is set once a call that skipped the stage flow (see
 	// conn.resume) was told what the skipped stages teach.
 	resumeTaught bool
@@ -100,6 +104,7 @@ func (c *call) client() *mcp.Implementation {
 // setSession makes id the active session and forgets any pending one.
 func (c *conn) setSession(id string) {
 	c.sessionID = id
+	c.deletedActive = ""
 	c.pending = ledger.CreateSessionParams{}
 }
 

@@ -2,10 +2,13 @@ package gateway_test
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -94,5 +97,105 @@ func TestResumeOtherSessionStepsBack(t *testing.T) {
 		if !strings.Contains(text, "session resume") || !strings.Contains(text, "stage 1") {
 			t.Errorf("%s does not say that session resume of another session goes back to stage 1", name)
 		}
+	}
+}
+
+// TestDeleteActiveSession: deleting the connection's active session says
+// so in the reply, and the next thought without a session is refused with
+// what to call, instead of silently starting a session; a thought that
+// asks for a new session by title, or a start_new, goes on.
+func TestDeleteActiveSession(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("doomed")
+	c.think("first", nil)
+	other := e.connect(t, clientOpts{})
+	keep := other.ready("kept")
+	if r := c.ok("session", map[string]any{"operation": "delete", "sessionId": keep}); r["activeSessionDeleted"] != nil {
+		t.Errorf("deleting another connection's session claims it was this one's: %v", r)
+	}
+	r := c.ok("session", map[string]any{"operation": "delete", "sessionId": id})
+	if r["activeSessionDeleted"] != true || !strings.Contains(r["message"].(string), "active session") {
+		t.Fatalf("delete of the active session does not say so: %v", r)
+	}
+	before := num(c.ok("list_sessions", nil)["total"])
+	body := c.fail("thought", map[string]any{"thought": "lost?", "nextThoughtNeeded": true}, ledger.CodeSessionNotFound)
+	if msg := body["message"].(string); !strings.Contains(msg, "deleted") || !strings.Contains(msg, "start_new") {
+		t.Errorf("the refusal does not say why and what to call: %q", msg)
+	}
+	if after := num(c.ok("list_sessions", nil)["total"]); after != before {
+		t.Errorf("a refused thought changed the session count from %d to %d", before, after)
+	}
+	if r := c.think("fresh start", map[string]any{"sessionTitle": "fresh"}); r["sessionCreated"] != true {
+		t.Errorf("a thought with sessionTitle after the delete: %v", r)
+	}
+}
+
+// promptStages reads the list_mcp_assets prompt's operations: by stage,
+// each operation with its sub-operations.
+func promptStages(text string) map[string]int {
+	out := map[string]int{}
+	stage := -1
+	head := regexp.MustCompile(`^\*\*From stage (\d)`)
+	item := regexp.MustCompile("^- `([a-z_]+)`")
+	subs := regexp.MustCompile("Sub-operations \\(in `args.operation`\\): (.*?)\\.( Also|$)")
+	for _, line := range strings.Split(text, "\n") {
+		if m := head.FindStringSubmatch(line); m != nil {
+			stage, _ = strconv.Atoi(m[1])
+			continue
+		}
+		if strings.HasPrefix(line, "## ") {
+			stage = -1
+		}
+		m := item.FindStringSubmatch(line)
+		if m == nil || stage < 0 {
+			continue
+		}
+		out[m[1]] = stage
+		if s := subs.FindStringSubmatch(line); s != nil {
+			for _, name := range strings.Split(s[1], ", ") {
+				out[m[1]+" "+strings.Trim(name, "`")] = stage
+			}
+		}
+	}
+	return out
+}
+
+// TestListAssetsPromptStages: the list_mcp_assets prompt lists every
+// operation at the stage the gateway's description gives it, and every
+// sub-operation the description's args name (knowledge opens at stage 1;
+// session update, delete, restore and list_deleted are there).
+func TestListAssetsPromptStages(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	res, err := c.cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "list_mcp_assets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := promptStages(res.Messages[0].Content.(*mcp.TextContent).Text)
+	desc := c.tools()["thoughtbox_gateway"].Description
+	opLine := regexp.MustCompile(`(?m)^- ([a-z_]+) \((\d)\): (.*)$`)
+	subName := regexp.MustCompile(`(?:operation: | \| )([a-z_]+)`)
+	n := 0
+	for _, m := range opLine.FindAllStringSubmatch(desc, -1) {
+		stage, _ := strconv.Atoi(m[2])
+		want := map[string]int{m[1]: stage}
+		for _, s := range subName.FindAllStringSubmatch(m[3], -1) {
+			want[m[1]+" "+s[1]] = stage
+		}
+		for name, st := range want {
+			n++
+			if have, ok := got[name]; !ok || have != st {
+				t.Errorf("list_mcp_assets: %s at stage %d (listed: %v); the gateway opens it at stage %d", name, have, ok, st)
+			}
+		}
+	}
+	for _, name := range []string{"knowledge", "session update", "session delete", "session restore", "session list_deleted"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("list_mcp_assets does not list %s", name)
+		}
+	}
+	if n < 40 {
+		t.Fatalf("read only %d operations and sub-operations from the gateway's description", n)
 	}
 }

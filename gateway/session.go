@@ -263,7 +263,10 @@ func (p *sessionDeleteParams) check() error {
 
 type sessionDeleteReply struct {
 	Deleted ledger.DeletedSession `json:"deleted"`
-	Message string                `json:"message"`
+	// ActiveSessionDeleted says the session was the connection's active
+	// one, which it no longer has.
+	ActiveSessionDeleted bool   `json:"activeSessionDeleted,omitempty"`
+	Message              string `json:"message"`
 }
 
 // sessionDelete takes a session out of the ledger, recoverably.
@@ -279,10 +282,14 @@ func sessionDelete(ctx context.Context, c *call, p *sessionDeleteParams) (any, e
 	if err != nil {
 		return nil, err
 	}
+	r := &sessionDeleteReply{Deleted: d, Message: "Session deleted: it no longer lists, loads or searches; its history is kept under refs/thoughtbox/deleted/" + id + "/ and session {subOperation: \"restore\", sessionId: \"" + id + "\"} brings it back."}
 	if c.sessionID == id {
 		c.setSession("")
+		c.deletedActive = id
+		r.ActiveSessionDeleted = true
+		r.Message += " It was this connection's active session: no session is active now, and a thought is refused until you call start_new, load_context or session restore (or send sessionTitle with the thought to start a new session)."
 	}
-	return &sessionDeleteReply{Deleted: d, Message: "Session deleted: it no longer lists, loads or searches; its history is kept under refs/thoughtbox/deleted/" + id + "/ and session {subOperation: \"restore\", sessionId: \"" + id + "\"} brings it back."}, nil
+	return r, nil
 }
 
 // sessionRestore brings a deleted session back.

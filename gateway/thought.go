@@ -120,6 +120,12 @@ func recordThought(ctx context.Context, c *call, p *thoughtParams) (any, error) 
 		}
 	}
 	created := false
+	if c.sessionID == "" && c.deletedActive != "" && strings.TrimSpace(p.SessionTitle) == "" {
+		e := ledger.Errorf(ledger.CodeSessionNotFound,
+			"this connection's active session %s was deleted, so no session is active; a thought does not start a new one silently: call start_new, load_context or session restore, or send sessionTitle with the thought to start a new session", c.deletedActive)
+		e.Details = map[string]any{"field": "sessionId", "deletedSessionId": c.deletedActive, "next": "start_new {sessionTitle}, load_context {sessionId}, or session restore {sessionId: " + c.deletedActive + "}"}
+		return nil, e
+	}
 	if c.sessionID == "" && c.g.opts.NoAutoCreateSession {
 		e := ledger.Errorf(ledger.CodeSessionNotFound,
 			"no session is active and this server does not create one for a thought (autoCreateSession is off): call start_new with a sessionTitle, or load_context, or pass sessionId")

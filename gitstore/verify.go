@@ -419,8 +419,9 @@ func (v *verifier) walk(chains []verifyChain) error {
 			// leaves the session, not for each of its ancestors.
 			child, fromChild := v.commits[it.commit]
 			if info.session != v.id && (!fromChild || child.session == v.id) {
+				subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
 				if info.session == "" {
-					v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session", it.id, it.what())
+					v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session (written or rewritten outside Thoughtbox, e.g. by plain Git; its subject: %q)", it.id, it.what(), subject)
 				} else {
 					v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
 				}
@@ -727,8 +728,10 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tr
 
 // chainNumbers returns, by branch ("" for the main chain), the thought
 // numbers that the commits on a ref's first-parent line recorded; nil when
-// the line is broken by a damaged commit (already reported), so that the
-// thoughts below the damage are not reported again one by one.
+// the line is broken by a damaged commit or passes through a commit of
+// no (or another) session, both already reported once by the walk: the
+// thoughts a rewritten commit replaced, and the intact ones below it, are
+// not reported again one by one as missing.
 func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
 	out := map[string]map[int]bool{}
 	seen := map[hash]bool{}
@@ -739,7 +742,10 @@ func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
 			return nil
 		}
 		if info.session != v.id {
-			break
+			if info.parent == zeroHash {
+				break // the root: the session began on a commit of its own kind
+			}
+			return nil
 		}
 		if info.thought > 0 {
 			if out[info.branch] == nil {

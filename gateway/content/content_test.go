@@ -226,7 +226,9 @@ func TestPromptsRender(t *testing.T) {
 		name string
 		want []string // substrings of the rendering with every argument given
 	}{
-		{"list_mcp_assets", []string{"thoughtbox_gateway", "get_state", "read_thoughts", "thoughtbox://cipher", "thoughtbox://revisions/{sessionId}/{thoughtNumber}", "`subagent-summarize`", "argument `sessionId` (required)", "`opportunity-cost`", "`thoughtbox_notebook`", "`run_cell`"}},
+		// The operations by stage come from the gateway's table, which puts
+		// them where OperationsMarker stands (TestListAssetsPromptStages).
+		{"list_mcp_assets", []string{"thoughtbox_gateway", "get_state", OperationsMarker, "thoughtbox://cipher", "thoughtbox://revisions/{sessionId}/{thoughtNumber}", "`subagent-summarize`", "argument `sessionId` (required)", "`opportunity-cost`", "`thoughtbox_notebook`"}},
 		{"interleaved-thinking", []string{"Task: Find why the nightly build is slow", "Tools you expect to use: bash, grep", "start_new"}},
 		{"subagent-summarize", []string{"Session: 3f6c2a", "Focus: open questions", "read_thoughts"}},
 		{"evolution-check", []string{"New insight: The cache was never the bottleneck", "Session to check: 3f6c2a", "revisesThought"}},

@@ -68,12 +68,20 @@ var promptSpecs = []promptSpec{
 	},
 }
 
+// OperationsMarker stands, in a rendered prompt, where the server's list
+// of operations by stage goes (list_mcp_assets); the gateway replaces it.
+const OperationsMarker = "<!-- thoughtbox: operations by stage -->"
+
 // promptTemplates parses prompts/*.md once. Template names are file names.
 var promptTemplates = sync.OnceValue(func() *template.Template {
 	funcs := template.FuncMap{
 		"resource": mustResource,
 		"prompts":  promptInventory,
 		"models":   Models,
+		// The operations come from the gateway's operation table, which
+		// this package cannot see: the template writes OperationsMarker
+		// and the gateway puts the list in its place.
+		"operations": func() string { return OperationsMarker },
 	}
 	return template.Must(template.New("prompts").Funcs(funcs).ParseFS(files, "prompts/*.md"))
 })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/gateway/rlm"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/project"
 )
@@ -76,6 +77,7 @@ type serveCmd struct {
 	// are checked by the same rule.
 	MaxSessions string   `placeholder:"N" help:"Most MCP sessions open at once over http; past it the one idle longest is closed, and with none idle a new one is refused (env THOUGHTBOX_HTTP_MAX_SESSIONS; default 1000)."`
 	ExportDir   []string `name:"export-dir" placeholder:"DIR" sep:"none" help:"A folder, besides DATA_DIR/exports, that MCP session export {destination} may write into (repeatable; env THOUGHTBOX_EXPORT_DIRS, separated as PATH is). Over HTTP a client's roots never add to these."`
+	seedFlags   `embed:""`
 }
 
 // serveSettings are serve's settings, read and checked before anything is
@@ -87,6 +89,7 @@ type serveSettings struct {
 	host, portText string
 	port           int
 	exportDirs     []string
+	rlm            rlm.Options
 }
 
 // settings reads and checks every setting of serve (flags, environment,
@@ -114,6 +117,9 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 		s.lim.maxSessions = n
 	}
 	if s.tokens, err = readTokensFile(cfg); err != nil {
+		return s, err
+	}
+	if s.rlm, err = c.rlmSettings(cfg); err != nil {
 		return s, err
 	}
 	if _, err := cfg.Observatory(); err != nil {
@@ -210,6 +216,7 @@ func (c *serveCmd) Run(a *app) error {
 		HTTPReadTimeout:     lim.readTimeout,
 		HTTPMaxSessions:     lim.maxSessions,
 		RootsTimeout:        lim.rootsTimeout,
+		Sampling:            gateway.SamplingOptions{RLM: set.rlm},
 	})
 	// Closed once the transports have stopped: with memory storage it
 	// removes the notebooks' temporary work folders.
