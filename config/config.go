@@ -155,8 +155,31 @@ type Config struct {
 	// NotebookTimeout is THOUGHTBOX_NOTEBOOK_TIMEOUT, or
 	// DefaultNotebookTimeout.
 	NotebookTimeout time.Duration
+	// Code, when set, is the code repository whose own object store
+	// keeps the project's ledger (see InCode); nil for a standalone
+	// project under the data directory.
+	Code *CodeRepo
 
 	lookup LookupEnv
+}
+
+// CodeRepo is a worktree of a code repository that keeps the ledger.
+type CodeRepo struct {
+	// Worktree is the worktree's top folder.
+	Worktree string
+	// GitDir is the worktree's own git folder (per-worktree state).
+	GitDir string
+	// CommonDir is the folder all worktrees share: the ledger's objects,
+	// refs and engine files live there.
+	CommonDir string
+}
+
+// InCode is the same configuration with the ledger kept in the code
+// repository cr instead of the data directory.
+func (c *Config) InCode(cr CodeRepo) *Config {
+	cp := *c
+	cp.Code = &cr
+	return &cp
 }
 
 // Resolve works out the configuration from flags and the environment, and
@@ -298,8 +321,12 @@ func (c *Config) Getenv(name string) string {
 }
 
 // RepoPath is the bare Git repository of the project:
-// $DATA_DIR/projects/<project>.git.
+// $DATA_DIR/projects/<project>.git, or, for a ledger kept in a code
+// repository, that repository's common git folder.
 func (c *Config) RepoPath() string {
+	if c.Code != nil {
+		return c.Code.CommonDir
+	}
 	return filepath.Join(c.DataDir, "projects", c.Project+".git")
 }
 
@@ -310,6 +337,9 @@ func (c *Config) RepoPath() string {
 func (c *Config) NotebookWorkDir() string {
 	if c.Storage == StorageMemory {
 		return ""
+	}
+	if c.Code != nil {
+		return filepath.Join(c.Code.CommonDir, "thoughtbox", "notebooks")
 	}
 	return filepath.Join(c.DataDir, "notebooks", c.Project)
 }
@@ -456,6 +486,7 @@ func (c *Config) ForProject(name string) (*Config, error) {
 	}
 	cp := *c
 	cp.Project = name
+	cp.Code = nil // a named project is one of the data directory
 	return &cp, nil
 }
 

@@ -19,11 +19,11 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 	if err := validSessionID(id); err != nil {
 		return ledger.DeletedSession{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
-	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
+	refs, err := s.be.ListRefs(ctx, s.lay.sessions()+id+"/")
 	if err != nil {
 		return ledger.DeletedSession{}, err
 	}
-	mainTip, ok := refs[mainRef(id)]
+	mainTip, ok := refs[s.lay.mainRef(id)]
 	if !ok {
 		return ledger.DeletedSession{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
@@ -52,7 +52,7 @@ func (s *Store) DeleteSession(ctx context.Context, id, title string, author ledg
 	b.Updates = append(b.Updates, refUpdate{Name: deletedPrefix + id + "/record", New: rid})
 	for _, name := range names {
 		b.Updates = append(b.Updates,
-			refUpdate{Name: deletedPrefix + id + "/" + strings.TrimPrefix(name, "refs/heads/"), New: refs[name]},
+			refUpdate{Name: deletedPrefix + id + "/" + strings.TrimPrefix(name, s.lay.refRoot()), New: refs[name]},
 			refUpdate{Name: name, Old: refs[name]})
 	}
 	if err := s.be.Apply(ctx, b); err != nil {
@@ -91,7 +91,7 @@ func (s *Store) RestoreSession(ctx context.Context, id string) (ledger.DeletedSe
 		if rest == "record" {
 			continue
 		}
-		name := "refs/heads/" + rest
+		name := s.lay.refRoot() + rest
 		names = append(names, name)
 		b.Updates = append(b.Updates, refUpdate{Name: name, New: tip})
 	}
@@ -134,7 +134,7 @@ func (s *Store) deleted(only string) ([]ledger.DeletedSession, error) {
 		subject, body, _ := strings.Cut(c.Message, "\n")
 		d.Title = strings.TrimPrefix(subject, "Delete session: ")
 		for _, line := range strings.Split(body, "\n") {
-			if _, ref, ok := strings.Cut(line, " "); ok && strings.HasPrefix(ref, refPrefix) {
+			if _, ref, ok := strings.Cut(line, " "); ok && strings.HasPrefix(ref, s.lay.sessions()) {
 				d.Refs = append(d.Refs, ref)
 			}
 		}

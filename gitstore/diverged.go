@@ -46,10 +46,10 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 	for keep, tip := range kept {
 		rest := strings.TrimPrefix(keep, divergedPrefix)
 		remote, local, ok := strings.Cut(rest, "/")
-		if !ok || sessionID != "" && sessionOfRef("refs/heads/"+local) != sessionID {
+		if !ok || sessionID != "" && s.lay.sessionOfRef(s.lay.refRoot()+local) != sessionID {
 			continue
 		}
-		ref := "refs/heads/" + local
+		ref := s.lay.refRoot() + local
 		l, err := s.ReadRef(ref)
 		if err != nil {
 			return nil, err

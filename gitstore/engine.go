@@ -231,9 +231,9 @@ func (s *Store) EditConfig(change func(*gitconfig.Config) error) error {
 const (
 	// SessionRefPrefix starts every session's refs:
 	// refs/heads/sessions/<id>/main and .../branches/<b>.
-	SessionRefPrefix = refPrefix
+	SessionRefPrefix = "refs/heads/sessions/"
 	// KnowledgeRef is the knowledge zone's one ref.
-	KnowledgeRef = knowledgeRef
+	KnowledgeRef = "refs/heads/knowledge"
 	// DivergedPrefix is where a pull keeps a remote's chain that was
 	// extended differently here.
 	DivergedPrefix = divergedPrefix
@@ -243,20 +243,20 @@ const (
 )
 
 // SessionOfRef names the session a ref belongs to ("" for another ref).
-func SessionOfRef(ref string) string { return sessionOfRef(ref) }
+func SessionOfRef(ref string) string { return Standalone.sessionOfRef(ref) }
 
 // NotebookOfRef names the notebook a ref holds ("" for another ref, or an
 // invalid notebook id).
-func NotebookOfRef(ref string) string { return notebookOfRef(ref) }
+func NotebookOfRef(ref string) string { return Standalone.notebookOfRef(ref) }
 
 // SharedRef reports whether push and pull move ref: a session's, a
 // notebook's, the knowledge zone's or main.
-func SharedRef(ref string) bool { return shared(ref) }
+func SharedRef(ref string) bool { return Standalone.shared(ref) }
 
 // ValidSharedRef reports whether name is a ref this store would write
 // itself, of the knowledge zone, a notebook or a session: what a pull
 // takes from a remote, whose ref names become file names here.
-func ValidSharedRef(name string) bool { return validSharedRef(name) }
+func ValidSharedRef(name string) bool { return Standalone.validSharedRef(name) }
 
 // RefOrder is a sort key that puts a session's main chain before its
 // branches.

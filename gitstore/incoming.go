@@ -39,7 +39,7 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
 		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
 		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes), trustIndexed: true}
-	local, err := s.ListRefs(refPrefix + id + "/")
+	local, err := s.ListRefs(s.lay.sessions() + id + "/")
 	if err != nil {
 		return nil, err
 	}
@@ -54,12 +54,12 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 	chains := make([]verifyChain, 0, len(refs))
 	for _, ref := range refs {
 		c := verifyChain{ref: ref, tip: incoming[ref]}
-		if b, ok := strings.CutPrefix(ref, refPrefix+id+"/branches/"); ok {
+		if b, ok := strings.CutPrefix(ref, s.lay.sessions()+id+"/branches/"); ok {
 			c.branch = b
 		}
 		chains = append(chains, c)
 	}
-	if _, ok := incoming[mainRef(id)]; !ok && local[mainRef(id)] == zeroHash {
+	if _, ok := incoming[s.lay.mainRef(id)]; !ok && local[s.lay.mainRef(id)] == zeroHash {
 		v.fail("the remote has branch refs of session %s but no main chain", id)
 	}
 	for i := range chains {

@@ -60,7 +60,7 @@ func (s *Store) sessionsNow() ([]sessionNow, []sessionindex.Current, error) {
 	now := make([]sessionNow, 0, len(names))
 	all := make([]sessionRefs, 0, len(names))
 	for i, ref := range names {
-		id, chain, ok := strings.Cut(ref[len(refPrefix):], "/")
+		id, chain, ok := strings.Cut(ref[len(s.lay.sessions()):], "/")
 		if !ok {
 			continue
 		}
@@ -96,15 +96,15 @@ func (s *Store) sessionsNow() ([]sessionNow, []sessionindex.Current, error) {
 	return out, cur, nil
 }
 
-// sessionRefsSorted returns every ref under refPrefix, in order. On disk
+// sessionRefsSorted returns every ref under s.lay.sessions(), in order. On disk
 // it walks the packed refs, already in order, and lays the few loose and
 // logged ones over them, instead of building maps of every ref.
 func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
 	ctx := context.Background() // no caller passes one yet
 	if fb, ok := s.be.(*repo.FS); ok {
-		return fb.SortedRefs(ctx, refPrefix)
+		return fb.SortedRefs(ctx, s.lay.sessions())
 	}
-	refs, err := s.be.ListRefs(ctx, refPrefix)
+	refs, err := s.be.ListRefs(ctx, s.lay.sessions())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,7 +133,7 @@ func (s *Store) refsStamp() (st sessionindex.Stamp, settled, ok bool) {
 	if !isFS {
 		return st, false, false
 	}
-	sum, packedAt, err := fb.RefsStamp(context.Background(), refPrefix)
+	sum, packedAt, err := fb.RefsStamp(context.Background(), s.lay.sessions())
 	if err != nil {
 		return st, false, false
 	}
@@ -277,9 +277,9 @@ func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessio
 	if !words {
 		return doc, nil
 	}
-	refs := map[string]hash{mainRef(n.id): n.refs.main}
+	refs := map[string]hash{s.lay.mainRef(n.id): n.refs.main}
 	for _, b := range n.refs.branches {
-		refs[branchRef(n.id, b.name)] = b.tip
+		refs[s.lay.branchRef(n.id, b.name)] = b.tip
 	}
 	ss, err := s.loadSessionAt(n.id, refs)
 	if err != nil {

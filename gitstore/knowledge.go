@@ -46,7 +46,7 @@ type knowledgeTip struct {
 }
 
 func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
-	tip, err := s.be.ReadRef(context.Background(), knowledgeRef)
+	tip, err := s.be.ReadRef(context.Background(), s.lay.knowledge())
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +56,11 @@ func (s *Store) readKnowledgeTip() (*knowledgeTip, error) {
 	}
 	raw, err := s.readTyped(tip, typeCommit)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", knowledgeRef, tip, err)
+		return nil, fmt.Errorf("%s at %s: %w", s.lay.knowledge(), tip, err)
 	}
 	c, err := object.ParseCommit(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", knowledgeRef, tip, err)
+		return nil, fmt.Errorf("%s at %s: %w", s.lay.knowledge(), tip, err)
 	}
 	k.when = committerTime(raw)
 	if k.root, _, err = s.readTreeBytes(c.Tree); err != nil {
@@ -77,7 +77,7 @@ func (s *Store) knowledgeFolder(k *knowledgeTip, name string) (*object.Tree, err
 		return &object.Tree{}, nil
 	}
 	if !e.Dir {
-		return nil, fmt.Errorf("%s: %s is a file, expected a folder", knowledgeRef, name)
+		return nil, fmt.Errorf("%s: %s is a file, expected a folder", s.lay.knowledge(), name)
 	}
 	t, _, err := s.readTreeBytes(e.ID)
 	return t, err
@@ -229,11 +229,11 @@ func (s *Store) WriteKnowledge(ctx context.Context, w ledger.KnowledgeWrite) (le
 		} else {
 			k.root.Set(object.TreeEntry{Name: dirName, Dir: true, ID: addTree(b, dir)})
 		}
-		commitRoot(b, knowledgeRef, k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
+		commitRoot(b, s.lay.knowledge(), k.tip, k.root, knowledgeMessage(w, exists), w.Author, when)
 		return s.be.Apply(ctx, b)
 	}()
 	if errors.Is(err, errConflict) {
-		return "", fmt.Errorf("%s moved while the write was built: %w", knowledgeRef, ledger.ErrConflict)
+		return "", fmt.Errorf("%s moved while the write was built: %w", s.lay.knowledge(), ledger.ErrConflict)
 	}
 	if err != nil || w.Delete {
 		return "", err

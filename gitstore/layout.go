@@ -18,54 +18,113 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// Refs.
+// Layout says where a store keeps its refs. One engine serves both:
+// everything else (trees, files, trailers, the log) is the same.
+type Layout int
+
 const (
-	refPrefix      = "refs/heads/sessions/"
-	knowledgeRef   = "refs/heads/knowledge"
-	notebookPrefix = "refs/heads/notebooks/"
+	// Standalone is a ledger with a bare repository of its own under the
+	// data directory: sessions, knowledge and notebooks are real branches
+	// (refs/heads/...), and main holds a README.
+	Standalone Layout = iota
+	// InCode keeps the ledger in a code repository's own object store:
+	// the same refs under refs/thoughtbox/v1/, which no Git tool lists as
+	// a branch and no default clone or fetch refspec matches, and no
+	// README on main (main is the user's). The repository is shared with
+	// git and its users, so the engine never removes a lock or a
+	// temporary file it cannot prove is its own (repo.FSOptions.SharedWithGit).
+	InCode
 )
+
+// String names the layout as status and info show it.
+func (l Layout) String() string {
+	if l == InCode {
+		return "code repository"
+	}
+	return "standalone"
+}
+
+// refRoot is the folder every shared ref of the layout lives under.
+func (l Layout) refRoot() string {
+	if l == InCode {
+		return "refs/thoughtbox/v1/"
+	}
+	return "refs/heads/"
+}
+
+// The refs of a layout, under its root:
+//
+//	sessions/<id>/main
+//	sessions/<id>/branches/<branchId>
+//	knowledge
+//	notebooks/<id>
+//
+// No name is both a ref and a folder of refs: a session's folder holds the
+// leaf main and the folder branches/, and session and notebook ids are
+// folder names only.
+func (l Layout) sessions() string  { return l.refRoot() + "sessions/" }
+func (l Layout) knowledge() string { return l.refRoot() + "knowledge" }
+func (l Layout) notebooks() string { return l.refRoot() + "notebooks/" }
+
+// readme says whether the layout starts refs/heads/main with a README.
+func (l Layout) readme() bool { return l == Standalone }
 
 // flusherRefRoots are the ref folders that only our flushers write (every
 // move goes through the log), so a <ref>.lock found there at open was left
 // by a killed flusher.
-var flusherRefRoots = []string{"refs/heads/sessions", "refs/heads/knowledge", "refs/heads/notebooks"}
+func (l Layout) flusherRefRoots() []string {
+	r := strings.TrimSuffix(l.refRoot(), "/")
+	return []string{r + "/sessions", r + "/knowledge", r + "/notebooks"}
+}
 
 // deletedPrefix is where a deleted session's refs go:
 // refs/thoughtbox/deleted/<id>/sessions/<id>/main (and branches), beside
 // refs/thoughtbox/deleted/<id>/record, a commit whose parent is the main
 // chain's tip and whose message records who deleted the session, when, and
-// every ref it had at which commit. Outside refs/heads, the session leaves
-// listings, search, loads and pushes; `git log thoughtbox/deleted/<id>/record`
-// still reads the record and the whole session, and restore puts it back.
+// every ref it had at which commit. Outside the shared refs, the session
+// leaves listings, search, loads and pushes; `git log
+// thoughtbox/deleted/<id>/record` still reads the record and the whole
+// session, and restore puts it back. The same folder serves both layouts:
+// it is local, and a name under it says which shared ref it was by its
+// path below the layout's root.
 const deletedPrefix = "refs/thoughtbox/deleted/"
 
-func mainRef(id string) string           { return refPrefix + id + "/main" }
-func branchRef(id, branch string) string { return refPrefix + id + "/branches/" + branch }
-func chainRef(id, branch string) string {
+func (l Layout) mainRef(id string) string           { return l.sessions() + id + "/main" }
+func (l Layout) branchRef(id, branch string) string { return l.sessions() + id + "/branches/" + branch }
+func (l Layout) chainRef(id, branch string) string {
 	if branch == "" {
-		return mainRef(id)
+		return l.mainRef(id)
 	}
-	return branchRef(id, branch)
+	return l.branchRef(id, branch)
 }
-func notebookRef(id string) string { return notebookPrefix + id }
+func (l Layout) notebookRef(id string) string { return l.notebooks() + id }
 
 // quarantinePrefix holds incoming chains a pull's checks refused:
 // refs/thoughtbox/quarantine/<remote>/sessions/<id>/main (and branches).
 const quarantinePrefix = "refs/thoughtbox/quarantine/"
 
 // sessionOfRef names the session a ref belongs to ("" for knowledge, main).
-func sessionOfRef(ref string) string {
-	if rest, ok := strings.CutPrefix(ref, refPrefix); ok {
+func (l Layout) sessionOfRef(ref string) string {
+	if rest, ok := strings.CutPrefix(ref, l.sessions()); ok {
 		id, _, _ := strings.Cut(rest, "/")
 		return id
 	}
 	return ""
 }
 
+// notebookOfRef names the notebook a ref belongs to ("" for any other
+// ref).
+func (l Layout) notebookOfRef(ref string) string {
+	if id, ok := strings.CutPrefix(ref, l.notebooks()); ok && validNotebookID(id) == nil {
+		return id
+	}
+	return ""
+}
+
 // shared reports whether a transfer (push, pull) moves ref.
-func shared(ref string) bool {
-	return strings.HasPrefix(ref, refPrefix) || strings.HasPrefix(ref, notebookPrefix) ||
-		ref == knowledgeRef || ref == "refs/heads/main"
+func (l Layout) shared(ref string) bool {
+	return strings.HasPrefix(ref, l.sessions()) || strings.HasPrefix(ref, l.notebooks()) ||
+		ref == l.knowledge() || (l.readme() && ref == "refs/heads/main")
 }
 
 // refOrder sorts a session's main chain before its branches.
@@ -76,14 +135,13 @@ func refOrder(ref string) string {
 	return "1" + ref
 }
 
-// validSharedRef accepts refs/heads/knowledge, a notebook's
-// refs/heads/notebooks/<id> and the refs of a session:
-// refs/heads/sessions/<id>/main and refs/heads/sessions/<id>/branches/<b>.
-func validSharedRef(name string) bool {
-	if name == knowledgeRef || notebookOfRef(name) != "" {
+// validSharedRef accepts the knowledge ref, a notebook's ref and the refs
+// of a session: <root>sessions/<id>/main and <root>sessions/<id>/branches/<b>.
+func (l Layout) validSharedRef(name string) bool {
+	if name == l.knowledge() || l.notebookOfRef(name) != "" {
 		return true
 	}
-	rest, ok := strings.CutPrefix(name, refPrefix)
+	rest, ok := strings.CutPrefix(name, l.sessions())
 	if !ok {
 		return false
 	}

@@ -20,7 +20,7 @@ func (s *Store) LoadSession(ctx context.Context, id string) (*ledger.StoredSessi
 	if err := validSessionID(id); err != nil {
 		return nil, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
-	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
+	refs, err := s.be.ListRefs(ctx, s.lay.sessions()+id+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -33,18 +33,18 @@ func (s *Store) HasSession(ctx context.Context, id string) (bool, error) {
 	if validSessionID(id) != nil {
 		return false, nil
 	}
-	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
+	refs, err := s.be.ListRefs(ctx, s.lay.sessions()+id+"/")
 	if err != nil {
 		return false, err
 	}
-	_, ok := refs[mainRef(id)]
+	_, ok := refs[s.lay.mainRef(id)]
 	return ok, nil
 }
 
 // loadSessionAt is LoadSession at the given refs of the session (the
 // index reads a session at exactly the refs it keys the record by).
 func (s *Store) loadSessionAt(id string, refs map[string]hash) (*ledger.StoredSession, error) {
-	tip, ok := refs[mainRef(id)]
+	tip, ok := refs[s.lay.mainRef(id)]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
@@ -89,13 +89,13 @@ func (s *Store) loadSessionAt(id string, refs map[string]hash) (*ledger.StoredSe
 
 	var names []string
 	for ref := range refs {
-		if b, ok := strings.CutPrefix(ref, refPrefix+id+"/branches/"); ok {
+		if b, ok := strings.CutPrefix(ref, s.lay.sessions()+id+"/branches/"); ok {
 			names = append(names, b)
 		}
 	}
 	sort.Strings(names)
 	for _, bid := range names {
-		btip := refs[branchRef(id, bid)]
+		btip := refs[s.lay.branchRef(id, bid)]
 		bf, err := s.readChainFiles(btip, id, bid)
 		if err != nil {
 			fail("branch %s: %v", bid, err)
@@ -407,13 +407,13 @@ func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, erro
 	if s.sessIndex != nil {
 		return s.indexedSummaries(ctx)
 	}
-	refs, err := s.be.ListRefs(ctx, refPrefix)
+	refs, err := s.be.ListRefs(ctx, s.lay.sessions())
 	if err != nil {
 		return nil, err
 	}
 	byID := map[string]*sessionRefs{}
 	for ref, h := range refs {
-		rest := strings.TrimPrefix(ref, refPrefix)
+		rest := strings.TrimPrefix(ref, s.lay.sessions())
 		id, chain, ok := strings.Cut(rest, "/")
 		if !ok {
 			continue

@@ -40,15 +40,6 @@ func validNotebookID(id string) error {
 	return nil
 }
 
-// notebookOfRef names the notebook a ref belongs to ("" for any other
-// ref).
-func notebookOfRef(ref string) string {
-	if id, ok := strings.CutPrefix(ref, notebookPrefix); ok && validNotebookID(id) == nil {
-		return id
-	}
-	return ""
-}
-
 // validNotebookPath checks a file name of a notebook's folder: a relative
 // path of non-empty components, none of them ".", ".." or ".git" (which
 // git fsck refuses in a tree), and no NUL or backslash.
@@ -75,7 +66,7 @@ func validNotebookPath(p string) error {
 // ListNotebooks implements ledger.NotebookStore: one head per notebook
 // ref, by id. Refs whose names are not ours (written by hand) are skipped.
 func (s *Store) ListNotebooks(ctx context.Context) ([]ledger.NotebookHead, error) {
-	refs, err := s.be.ListRefs(ctx, notebookPrefix)
+	refs, err := s.be.ListRefs(ctx, s.lay.notebooks())
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +75,7 @@ func (s *Store) ListNotebooks(ctx context.Context) ([]ledger.NotebookHead, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		id := notebookOfRef(ref)
+		id := s.lay.notebookOfRef(ref)
 		if id == "" {
 			continue
 		}
@@ -103,7 +94,7 @@ func (s *Store) ReadNotebook(ctx context.Context, id string) (map[string][]byte,
 	if err := validNotebookID(id); err != nil {
 		return nil, "", fmt.Errorf("%v: %w", err, ledger.ErrNotebookNotFound)
 	}
-	tip, err := s.be.ReadRef(ctx, notebookRef(id))
+	tip, err := s.be.ReadRef(ctx, s.lay.notebookRef(id))
 	if err != nil {
 		return nil, "", err
 	}
@@ -128,7 +119,7 @@ func (s *Store) ReadNotebook(ctx context.Context, id string) (map[string][]byte,
 func (s *Store) notebookFolder(tip hash, id string) (*object.Tree, error) {
 	c, err := s.readCommit(tip)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", notebookRef(id), tip, err)
+		return nil, fmt.Errorf("%s at %s: %w", s.lay.notebookRef(id), tip, err)
 	}
 	t, _, err := s.readTreeBytes(c.Tree)
 	if err != nil {
@@ -188,7 +179,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 		}
 		expected = h
 	}
-	ref := notebookRef(w.ID)
+	ref := s.lay.notebookRef(w.ID)
 	cur, err := s.be.ReadRef(ctx, ref)
 	if err != nil {
 		return "", err

@@ -18,10 +18,10 @@ import (
 
 // PeekSessionIDs lists the ids of the sessions whose main ref is published
 // in the repository at gitDir, sorted.
-func PeekSessionIDs(gitDir string) []string {
+func PeekSessionIDs(gitDir string, l Layout) []string {
 	var ids []string
-	for _, name := range peekRefs(gitDir, refPrefix) {
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(name, refPrefix), "/main"); ok && validSessionID(id) == nil {
+	for _, name := range peekRefs(gitDir, l.sessions()) {
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(name, l.sessions()), "/main"); ok && validSessionID(id) == nil {
 			ids = append(ids, id)
 		}
 	}
@@ -30,11 +30,11 @@ func PeekSessionIDs(gitDir string) []string {
 }
 
 // PeekBranches lists the reasoning branches of session id, sorted.
-func PeekBranches(gitDir, id string) []string {
+func PeekBranches(gitDir string, l Layout, id string) []string {
 	if validSessionID(id) != nil {
 		return nil
 	}
-	prefix := refPrefix + id + "/branches/"
+	prefix := l.sessions() + id + "/branches/"
 	var out []string
 	for _, name := range peekRefs(gitDir, prefix) {
 		if b := strings.TrimPrefix(name, prefix); validBranchID(b) == nil {

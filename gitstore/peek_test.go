@@ -46,13 +46,13 @@ func TestPeek(t *testing.T) {
 	if n, _ := PeekLog(repo); n != 0 {
 		t.Fatalf("PeekLog after close = %d records, want 0", n)
 	}
-	if got := PeekSessionIDs(repo); !slices.Equal(got, []string{sess.ID}) {
+	if got := PeekSessionIDs(repo, Standalone); !slices.Equal(got, []string{sess.ID}) {
 		t.Fatalf("PeekSessionIDs = %v, want [%s]", got, sess.ID)
 	}
-	if got := PeekBranches(repo, sess.ID); !slices.Equal(got, []string{"alt"}) {
+	if got := PeekBranches(repo, Standalone, sess.ID); !slices.Equal(got, []string{"alt"}) {
 		t.Fatalf("PeekBranches = %v, want [alt]", got)
 	}
-	if PeekSessionIDs(filepath.Join(t.TempDir(), "none.git")) != nil {
+	if PeekSessionIDs(filepath.Join(t.TempDir(), "none.git"), Standalone) != nil {
 		t.Fatal("a missing repository has sessions")
 	}
 }

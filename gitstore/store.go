@@ -57,12 +57,17 @@ type Options struct {
 	// return to a caller (a flush that failed and is retried); nil
 	// discards it. The store never writes to the process's streams.
 	Logger *slog.Logger
+	// Layout says where the refs live: Standalone (the default) or InCode,
+	// for a ledger kept in a code repository's own object store.
+	Layout Layout
 }
 
 // Store is a ledger.Store kept in one Git repository.
 type Store struct {
 	be   repo.Repo
 	opts Options
+	// lay spells the store's ref names (opts.Layout).
+	lay Layout
 
 	// mu guards chains; each chainState has its own lock so that sessions
 	// are written in parallel.
@@ -95,7 +100,8 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		FlushEvery:     opts.FlushInterval,
 		LockTimeout:    opts.LockTimeout,
 		Logger:         opts.Logger,
-		LockedRefRoots: flusherRefRoots,
+		LockedRefRoots: opts.Layout.flusherRefRoots(),
+		SharedWithGit:  opts.Layout == InCode,
 		Damage:         storageError,
 	})
 	if err != nil {
@@ -117,7 +123,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 
 // OpenMemory returns a Store on go-git's in-memory storage.
 func OpenMemory(opts Options) (*Store, error) {
-	return newStore(repo.NewMem(refPrefix), opts.withDefaults())
+	return newStore(repo.NewMem(opts.Layout.sessions()), opts.withDefaults())
 }
 
 func (o Options) withDefaults() Options {
@@ -137,7 +143,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, opts Options) (*Store, error) {
-	s := &Store{be: be, opts: opts, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
+	s := &Store{be: be, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
@@ -178,6 +184,9 @@ func validBranchID(id string) error {
 var readmeTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func (s *Store) ensureReadme(ctx context.Context) error {
+	if !s.lay.readme() {
+		return nil
+	}
 	cur, err := s.be.ReadRef(ctx, "refs/heads/main")
 	if err != nil || cur != zeroHash {
 		return err
@@ -275,7 +284,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	if meta.UpdatedAt.IsZero() {
 		meta.UpdatedAt = meta.CreatedAt
 	}
-	ref := mainRef(meta.ID)
+	ref := s.lay.mainRef(meta.ID)
 	cs := s.chain(ref)
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -483,7 +492,7 @@ func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainStat
 	if expected, err = object.ParseHash(string(tip)); err != nil {
 		return nil, "", zeroHash, fmt.Errorf("expected tip: %w", err)
 	}
-	ref = chainRef(id, branch)
+	ref = s.lay.chainRef(id, branch)
 	cs = s.chain(ref)
 	cs.mu.Lock()
 	if !cs.valid || cs.tip != expected {
@@ -565,13 +574,13 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if err != nil {
 		return nil, "", false, nil
 	}
-	if s.sessionQuiet(sessionID) && s.chainAt(chainRef(sessionID, branch), from) {
+	if s.sessionQuiet(sessionID) && s.chainAt(s.lay.chainRef(sessionID, branch), from) {
 		// Held by this store, and nobody took the session's lock since
 		// this store last wrote it: no writer that takes turns moved the
 		// chain. One that does not is still caught by compare-and-swap.
 		return nil, since, true, nil
 	}
-	head, err := s.be.ReadRef(ctx, chainRef(sessionID, branch))
+	head, err := s.be.ReadRef(ctx, s.lay.chainRef(sessionID, branch))
 	if err != nil || head == zeroHash {
 		return nil, "", false, err
 	}

@@ -48,13 +48,13 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 	if err := validSessionID(id); err != nil {
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
-	refs, err := s.be.ListRefs(ctx, refPrefix+id+"/")
+	refs, err := s.be.ListRefs(ctx, s.lay.sessions()+id+"/")
 	if err != nil {
 		return ledger.IntegrityValidationResult{}, err
 	}
 	// Only this session's ref files: verify of every session calls this
 	// once per session.
-	damaged, err := s.damagedRefs(refPrefix + id + "/")
+	damaged, err := s.damagedRefs(s.lay.sessions() + id + "/")
 	if err != nil {
 		return ledger.IntegrityValidationResult{}, err
 	}
@@ -68,21 +68,21 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 
 	// The chains in a stable order: main first, then branches by name.
 	chains := make([]verifyChain, 0, len(refs))
-	if tip, ok := refs[mainRef(id)]; ok {
-		chains = append(chains, verifyChain{ref: mainRef(id), tip: tip})
+	if tip, ok := refs[s.lay.mainRef(id)]; ok {
+		chains = append(chains, verifyChain{ref: s.lay.mainRef(id), tip: tip})
 	} else {
 		res.SessionExists = false
-		v.fail("ref %s is missing: the session has branch refs but no main chain", mainRef(id))
+		v.fail("ref %s is missing: the session has branch refs but no main chain", s.lay.mainRef(id))
 	}
 	var branches []string
 	for ref := range refs {
-		if b, ok := strings.CutPrefix(ref, refPrefix+id+"/branches/"); ok {
+		if b, ok := strings.CutPrefix(ref, s.lay.sessions()+id+"/branches/"); ok {
 			branches = append(branches, b)
 		}
 	}
 	sort.Strings(branches)
 	for _, b := range branches {
-		chains = append(chains, verifyChain{ref: branchRef(id, b), branch: b, tip: refs[branchRef(id, b)]})
+		chains = append(chains, verifyChain{ref: s.lay.branchRef(id, b), branch: b, tip: refs[s.lay.branchRef(id, b)]})
 	}
 
 	for _, p := range damaged[id] {
@@ -763,7 +763,7 @@ func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
 // another program, a hand edit). Listing skips such refs — a session whose
 // main ref is damaged disappears from the list — so verify asks here. The
 // result maps session ids to one problem per damaged ref.
-func (s *Store) DamagedRefs() (map[string][]string, error) { return s.damagedRefs(refPrefix) }
+func (s *Store) DamagedRefs() (map[string][]string, error) { return s.damagedRefs(s.lay.sessions()) }
 
 // damagedRefs is DamagedRefs for the refs under prefix only.
 func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
@@ -777,7 +777,7 @@ func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
 	}
 	out := map[string][]string{}
 	for ref, content := range bad {
-		id := sessionOfRef(ref)
+		id := s.lay.sessionOfRef(ref)
 		if id == "" {
 			continue
 		}

@@ -55,6 +55,10 @@ func startAutoPull(proj *Project, log *slog.Logger) (*autoPuller, error) {
 	if remote == "" {
 		return nil, nil
 	}
+	if cfg.Code != nil {
+		log.Warn(config.EnvAutoPull+" is ignored: the ledger is kept in a code repository, whose remotes are the code's", "remote", remote)
+		return nil, nil
+	}
 	if cfg.Storage != config.StorageFS {
 		log.Warn(config.EnvAutoPull+" is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to pull into", "remote", remote)
 		return nil, nil

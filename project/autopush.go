@@ -71,6 +71,10 @@ func withAutoPush(cfg *config.Config, store *gitstore.Store, sink ledger.EventSi
 	if remote == "" {
 		return sink, nil, nil
 	}
+	if cfg.Code != nil {
+		log.Warn(config.EnvAutoPush+" is ignored: the ledger is kept in a code repository, whose remotes are the code's", "remote", remote)
+		return sink, nil, nil
+	}
 	if cfg.Storage != config.StorageFS {
 		log.Warn(config.EnvAutoPush+" is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to push", "remote", remote)
 		return sink, nil, nil

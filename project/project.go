@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -91,7 +92,11 @@ func Open(cfg *config.Config, opts Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	sink, pusher, err := withAutoPush(cfg, store, opts.Events, log)
+	events := opts.Events
+	if cfg.Code != nil {
+		events = &activeSession{repo: &coderepo.Repo{Worktree: cfg.Code.Worktree, GitDir: cfg.Code.GitDir, CommonDir: cfg.Code.CommonDir}, next: events, log: log}
+	}
+	sink, pusher, err := withAutoPush(cfg, store, events, log)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -104,6 +109,9 @@ func Open(cfg *config.Config, opts Options) (*Project, error) {
 
 func openStore(cfg *config.Config, flush time.Duration, log *slog.Logger) (*gitstore.Store, error) {
 	opts := gitstore.Options{Partition: cfg.Partition, LockTimeout: cfg.LockTimeout, FlushInterval: flush, Logger: log}
+	if cfg.Code != nil {
+		opts.Layout = gitstore.InCode
+	}
 	if cfg.Storage == config.StorageMemory {
 		return gitstore.OpenMemory(opts)
 	}

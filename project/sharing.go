@@ -2,6 +2,7 @@ package project
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,19 +56,47 @@ var (
 	ErrNoKeptChain       = gitstore.ErrNoKeptChain
 )
 
+// ErrCodeRepository is returned by the sharing operations (remotes, push,
+// pull) of a ledger kept in a code repository: there the repository's
+// remotes are the user's code remotes, and reasoning must never reach one
+// by accident. Sharing from a code repository goes through a remote bound
+// on purpose, which this version does not offer yet.
+var ErrCodeRepository = errors.New("the ledger is kept in a code repository; its remotes are the code's, and push, pull and remotes work on standalone projects only")
+
+// checkSharing refuses sharing for a ledger kept in a code repository.
+func checkSharing(cfg *config.Config) error {
+	if cfg.Code != nil {
+		return ErrCodeRepository
+	}
+	return nil
+}
+
 // ValidRemoteName checks a remote's name (letters, digits, '.', '_', '-').
 func ValidRemoteName(name string) error { return remote.ValidRemoteName(name) }
 
 // Remotes lists the project's remotes by name.
-func (p *Project) Remotes() ([]Remote, error) { return remote.Remotes(p.store) }
+func (p *Project) Remotes() ([]Remote, error) {
+	if err := checkSharing(p.cfg); err != nil {
+		return nil, err
+	}
+	return remote.Remotes(p.store)
+}
 
 // AddRemote adds a remote, checking its name and URL.
 func (p *Project) AddRemote(name, url string) (Remote, error) {
+	if err := checkSharing(p.cfg); err != nil {
+		return Remote{}, err
+	}
 	return remote.AddRemote(p.store, name, url)
 }
 
 // RemoveRemote forgets a remote; chains kept from it stay.
-func (p *Project) RemoveRemote(name string) error { return remote.RemoveRemote(p.store, name) }
+func (p *Project) RemoveRemote(name string) error {
+	if err := checkSharing(p.cfg); err != nil {
+		return err
+	}
+	return remote.RemoveRemote(p.store, name)
+}
 
 // PushOptions choose what a push sends.
 type PushOptions struct {
@@ -173,6 +202,9 @@ func (p *Project) DropDiverged(ctx context.Context, keptAs string) error {
 // transferOptions reads the credentials, transport choice and thought
 // limit of push and pull from the configuration.
 func transferOptions(cfg *config.Config, progress io.Writer) (remote.TransferOptions, error) {
+	if err := checkSharing(cfg); err != nil {
+		return remote.TransferOptions{}, err
+	}
 	o := remote.TransferOptions{
 		Progress:         progress,
 		Token:            cfg.Getenv(config.EnvGitToken),
@@ -216,7 +248,13 @@ func Inspect(cfg *config.Config) Status {
 	if _, err := os.Stat(repo); err != nil {
 		return Status{}
 	}
-	s := Status{Exists: true, Sessions: len(gitstore.PeekSessionIDs(repo)), Remotes: remote.PeekConfig(repo)}
+	if cfg.Code != nil {
+		// The repository's remotes are the code's, not the ledger's.
+		s := Status{Exists: true, Sessions: len(gitstore.PeekSessionIDs(repo, gitstore.InCode))}
+		s.PendingRecords, s.PendingBytes = gitstore.PeekLog(repo)
+		return s
+	}
+	s := Status{Exists: true, Sessions: len(gitstore.PeekSessionIDs(repo, gitstore.Standalone)), Remotes: remote.PeekConfig(repo)}
 	s.PendingRecords, s.PendingBytes = gitstore.PeekLog(repo)
 	return s
 }
@@ -228,10 +266,12 @@ func Inspect(cfg *config.Config) Status {
 // only in the log.
 
 // PeekSessionIDs lists the ids of the repository's sessions, sorted.
-func PeekSessionIDs(repo string) []string { return gitstore.PeekSessionIDs(repo) }
+func PeekSessionIDs(repo string) []string { return gitstore.PeekSessionIDs(repo, gitstore.Standalone) }
 
 // PeekBranches lists the reasoning branches of a session, sorted.
-func PeekBranches(repo, sessionID string) []string { return gitstore.PeekBranches(repo, sessionID) }
+func PeekBranches(repo, sessionID string) []string {
+	return gitstore.PeekBranches(repo, gitstore.Standalone, sessionID)
+}
 
 // PeekRemotes lists the names of the repository's remotes.
 func PeekRemotes(repo string) []string { return remote.PeekRemotes(repo) }

@@ -20,9 +20,8 @@ type Link struct {
 }
 
 func WriteLinks(dir, pack string, links []Link) {
-	if len(links) == 0 {
-		return
-	}
+	// Written even when empty: in a repository shared with git, a pack's
+	// links file is what marks it as one this engine wrote and may merge.
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}

@@ -135,7 +135,7 @@ func TestMerge(t *testing.T) {
 	newest := ps.Packs()[0].Name()
 	old := ReadLinks(linksDir, newest)
 	WriteLinks(linksDir, newest, append(old, outside))
-	picked := ps.MergeCandidates()
+	picked := ps.MergeCandidates(nil)
 	if len(picked) != 10 {
 		t.Fatalf("MergeCandidates picked %d of 10 packs of like size", len(picked))
 	}

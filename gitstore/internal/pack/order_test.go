@@ -77,7 +77,7 @@ func TestFreshOpenDoesNotMergeTheOldPack(t *testing.T) {
 		writeBlobPack(t, packDir, fmt.Sprintf("small%d", i), 256, t0.Add(time.Duration(i+1)*time.Minute))
 	}
 	ps := openSet(t, packDir)
-	picked := ps.MergeCandidates()
+	picked := ps.MergeCandidates(nil)
 	if len(picked) < 2 {
 		t.Fatalf("picked %d packs of %d", len(picked), len(ps.Packs()))
 	}

@@ -42,11 +42,21 @@ type Set struct {
 	last atomic.Pointer[Entry]
 }
 
-// MergeCandidates is what PickMerge picks from the packs as they are now.
-func (ps *Set) MergeCandidates() []*Entry {
+// MergeCandidates is what PickMerge picks from the packs as they are now,
+// among those mergeable accepts (nil: all).
+func (ps *Set) MergeCandidates(mergeable func(name string) bool) []*Entry {
 	ps.mu.RLock()
 	defer ps.mu.RUnlock()
-	return PickMerge(ps.order)
+	if mergeable == nil {
+		return PickMerge(ps.order)
+	}
+	var own []*Entry
+	for _, pe := range ps.order {
+		if mergeable(pe.name) {
+			own = append(own, pe)
+		}
+	}
+	return PickMerge(own)
 }
 
 // Packs returns the packs of the set, newest first.

@@ -70,6 +70,8 @@ type FS struct {
 	logger      *slog.Logger // FSOptions.Logger: the flusher's retries
 	// lockedRefRoots are the ref folders only our flusher writes.
 	lockedRefRoots []string
+	// sharedWithGit is FSOptions.SharedWithGit.
+	sharedWithGit bool
 	// wrote is set once this process logged a batch: only then does close
 	// flush, so a read-only command never waits for the flush lock.
 	wrote bool
@@ -148,6 +150,16 @@ type FSOptions struct {
 	LockedRefRoots []string
 	// Damage wraps the error a damaged log gives (see wal.Options.Damage).
 	Damage func(error) error
+	// SharedWithGit says the repository is a code repository that git and
+	// its user write too (gc, repack, maintenance, commits in several
+	// worktrees). The engine then takes nothing over that git may hold:
+	// packed-refs.lock is waited for, never removed; a ref's lock under
+	// LockedRefRoots is removed only once it is older than any git
+	// command holds one (staleLockAge); temporary and index-less files in
+	// the pack folder are left to git's own gc; refs are never packed by
+	// us (git gc and maintenance pack them); and only packs this engine
+	// wrote are merged (those with a links file, see ownPack).
+	SharedWithGit bool
 }
 
 // OpenFS opens (creating if needed) the bare repository at gitDir and
@@ -174,6 +186,7 @@ func OpenFS(gitDir string, opt FSOptions) (*FS, error) {
 		lockTimeout:    opt.LockTimeout,
 		logger:         logger,
 		lockedRefRoots: opt.LockedRefRoots,
+		sharedWithGit:  opt.SharedWithGit,
 		packs:          pack.NewSet(filepath.Join(gitDir, "objects", "pack")),
 		bigLog:         make(chan struct{}, 1),
 		stop:           make(chan struct{}),
@@ -635,7 +648,7 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 		if err := b.removeStaleFiles(); err != nil {
 			return err
 		}
-		if len(b.looseRefs) >= PackRefsEvery {
+		if len(b.looseRefs) >= PackRefsEvery && !b.sharedWithGit {
 			if err := b.lock(ctx); err != nil {
 				return err
 			}
@@ -725,7 +738,7 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 			writes = append(writes, name)
 			continue
 		}
-		d, err := refs.Delete(b.gitDir, name)
+		d, err := refs.DeleteWith(b.gitDir, name, b.refLockPolicy())
 		if err != nil {
 			return err
 		}
@@ -735,8 +748,8 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	var mu sync.Mutex
 	err := parallel(len(writes), func(i int) error {
 		name := writes[i]
-		ds, err := refs.Write(b.gitDir, name, finals[name])
-		if errors.Is(err, fs.ErrExist) {
+		ds, err := refs.WriteWith(b.gitDir, name, finals[name], b.refLockPolicy())
+		if errors.Is(err, fs.ErrExist) && !b.sharedWithGit {
 			// We hold flush.lock, so no live flusher of ours owns this
 			// lock: a flusher in a process that died left it.
 			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
@@ -794,7 +807,7 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	for _, name := range writes {
 		b.looseRefs[name] = struct{}{}
 	}
-	if len(b.looseRefs) >= PackRefsEvery {
+	if len(b.looseRefs) >= PackRefsEvery && !b.sharedWithGit {
 		if err := refs.Pack(b.gitDir); err != nil {
 			if tr != nil {
 				tr.Abort()
@@ -961,7 +974,7 @@ func (b *FS) maybeMerge(busy bool) error {
 	if err := b.packs.Refresh(); err != nil {
 		return err
 	}
-	pick := b.packs.MergeCandidates()
+	pick := b.packs.MergeCandidates(b.ownPack)
 	if len(pick) < 2 {
 		b.mergeOwed.Store(false)
 		return nil
@@ -987,6 +1000,9 @@ func (b *FS) removeStaleFiles() error {
 		}
 	}
 	for _, e := range entries {
+		if b.sharedWithGit {
+			break // git's own gc removes what a killed writer left here
+		}
 		name := e.Name()
 		// A pack is renamed into place before its index, and a merge
 		// removes the index before the pack: a pack without an index is
@@ -1002,14 +1018,18 @@ func (b *FS) removeStaleFiles() error {
 		}
 	}
 	os.Remove(b.log.Path() + ".tmp")
-	os.Remove(filepath.Join(b.gitDir, "packed-refs.lock")) // only our flusher packs refs
-	// refs/heads/main holds only our README commit; nobody else writes it.
-	os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
+	if !b.sharedWithGit {
+		os.Remove(filepath.Join(b.gitDir, "packed-refs.lock")) // only our flusher packs refs
+		// refs/heads/main holds only our README commit; nobody else writes it.
+		os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
+	}
 	for _, root := range b.lockedRefRoots {
 		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				if strings.HasSuffix(p, ".lock") {
-					os.Remove(p)
+					if !b.sharedWithGit || lockIsStale(p) {
+						os.Remove(p)
+					}
 				} else if rel, err := filepath.Rel(b.gitDir, p); err == nil {
 					b.looseRefs[filepath.ToSlash(rel)] = struct{}{}
 				}
@@ -1021,6 +1041,56 @@ func (b *FS) removeStaleFiles() error {
 }
 
 func (b *FS) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }
+
+// ownPack says whether this engine may merge the pack: in a standalone
+// repository every pack is ours; in one shared with git, only a pack with
+// a links file (written for every pack we write or merge) is. A lost
+// links file only means that pack is left to git's gc.
+func (b *FS) ownPack(name string) bool {
+	if !b.sharedWithGit {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(b.linksDir(), name))
+	return err == nil
+}
+
+// staleLockAge is how old a ref's lock under our own ref folders must be
+// before an engine shared with git takes it for a dead flusher's: git
+// holds a ref's lock (pack-refs pruning it, gc) for milliseconds.
+const staleLockAge = 10 * time.Second
+
+func lockIsStale(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && time.Since(fi.ModTime()) > staleLockAge
+}
+
+// busyWait bounds how long a flush waits for a lock git holds before it
+// gives up (the log keeps the data; the next flush tries again); git's
+// own core.packedRefsTimeout defaults to the same second.
+const busyWait = time.Second
+
+// refLockPolicy is what an existing lock means when a flush moves a ref.
+// Standalone, a lock we find is a dead flusher's (the zero policy removes
+// it once). Shared with git, packed-refs.lock or a ref's lock may be a
+// live git command's: it is waited for, and only a ref's lock older than
+// staleLockAge is removed.
+func (b *FS) refLockPolicy() refs.LockPolicy {
+	if !b.sharedWithGit {
+		return refs.LockPolicy{}
+	}
+	deadline := time.Now().Add(busyWait)
+	return refs.LockPolicy{Busy: func(lock string) error {
+		if !strings.HasSuffix(lock, "packed-refs.lock") && lockIsStale(lock) {
+			os.Remove(lock)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is held by another process: %w", lock, fs.ErrExist)
+		}
+		time.Sleep(5 * time.Millisecond)
+		return nil
+	}}
+}
 
 // Close stops the flusher, publishes what this process logged, and
 // releases the repository.

@@ -56,6 +56,9 @@ type Env struct {
 	// NewID makes session ids; nil means random UUIDs. Tests set it to get
 	// ids they can name.
 	NewID func() string
+	// Dir is the working directory, whose Git worktree (when enabled)
+	// keeps the ledger; "" means the process's.
+	Dir string
 }
 
 // OSEnv is the process's own environment.
@@ -81,6 +84,7 @@ const (
 type commandLine struct {
 	DataDir *string `name:"data-dir" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
 	Project *string `placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default). Only start, serve and clone create a project that does not exist."`
+	Repo    *string `name:"repo" placeholder:"PATH" help:"Use the ledger kept in this code repository (see enable); by default a command run inside an enabled worktree uses it."`
 	Format  Format  `enum:"text,json,markdown,cipher" default:"text" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
 
 	Sessions sessionsCmd `cmd:"" help:"List the sessions of the project, most recently updated first."`
@@ -107,6 +111,11 @@ type commandLine struct {
 	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions, knowledge and notebooks into this project; diverged sessions keep both chains."`
 	Clone    cloneCmd    `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 	Diverged divergedCmd `cmd:"" help:"Chains a pull kept because a remote extended a session differently: list, show, drop, or adopt as a branch."`
+
+	Enable  enableCmd  `cmd:"" help:"Keep this Git repository's reasoning in its own object store (refs/thoughtbox/v1/; recorded in .git/config)."`
+	Disable disableCmd `cmd:"" help:"Stop using this Git repository's ledger; the reasoning stays in it."`
+	Status  statusCmd  `cmd:"" help:"Say which ledger the current directory uses, and the worktree's active session."`
+	Use     useCmd     `cmd:"" help:"Make a session the worktree's active one: the next commits made here name it."`
 
 	Projects    projectsCmd      `cmd:"" help:"List the projects of the data directory, with their sessions and size."`
 	Info        infoCmd          `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
@@ -160,6 +169,8 @@ type app struct {
 	// projectFlagged says --project was given (clone names the project
 	// after the URL otherwise).
 	projectFlagged bool
+	// code decides whether the ledger is a code repository's.
+	code codeChoice
 }
 
 // settingsChecker is a command that checks its settings before the ledger
@@ -280,14 +291,21 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		}
 		return ExitOK
 	}
-	if cmd := kctx.Command(); cmd == "info" || cmd == "projects" {
-		// They only report: resolved without writing config.json, run
-		// without opening (or creating) a ledger.
+	choice := codeChoice{repo: deref(cl.Repo), dir: workingDir(env), standalone: cl.Project != nil}
+	if v, ok := env.LookupEnv(config.EnvProject); ok && strings.TrimSpace(v) != "" {
+		choice.standalone = true
+	}
+	if cmd := kctx.Command(); cmd == "info" || cmd == "projects" || cmd == "status" || cmd == "enable" || cmd == "disable" {
+		// They only report (or set up a repository): resolved without
+		// writing config.json, run without opening (or creating) a ledger.
 		cfg, err := config.Inspect(config.Flags{DataDir: deref(cl.DataDir), Project: deref(cl.Project)}, env.LookupEnv)
+		if err == nil && cmd != "enable" && cmd != "disable" {
+			cfg, _, err = choice.inCode(ctx, cfg)
+		}
 		if err != nil {
 			return report(env.Stderr, cfg, err)
 		}
-		if err := kctx.Run(&app{ctx: ctx, env: env, cfg: cfg, format: cl.Format}); err != nil {
+		if err := kctx.Run(&app{ctx: ctx, env: env, cfg: cfg, format: cl.Format, code: choice}); err != nil {
 			return report(env.Stderr, cfg, err)
 		}
 		return ExitOK
@@ -307,6 +325,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	cfg, err := config.Resolve(config.Flags{DataDir: dataDir, Project: projectName}, env.LookupEnv)
 	if err != nil {
 		return report(env.Stderr, nil, err)
+	}
+	if kctx.Command() != "clone <url>" {
+		if cfg, _, err = choice.inCode(ctx, cfg); err != nil {
+			return report(env.Stderr, cfg, err)
+		}
 	}
 	// The event stream (THOUGHTBOX_EVENTS_ENABLED) is the ledger's, so it
 	// covers thoughts written from the command line as well as by agents.
@@ -345,7 +368,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
-	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay}
+	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay, code: choice}
 	runErr := kctx.Run(a)
 	closeErr := proj.Close()
 	if runErr != nil {
@@ -406,7 +429,7 @@ func deref(s *string) string {
 // a mistyped --project would otherwise create an empty repository and
 // report an empty ledger. The default project is created on first use.
 func checkProjectExists(cfg *config.Config, command string) error {
-	if cfg.Storage != config.StorageFS || cfg.Project == config.DefaultProject {
+	if cfg.Storage != config.StorageFS || cfg.Project == config.DefaultProject || cfg.Code != nil {
 		return nil
 	}
 	switch name, _, _ := strings.Cut(command, " "); name {

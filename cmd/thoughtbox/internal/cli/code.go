@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/thoughtbox/thoughtbox/coderepo"
+	"github.com/thoughtbox/thoughtbox/config"
+)
+
+// A project's ledger can live in a code repository (see coderepo): every
+// command run inside an enabled worktree, or given --repo, uses that
+// repository's own object store instead of the data directory.
+
+// codeChoice is what decides which ledger a command uses.
+type codeChoice struct {
+	// repo is --repo ("" when not given).
+	repo string
+	// standalone says the command asked for a project of the data
+	// directory by name (--project or THOUGHTBOX_PROJECT): that wins over
+	// the worktree the command runs in.
+	standalone bool
+	// dir is the directory the command runs in.
+	dir string
+}
+
+// inCode returns cfg moved into the code repository the choice names, or
+// cfg itself when the command uses a standalone project. A --repo that is
+// no worktree, or one not enabled, is an error; a working directory that
+// is no worktree, or one not enabled, means standalone.
+func (c codeChoice) inCode(ctx context.Context, cfg *config.Config) (*config.Config, *coderepo.Repo, error) {
+	if cfg.Storage != config.StorageFS {
+		return cfg, nil, nil
+	}
+	r, err := c.find(ctx)
+	if r == nil || err != nil {
+		return cfg, nil, err
+	}
+	on, err := r.Enabled(ctx)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if !on {
+		if c.repo != "" {
+			return cfg, nil, &failure{msg: fmt.Sprintf("%s does not keep a Thoughtbox ledger", r.Worktree),
+				hints: []string{fmt.Sprintf("'thoughtbox enable --repo %s' sets it up", c.repo)}}
+		}
+		return cfg, nil, nil
+	}
+	return cfg.InCode(config.CodeRepo{Worktree: r.Worktree, GitDir: r.GitDir, CommonDir: r.CommonDir}), r, nil
+}
+
+// find is the worktree the choice names: --repo, or the working directory
+// unless a standalone project was named; nil when there is none.
+func (c codeChoice) find(ctx context.Context) (*coderepo.Repo, error) {
+	if c.repo != "" {
+		r, err := coderepo.Open(ctx, c.repo)
+		if errors.Is(err, coderepo.ErrNotARepository) {
+			return nil, &failure{msg: fmt.Sprintf("--repo %s: not in a Git worktree", c.repo)}
+		}
+		return r, err
+	}
+	if c.standalone {
+		return nil, nil
+	}
+	r, err := coderepo.Find(ctx, c.dir)
+	if errors.Is(err, coderepo.ErrNotARepository) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// worktree is the worktree an enable, disable or status is about: --repo
+// or the working directory, which must be in one.
+func (c codeChoice) worktree(ctx context.Context) (*coderepo.Repo, error) {
+	dir := c.dir
+	if c.repo != "" {
+		dir = c.repo
+	}
+	r, err := coderepo.Open(ctx, dir)
+	if errors.Is(err, coderepo.ErrNotARepository) {
+		return nil, &failure{msg: fmt.Sprintf("%s is not in a Git worktree", dir),
+			hints: []string{"run it inside a repository's worktree, or name one with --repo PATH"}}
+	}
+	return r, err
+}
+
+func workingDir(env Env) string {
+	if env.Dir != "" {
+		return env.Dir
+	}
+	if d, err := os.Getwd(); err == nil {
+		return d
+	}
+	return "."
+}
+
+type enableCmd struct{}
+
+// Run records thoughtbox.enabled in the repository's .git/config.
+func (c *enableCmd) Run(a *app) error {
+	r, err := a.code.worktree(a.ctx)
+	if err != nil {
+		return err
+	}
+	changed, err := r.Enable(a.ctx)
+	if errors.Is(err, coderepo.ErrUnsupported) {
+		return &failure{msg: err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, map[string]any{"worktree": r.Worktree, "enabled": true, "changed": changed})
+	}
+	if changed {
+		fmt.Fprintf(a.env.Stdout, "enabled: %s keeps its reasoning in %s (refs/thoughtbox/v1/, set in .git/config)\n", r.Worktree, r.CommonDir)
+	} else {
+		fmt.Fprintf(a.env.Stdout, "already enabled: %s\n", r.Worktree)
+	}
+	fmt.Fprintln(a.env.Stderr, "hint: 'thoughtbox hooks install' links your commits to the reasoning behind them")
+	return nil
+}
+
+type disableCmd struct{}
+
+// Run removes thoughtbox.enabled; the reasoning stays in the repository.
+func (c *disableCmd) Run(a *app) error {
+	r, err := a.code.worktree(a.ctx)
+	if err != nil {
+		return err
+	}
+	changed, err := r.Disable(a.ctx)
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, map[string]any{"worktree": r.Worktree, "enabled": false, "changed": changed})
+	}
+	if changed {
+		fmt.Fprintf(a.env.Stdout, "disabled: %s; its reasoning stays under refs/thoughtbox/v1/ ('thoughtbox enable' brings it back)\n", r.Worktree)
+	} else {
+		fmt.Fprintf(a.env.Stdout, "not enabled: %s\n", r.Worktree)
+	}
+	return nil
+}
+
+type statusCmd struct{}
+
+type statusOutput struct {
+	Ledger        string `json:"ledger"`
+	Repository    string `json:"repository"`
+	Worktree      string `json:"worktree,omitempty"`
+	Project       string `json:"project,omitempty"`
+	ActiveSession string `json:"activeSession,omitempty"`
+}
+
+// Run says which ledger the working directory (or --repo) uses.
+func (c *statusCmd) Run(a *app) error {
+	out := statusOutput{Ledger: "standalone", Repository: a.cfg.RepoPath(), Project: a.cfg.Project}
+	if a.cfg.Storage == config.StorageMemory {
+		out = statusOutput{Ledger: "memory", Project: a.cfg.Project}
+	}
+	if cr := a.cfg.Code; cr != nil {
+		out = statusOutput{Ledger: "code", Repository: cr.CommonDir, Worktree: cr.Worktree}
+		r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
+		out.ActiveSession, _ = r.ActiveSession()
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, out)
+	}
+	switch out.Ledger {
+	case "code":
+		fmt.Fprintf(a.env.Stdout, "ledger: code repository %s (refs/thoughtbox/v1/ in %s)\n", out.Worktree, out.Repository)
+		if out.ActiveSession != "" {
+			fmt.Fprintf(a.env.Stdout, "active session: %s\n", out.ActiveSession)
+		} else {
+			fmt.Fprintln(a.env.Stdout, "active session: none")
+		}
+	case "memory":
+		fmt.Fprintf(a.env.Stdout, "ledger: in memory (THOUGHTBOX_STORAGE=memory), project %s\n", out.Project)
+	default:
+		fmt.Fprintf(a.env.Stdout, "ledger: standalone project %s (%s)\n", out.Project, out.Repository)
+		if r, err := a.code.find(a.ctx); err == nil && r != nil && a.code.repo == "" && !a.code.standalone {
+			fmt.Fprintf(a.env.Stderr, "hint: %s is a Git worktree; 'thoughtbox enable' keeps its reasoning there\n", r.Worktree)
+		}
+	}
+	return nil
+}
+
+type useCmd struct {
+	Session string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Run makes the session the worktree's active one: the next commits made
+// there name it.
+func (c *useCmd) Run(a *app) error {
+	cr := a.cfg.Code
+	if cr == nil {
+		return &failure{msg: "use needs a ledger kept in a code repository",
+			hints: []string{"run it inside an enabled worktree ('thoughtbox enable'), or give --repo PATH"}}
+	}
+	id, err := a.ledger.Resolve(a.ctx, c.Session)
+	if err != nil {
+		return err
+	}
+	r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
+	if err := r.SetActiveSession(id); err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, map[string]string{"activeSession": id, "worktree": cr.Worktree})
+	}
+	fmt.Fprintf(a.env.Stdout, "active session of %s: %s\n", cr.Worktree, id)
+	return nil
+}
