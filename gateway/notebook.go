@@ -7,7 +7,10 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -113,16 +116,37 @@ type notebookIDArgs struct {
 
 func (p *notebookIDArgs) check() error { return required("notebookId", p.NotebookID) }
 
+// cellRef names a cell: its id, its filename or its 1-based position,
+// which a client may send as a number (2) or as a string ("2").
+type cellRef string
+
+// cellRefType is the type decodeError names as a cell reference.
+var cellRefType = reflect.TypeFor[cellRef]()
+
+func (r *cellRef) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*r = cellRef(s)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil || n < 1 {
+		return &json.UnmarshalTypeError{Value: jsonKind(b) + " " + string(b), Type: cellRefType}
+	}
+	*r = cellRef(strconv.FormatInt(n, 10))
+	return nil
+}
+
 type notebookCellArgs struct {
-	NotebookID string `json:"notebookId"`
-	CellID     string `json:"cellId" jsonschema:"A cell's id, filename (check.ts) or 1-based position."`
+	NotebookID string  `json:"notebookId"`
+	CellID     cellRef `json:"cellId" jsonschema:"A cell's id, filename (check.ts) or 1-based position."`
 }
 
 func (p *notebookCellArgs) check() error {
 	if err := required("notebookId", p.NotebookID); err != nil {
 		return err
 	}
-	return required("cellId", p.CellID)
+	return required("cellId", string(p.CellID))
 }
 
 func required(field, v string) error {
@@ -235,7 +259,7 @@ func preview(s string, n int) string {
 }
 
 func notebookGetCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {
-	cell, err := svc.Cell(ctx, p.NotebookID, p.CellID)
+	cell, err := svc.Cell(ctx, p.NotebookID, string(p.CellID))
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +270,7 @@ type notebookAddCellArgs struct {
 	NotebookID  string  `json:"notebookId"`
 	Type        string  `json:"type" jsonschema:"For add_cell." schema:"enum=title|markdown|code|package.json"`
 	Content     *string `json:"content" jsonschema:"The cell's text (add_cell, update_cell), or a .src.md document (import)." schema:"note=may be empty"`
-	AfterCellID string  `json:"afterCellId,omitempty" jsonschema:"For add_cell: place the new cell after this one (default: at the end)."`
+	AfterCellID cellRef `json:"afterCellId,omitempty" jsonschema:"For add_cell: place the new cell after this one (default: at the end)."`
 	Filename    string  `json:"filename,omitempty" jsonschema:"For add_cell of code: the module name (check.ts); one is picked if absent."`
 }
 
@@ -283,7 +307,7 @@ func replyCell(nb *notebook.Notebook, cell notebook.Cell) *cellReply {
 
 func notebookAddCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookAddCellArgs) (any, error) {
 	nb, cell, err := svc.AddCell(ctx, notebook.AddCellRequest{NotebookID: p.NotebookID, Type: p.Type, Content: *p.Content,
-		Filename: p.Filename, AfterCellID: p.AfterCellID, Author: c.author()})
+		Filename: p.Filename, AfterCellID: string(p.AfterCellID), Author: c.author()})
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +316,7 @@ func notebookAddCell(ctx context.Context, c *call, svc *notebook.Service, p *not
 
 type notebookUpdateCellArgs struct {
 	NotebookID string  `json:"notebookId"`
-	CellID     string  `json:"cellId"`
+	CellID     cellRef `json:"cellId"`
 	Content    *string `json:"content"`
 }
 
@@ -300,7 +324,7 @@ func (p *notebookUpdateCellArgs) check() error {
 	if err := required("notebookId", p.NotebookID); err != nil {
 		return err
 	}
-	if err := required("cellId", p.CellID); err != nil {
+	if err := required("cellId", string(p.CellID)); err != nil {
 		return err
 	}
 	if p.Content == nil {
@@ -310,7 +334,7 @@ func (p *notebookUpdateCellArgs) check() error {
 }
 
 func notebookUpdateCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookUpdateCellArgs) (any, error) {
-	nb, cell, err := svc.UpdateCell(ctx, notebook.UpdateCellRequest{NotebookID: p.NotebookID, CellID: p.CellID, Content: *p.Content, Author: c.author()})
+	nb, cell, err := svc.UpdateCell(ctx, notebook.UpdateCellRequest{NotebookID: p.NotebookID, CellID: string(p.CellID), Content: *p.Content, Author: c.author()})
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +342,7 @@ func notebookUpdateCell(ctx context.Context, c *call, svc *notebook.Service, p *
 }
 
 func notebookDeleteCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {
-	nb, err := svc.DeleteCell(ctx, p.NotebookID, p.CellID, c.author())
+	nb, err := svc.DeleteCell(ctx, p.NotebookID, string(p.CellID), c.author())
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +350,7 @@ func notebookDeleteCell(ctx context.Context, c *call, svc *notebook.Service, p *
 }
 
 func notebookRunCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {
-	return svc.RunCell(ctx, p.NotebookID, p.CellID, c.author())
+	return svc.RunCell(ctx, p.NotebookID, string(p.CellID), c.author())
 }
 
 func notebookRunAll(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {

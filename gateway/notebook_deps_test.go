@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gitstore"
@@ -124,5 +126,44 @@ func TestNotebookDependencySpecs(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(work, "_default", "deps", "node_modules")); !os.IsNotExist(err) {
 		t.Errorf("node_modules exists (%v): npm ran", err)
+	}
+}
+
+// TestNotebookCellPosition: cellId (and afterCellId) take a cell's
+// 1-based position as a JSON number, as the README and the schema say, as
+// well as a string; anything else is refused naming the field.
+func TestNotebookCellPosition(t *testing.T) {
+	e, _ := notebookEnv(t, time.Minute)
+	c := e.connect(t, clientOpts{})
+	c.ready("positions")
+	nb := c.ok("notebook", map[string]any{"operation": "create", "name": "Positions", "language": "javascript"})
+	cells := nb["notebook"].(map[string]any)["cells"].([]any)
+	last := len(cells)
+	c.ok("notebook", map[string]any{"operation": "add_cell", "notebookId": "positions", "type": "code", "filename": "two.js", "content": "console.log(2)", "afterCellId": last})
+	at := last + 1
+	got := c.ok("notebook", map[string]any{"operation": "get_cell", "notebookId": "positions", "cellId": at})
+	if cell := got["cell"].(map[string]any); cell["filename"] != "two.js" {
+		t.Fatalf("get_cell %d: %v", at, got)
+	}
+	if r := c.ok("notebook", map[string]any{"operation": "run_cell", "notebookId": "positions", "cellId": at}); r["output"] != "2\n" {
+		t.Errorf("run_cell %d: %v", at, r)
+	}
+	c.ok("notebook", map[string]any{"operation": "update_cell", "notebookId": "positions", "cellId": at, "content": "console.log(3)"})
+	if r := c.ok("notebook", map[string]any{"operation": "run_cell", "notebookId": "positions", "cellId": strconv.Itoa(at)}); r["output"] != "3\n" {
+		t.Errorf("run_cell %q: %v", strconv.Itoa(at), r)
+	}
+	for _, bad := range []any{0, -1, 1.5, true, []int{1}} {
+		body := c.fail("notebook", map[string]any{"operation": "get_cell", "notebookId": "positions", "cellId": bad}, ledger.CodeInvalidPayload)
+		if d, _ := body["details"].(map[string]any); d["field"] != "cellId" || !strings.Contains(body["message"].(string), "1-based position") {
+			t.Errorf("cellId %v: %v", bad, body)
+		}
+	}
+	body := c.fail("notebook", map[string]any{"operation": "get_cell", "notebookId": "positions", "cellId": 99}, ledger.CodeInvalidPayload)
+	if d, _ := body["details"].(map[string]any); d["field"] != "cellId" {
+		t.Errorf("cellId 99: %v", body)
+	}
+	c.ok("notebook", map[string]any{"operation": "delete_cell", "notebookId": "positions", "cellId": at})
+	if l := c.ok("notebook", map[string]any{"operation": "list_cells", "notebookId": "positions"}); len(l["cells"].([]any)) != last {
+		t.Errorf("after delete_cell %d: %v", at, l)
 	}
 }

@@ -100,6 +100,9 @@ func decodeError(err error) error {
 			field = "args"
 		}
 		want := kindName(te.Type)
+		if te.Type == cellRefType {
+			want = "a cell id, filename or 1-based position"
+		}
 		e := fieldError(field, "expected %s, got %s", want, strings.Replace(te.Value, "bool", "boolean", 1))
 		e.Details["expected"] = want
 		return e

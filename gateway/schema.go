@@ -107,8 +107,14 @@ type structField struct {
 }
 
 // schemaOf is the input schema of parameters of type t.
+// schemaOptions give the schema of the types whose JSON form is not their
+// Go kind's: a cell reference is a string or a position number.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	cellRefType: {Types: []string{"string", "integer"}},
+}}
+
 func schemaOf(t reflect.Type) *jsonschema.Schema {
-	s, err := jsonschema.ForType(t, nil)
+	s, err := jsonschema.ForType(t, schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("schema of %s: %v", t, err)) // a programming error, caught by every test
 	}

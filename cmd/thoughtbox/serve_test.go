@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -344,6 +345,7 @@ func TestServeStdioMalformedInput(t *testing.T) {
 		`{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9}`,
 	}, "\r\n") + "\r\n"
 	cmd := exec.Command(bin, "serve", "--transport", "stdio")
 	cmd.Env = append(os.Environ(), "THOUGHTBOX_DATA_DIR="+t.TempDir(), "DISABLE_THOUGHT_LOGGING=1")
@@ -362,6 +364,7 @@ func TestServeStdioMalformedInput(t *testing.T) {
 		`"message":"invalid request: field id: 18446744073709551615 cannot be echoed exactly`,
 		`"id":3,"result":{`,
 		`{"jsonrpc":"2.0","id":4,"result":{}}`,
+		`{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"invalid request: a message with an id needs a method`,
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != len(want) {
@@ -588,5 +591,47 @@ func TestServeHTTPExportIgnoresClientRoots(t *testing.T) {
 	cmd.Wait()
 	if ents, _ := os.ReadDir(filepath.Join(somewhere, ".ssh")); len(ents) != 0 {
 		t.Errorf("files appeared in the client's root: %v", ents)
+	}
+}
+
+// TestServeHTTPMessageWithoutMethod posts, on an initialized MCP session of
+// the real server, a message with an id and neither a method nor a result:
+// it is answered with -32600 echoing the id, not accepted in silence.
+func TestServeHTTPMessageWithoutMethod(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url, cmd := startServeHTTP(t, ctx, bin, "THOUGHTBOX_DATA_DIR="+t.TempDir(), "DISABLE_THOUGHT_LOGGING=1")
+	defer func() { cancel(); cmd.Wait() }()
+	post := func(session, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize gave no session: %s", resp.Status)
+	}
+	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, body := post(session, `{"jsonrpc":"2.0","id":9}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"id":9,"error":{"code":-32600,"message":"invalid request: a message with an id needs a method`) {
+		t.Errorf("a message without a method: %s %s", resp.Status, body)
+	}
+	// A real answer to a request of the server's is still taken.
+	if resp, body := post(session, `{"jsonrpc":"2.0","id":10,"result":{}}`); strings.Contains(body, "needs a method") {
+		t.Errorf("a response: %s %s", resp.Status, body)
 	}
 }

@@ -126,6 +126,9 @@ func decodeMessage(data []byte) (jsonrpc.Message, *rpcError) {
 	if !id.IsValid() {
 		return nil, &rpcError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message needs a method (a request) or an id (a response)"}
 	}
+	if (len(w.Result) == 0) == (w.Error == nil) {
+		return nil, &rpcError{id: echo, code: jsonrpc.CodeInvalidRequest, message: stdio.NoMethod}
+	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		resp.Error = w.Error

@@ -449,12 +449,20 @@ func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wireError) {
 	if !id.IsValid() {
 		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message needs a method (a request) or an id (a response)"}
 	}
+	if (len(w.Result) == 0) == (w.Error == nil) {
+		return nil, &wireError{id: w.ID, code: jsonrpc.CodeInvalidRequest, message: NoMethod}
+	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		resp.Error = w.Error
 	}
 	return resp, nil
 }
+
+// NoMethod refuses a message with an id but neither a method (a request)
+// nor exactly one of result and error (a response): left unanswered, the
+// client would wait for ever on what it thinks is a request.
+const NoMethod = "invalid request: a message with an id needs a method (a request), or a result or an error (a response)"
 
 // idOrNull is the raw id to echo in an error about a message whose id
 // was read: only an id that was valid is echoed.
