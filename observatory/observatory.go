@@ -14,8 +14,12 @@
 //	go obs.Serve(ctx, ln)
 //	defer obs.Close()
 //
-// Every message on the socket is a JSON array [topic, event, payload]; the
-// topics are "observatory" (all sessions) and "reasoning:<sessionId>".
+// The socket speaks two forms, told apart by the client's first message:
+// ours, a JSON array [topic, event, payload] both ways, with the topics
+// "observatory" (all sessions) and "reasoning:<sessionId>"; and seed
+// 000's, {action, channel, sessionId} in and {channel, event, data} out,
+// with text ping answered by pong (seedproto.go). Seed clients connect to
+// the root path, ours to /ws; either path takes either form.
 package observatory
 
 import (
