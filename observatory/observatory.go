@@ -98,8 +98,8 @@ type Config struct {
 	IdleTimeout time.Duration
 	// QueueSize is how many messages may wait for one client before it
 	// counts as behind. A client behind that has taken nothing from its
-	// queue for StallTimeout, or that is 16 times QueueSize (or 16 MiB)
-	// behind, is disconnected; the writer is never slowed.
+	// queue for StallTimeout, or that is 16 times QueueSize behind (or
+	// past QueueBytes), is disconnected; the writer is never slowed.
 	QueueSize    int
 	StallTimeout time.Duration
 	// QueueBytes bounds the bytes waiting for one client (queued, or
