@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -20,6 +22,10 @@ func (o *Observatory) routes() *http.ServeMux {
 	files := http.FileServerFS(web)
 	mux.HandleFunc("GET /ws", o.serveWS)
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && websocket.IsWebSocketUpgrade(r) {
+			o.serveSocket(w, r, true) // seed 000's endpoint, ws://host:1729/
+			return
+		}
 		if a, identity := o.authorize(r); a != accessGranted {
 			status, p := o.refusal(a, identity)
 			msg := p.Message

@@ -1,6 +1,7 @@
 package observatory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,12 @@ import (
 const writeWait = 10 * time.Second
 
 // serveWS upgrades a request to the Observatory's socket and runs it.
-func (o *Observatory) serveWS(w http.ResponseWriter, r *http.Request) {
+func (o *Observatory) serveWS(w http.ResponseWriter, r *http.Request) { o.serveSocket(w, r, false) }
+
+// serveSocket is serveWS; seedPath says the client connected to the root
+// path, seed 000's endpoint, so that errors before its first message are
+// in the seed's form (the first message decides the form after that).
+func (o *Observatory) serveSocket(w http.ResponseWriter, r *http.Request, seedPath bool) {
 	if a, identity := o.authorize(r); a != accessGranted {
 		status, p := o.refusal(a, identity)
 		writeError(w, status, p)
@@ -46,6 +52,7 @@ func (o *Observatory) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	o.hub.mu.Lock()
 	c.abort = func() { ws.NetConn().SetWriteDeadline(time.Now()) }
+	c.seedOut = seedPath
 	o.hub.mu.Unlock()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -190,12 +197,7 @@ func (o *Observatory) readLoop(ctx context.Context, ws *websocket.Conn, c *clien
 			o.hub.sendError(c, "", ledger.Errorf(ledger.CodeInvalidPayload, "binary messages are not understood: send JSON text"))
 			continue
 		}
-		m, err := parseClientMessage(data)
-		if err != nil {
-			o.hub.sendError(c, m.topic, err)
-			continue
-		}
-		o.handle(ctx, c, m)
+		o.dispatchMessage(ctx, c, data)
 	}
 }
 
@@ -278,4 +280,56 @@ func (o *Observatory) allowSubscribe(c *client) error {
 	}
 	c.tokens--
 	return nil
+}
+
+// dispatchMessage runs one text message. The first message that is a
+// valid request of either form fixes the connection's form; until then
+// errors are in the form its path suggests and name both forms.
+func (o *Observatory) dispatchMessage(ctx context.Context, c *client, data []byte) {
+	if string(bytes.TrimSpace(data)) == "ping" {
+		// The seed's heartbeat: text in, text out, in either form.
+		o.hub.mu.Lock()
+		o.hub.enqueueLocked(c, []byte("pong"), false)
+		o.hub.mu.Unlock()
+		return
+	}
+	got := formOf(data)
+	o.hub.mu.Lock()
+	speaks := c.speaks
+	o.hub.mu.Unlock()
+	if got == formUnknown || speaks != formUnknown && got != speaks {
+		o.hub.sendError(c, "", wrongForm(speaks, data))
+		return
+	}
+	fix := func() {
+		o.hub.mu.Lock()
+		if c.speaks == formUnknown {
+			c.speaks, c.seedOut = got, got == formSeed
+		}
+		o.hub.mu.Unlock()
+	}
+	if got == formSeed {
+		q, err := parseSeed(data)
+		if err != nil {
+			if speaks == formUnknown {
+				err = ledger.Errorf(ledger.CodeInvalidPayload, "%v: expected %s, or %s", err, expectSeed, expectOurs)
+			}
+			topic := ""
+			if q.Channel == ChannelReasoning || q.Channel == ChannelSessions {
+				topic = channelTopic(q.Channel, "")
+			}
+			o.hub.sendError(c, topic, err)
+			return
+		}
+		fix()
+		o.handleSeed(ctx, c, q)
+		return
+	}
+	m, err := parseClientMessage(data)
+	if err != nil {
+		o.hub.sendError(c, m.topic, err)
+		return
+	}
+	fix()
+	o.handle(ctx, c, m)
 }

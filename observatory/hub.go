@@ -88,6 +88,11 @@ type client struct {
 	reason   string
 	// subs are the client's topics; guarded by hub.mu.
 	subs map[string]*subscription
+	// speaks is the wire form of the client's first message, and seedOut
+	// whether what is sent to it is in the seed's form (before its first
+	// message, as the path it connected to says); both guarded by hub.mu.
+	speaks  form
+	seedOut bool
 	// abort interrupts a write in progress, so that a client cut off
 	// gives back the memory of what was being written at once.
 	abort func()
@@ -103,6 +108,9 @@ type client struct {
 // follow it.
 type subscription struct {
 	live bool
+	// only, when set, keeps the events of that session alone (a seed
+	// subscription to the sessions channel with a session id).
+	only string
 	// loading is set while the snapshot is read; snapSeq is the number
 	// of the snapshot's message in its client's queue. A subscribe while
 	// either says a snapshot is on its way is answered by that snapshot.
@@ -219,7 +227,12 @@ const behind = "fell behind the ledger's events; reconnect for a fresh snapshot"
 // behind for a moment, and cutting it off would cost it a snapshot. Bytes
 // are bounded whatever the count: QueueBytes, plus the largest snapshot
 // waiting.
-func (h *hub) queueLocked(c *client, msg []byte) { h.enqueueLocked(c, msg, false) }
+func (h *hub) queueLocked(c *client, msg []byte) {
+	if c.seedOut {
+		msg = seedMessage(msg)
+	}
+	h.enqueueLocked(c, msg, false)
+}
 
 // enqueueLocked is queueLocked; snapshot marks msg as a snapshot, which
 // the byte bound allows on top of QueueBytes. It returns msg's number in
@@ -309,10 +322,14 @@ func (c *client) pendingBytes() int {
 
 // deliver sends msg to every live subscriber of topic, and holds it for
 // pending ones.
-func (h *hub) deliver(topic, nodeID string, msg []byte) {
+func (h *hub) deliver(topic, sessionID, nodeID string, msg []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var seed []byte // msg in the seed's form, made for the first who needs it
 	for c, s := range h.topics[topic] {
+		if s.only != "" && s.only != sessionID {
+			continue
+		}
 		if s.live {
 			if s.have != nil && nodeID != "" {
 				if s.have[nodeID] {
@@ -320,7 +337,14 @@ func (h *hub) deliver(topic, nodeID string, msg []byte) {
 				}
 				s.have = nil
 			}
-			h.queueLocked(c, msg)
+			out := msg
+			if c.seedOut {
+				if seed == nil {
+					seed = seedMessage(msg)
+				}
+				out = seed
+			}
+			h.enqueueLocked(c, out, false)
 			continue
 		}
 		if len(s.pending) >= queueSlack*h.o.cfg.QueueSize {
@@ -410,13 +434,13 @@ func (h *hub) dispatch(e ledger.Event) {
 			tags = []string{}
 		}
 		s := Session{ID: e.SessionID, Title: &title, Tags: tags, CreatedAt: e.Timestamp, UpdatedAt: e.Timestamp, Status: StatusActive}
-		h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:started", map[string]any{"session": s}))
+		h.deliver(TopicObservatory, e.SessionID, "", encode(TopicObservatory, "session:started", map[string]any{"session": s}))
 	case ledger.EventThoughtAdded, ledger.EventThoughtRevised, ledger.EventBranchCreated:
 		if e.Node == nil {
 			return
 		}
 		topic := TopicReasoningPrefix + e.SessionID
-		if !h.hasSubscribers(topic, TopicObservatory) {
+		if !h.hasSubscribers(topic, topicAllReasoning, TopicObservatory) {
 			return
 		}
 		t := thoughtOf(*e.Node)
@@ -436,14 +460,18 @@ func (h *hub) dispatch(e ledger.Event) {
 				payload["fromThoughtNumber"] = *t.BranchFromThought
 			}
 		}
-		h.deliver(topic, t.ID, encode(topic, event, payload))
-		h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:updated", map[string]any{
+		msg := encode(topic, event, payload)
+		h.deliver(topic, e.SessionID, t.ID, msg)
+		h.deliver(topicAllReasoning, e.SessionID, "", msg)
+		h.deliver(TopicObservatory, e.SessionID, "", encode(TopicObservatory, "session:updated", map[string]any{
 			"sessionId": e.SessionID, "thoughtCount": e.ThoughtCount, "updatedAt": t.Timestamp,
 		}))
 		if !t.NextThoughtNeeded {
 			ended := map[string]any{"sessionId": e.SessionID, "finalThoughtCount": e.ThoughtCount, "completedAt": t.Timestamp}
-			h.deliver(topic, t.ID, encode(topic, "session:ended", ended))
-			h.deliver(TopicObservatory, "", encode(TopicObservatory, "session:ended", ended))
+			msg := encode(topic, "session:ended", ended)
+			h.deliver(topic, e.SessionID, t.ID, msg)
+			h.deliver(topicAllReasoning, e.SessionID, "", msg)
+			h.deliver(TopicObservatory, e.SessionID, "", encode(TopicObservatory, "session:ended", ended))
 		}
 	case ledger.EventCritiqueAdded:
 		// Not in the original's protocol: a critique arrives after its
@@ -453,15 +481,17 @@ func (h *hub) dispatch(e ledger.Event) {
 			return
 		}
 		topic := TopicReasoningPrefix + e.SessionID
-		if !h.hasSubscribers(topic) {
+		if !h.hasSubscribers(topic, topicAllReasoning) {
 			return
 		}
 		t := thoughtOf(*e.Node)
 		// nodeID "": a critique is not a thought a snapshot could already
 		// hold, so a subscriber waiting for its snapshot keeps it.
-		h.deliver(topic, "", encode(topic, "thought:critiqued", map[string]any{
+		msg := encode(topic, "thought:critiqued", map[string]any{
 			"thoughtId": t.ID, "thought": t, "critique": e.Node.Data.Critique,
-		}))
+		})
+		h.deliver(topic, e.SessionID, "", msg)
+		h.deliver(topicAllReasoning, e.SessionID, "", msg)
 	}
 }
 
@@ -518,7 +548,11 @@ func (h *hub) subscribe(ctx context.Context, c *client, topic string) {
 			h.sendError(c, topic, err)
 			return
 		}
-		have, msg := shared.have, shared.message(topic)
+		// Encoded outside the hub's lock: a snapshot may be megabytes.
+		h.mu.Lock()
+		seedOut := c.seedOut
+		h.mu.Unlock()
+		have, msg := shared.have, shared.message(topic, seedOut)
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if c.subs[topic] != s {

@@ -14,8 +14,12 @@
 //	go obs.Serve(ctx, ln)
 //	defer obs.Close()
 //
-// Every message on the socket is a JSON array [topic, event, payload]; the
-// topics are "observatory" (all sessions) and "reasoning:<sessionId>".
+// The socket speaks two forms, told apart by the client's first message:
+// ours, a JSON array [topic, event, payload] both ways, with the topics
+// "observatory" (all sessions) and "reasoning:<sessionId>"; and seed
+// 000's, {action, channel, sessionId} in and {channel, event, data} out,
+// with text ping answered by pong (seedproto.go). Seed clients connect to
+// the root path, ours to /ws; either path takes either form.
 package observatory
 
 import (
@@ -97,8 +101,8 @@ type Config struct {
 	IdleTimeout time.Duration
 	// QueueSize is how many messages may wait for one client before it
 	// counts as behind. A client behind that has taken nothing from its
-	// queue for StallTimeout, or that is 16 times QueueSize (or 16 MiB)
-	// behind, is disconnected; the writer is never slowed.
+	// queue for StallTimeout, or that is 16 times QueueSize behind (or
+	// past QueueBytes), is disconnected; the writer is never slowed.
 	QueueSize    int
 	StallTimeout time.Duration
 	// QueueBytes bounds the bytes waiting for one client (queued, or

@@ -33,17 +33,24 @@ type snapLoad struct {
 // sharedSnapshot is a loaded session as every subscriber of the read
 // sends it: the encoded message, made once, and the node ids it holds.
 type sharedSnapshot struct {
-	have map[string]bool
-	snap Snapshot
-	once sync.Once
-	msg  []byte
+	have     map[string]bool
+	snap     Snapshot
+	once     sync.Once
+	msg      []byte
+	seedOnce sync.Once
+	seed     []byte
 }
 
 // message is the snapshot encoded for topic (the same for every
-// subscriber of the read), encoded by the first who asks.
-func (s *sharedSnapshot) message(topic string) []byte {
+// subscriber of the read) in our form or the seed's, each encoded by the
+// first who asks for it.
+func (s *sharedSnapshot) message(topic string, seedForm bool) []byte {
 	s.once.Do(func() { s.msg = encode(topic, "session:snapshot", s.snap) })
-	return s.msg
+	if !seedForm {
+		return s.msg
+	}
+	s.seedOnce.Do(func() { s.seed = seedMessage(s.msg) })
+	return s.seed
 }
 
 // loadSnapshot reads session id for a subscriber that has registered, in

@@ -94,3 +94,45 @@ func TestSubscribersShareSnapshotReads(t *testing.T) {
 		}
 	}
 }
+
+// TestCutOffLetsGo: a client whose waiting bytes pass QueueBytes is cut
+// off, its queue is emptied at once (not when its connection's goroutines
+// end), and the write in progress is interrupted.
+func TestCutOffLetsGo(t *testing.T) {
+	l, o := relayed(t, func(*gitstore.Store) Config { return Config{QueueBytes: 64 << 10} })
+	ctx := context.Background()
+	s, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "held"}, ledger.Author{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := o.hub.join(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aborted atomic.Bool
+	c.abort = func() { aborted.Store(true) }
+	o.hub.subscribe(ctx, c, TopicReasoningPrefix+s.ID)
+	c.take(nil) // the writer has taken subscribed and the snapshot, and is stuck writing them
+	text := string(make([]byte, 4<<10))
+	for i := 0; i < 100; i++ {
+		if _, err := l.AddThought(ctx, s.ID, ledger.ThoughtInput{Thought: text, NextThoughtNeeded: true}, ledger.Author{Name: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-c.gone: // cut off by the dispatcher, which runs on its own
+	case <-time.After(30 * time.Second):
+		t.Fatal("100 thoughts of 4 KiB did not pass a bound of 64 KiB")
+	}
+	o.hub.mu.Lock() // the cut-off happened under it
+	o.hub.mu.Unlock()
+	c.qmu.Lock()
+	n, queued := len(c.queue), c.queued
+	c.qmu.Unlock()
+	if n != 0 || queued != 0 || !aborted.Load() {
+		t.Errorf("after the cut-off: %d messages and %d bytes still queued, write aborted %v", n, queued, aborted.Load())
+	}
+	if o.Dropped() != 1 {
+		t.Errorf("Dropped = %d, want 1", o.Dropped())
+	}
+}

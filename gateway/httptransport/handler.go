@@ -350,13 +350,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 			return
 		}
 	} else {
-		var err error
-		if s, err = h.open(r); err != nil {
-			if errors.Is(err, errTooManySessions) {
-				writeRPCError(w, http.StatusServiceUnavailable, &rpcError{id: firstCallID(msgs), code: codeTooManySessions, message: err.Error()})
-				return
-			}
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		if s = h.openOrRefuse(w, r, msgs); s == nil {
 			return
 		}
 		fresh = true
@@ -558,6 +552,20 @@ func (e *eventWriter) write(data []byte) error {
 		return err
 	}
 	return e.rc.Flush()
+}
+
+// openOrRefuse opens a session for a POST without one, or answers why
+// not: 503 with a JSON-RPC error for the first call when the cap is
+// reached and no session is idle, 400 otherwise.
+func (h *Handler) openOrRefuse(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message) *session {
+	s, err := h.open(r)
+	switch {
+	case errors.Is(err, errTooManySessions):
+		writeRPCError(w, http.StatusServiceUnavailable, &rpcError{id: firstCallID(msgs), code: codeTooManySessions, message: err.Error()})
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	}
+	return s
 }
 
 // open starts a session for r with a new server, making room for it
