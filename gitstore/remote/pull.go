@@ -104,6 +104,10 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		}
 	}
 
+	// What arrives is staged outside the ledger's objects until the checks
+	// below have decided what to take in (see gitstore/quarantine.go).
+	staging := s.NoStaging()
+	defer func() { staging.Close() }()
 	var wants []hash
 	wanted := map[hash]bool{}
 	for _, h := range remoteRefs {
@@ -167,8 +171,12 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 			d.Progress = progress
 			body = d
 		}
-		res.Objects, res.Bytes, err = s.IngestPack(ctx, body)
+		var st *gitstore.Staging
+		st, res.Objects, res.Bytes, err = s.StagePack(ctx, body)
 		resp.Close()
+		if st != nil {
+			staging = st
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fetch from %s: %w", redactURL(u), err)
 		}
@@ -204,8 +212,28 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		groups[g] = append(groups[g], ref)
 	}
 	sort.Strings(res.Deleted)
-	if err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res); err != nil {
+	kept, err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res)
+	if err != nil {
 		return nil, err
+	}
+	// Into the ledger goes what the chains taken in reach: the whole pack
+	// when nothing was refused.
+	var accepted []hash
+	for _, refs := range groups {
+		for _, ref := range refs {
+			accepted = append(accepted, remoteRefs[ref])
+		}
+	}
+	if err := staging.Accept(ctx, accepted, len(res.Quarantined) == 0); err != nil {
+		return nil, fmt.Errorf("take in what %s sent: %w", redactURL(u), err)
+	}
+	// What is left of the pack goes with the refused chains' refs.
+	qrepo, err := staging.Quarantine(ctx, kept)
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Quarantined {
+		res.Quarantined[i].Repository = qrepo
 	}
 	names := make([]string, 0, len(groups))
 	for g := range groups {
