@@ -82,43 +82,9 @@ func (s *Store) Apart(ctx context.Context, sessionID, ref, theirs string) (*Apar
 		ac.Ahead = ahead
 		return ac, err
 	}
-	// Our first-parent line back to the last commit both have, and who
-	// wrote each thought on the way (the newest commit naming it).
-	authors := map[int]ledger.Author{}
-	common := zeroHash
-	for id := ours; id != zeroHash; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if theirSet[id] {
-			common = id
-			break
-		}
-		data, err := s.readTyped(id, typeCommit)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", id, err)
-		}
-		c, err := object.ParseCommit(data)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", id, err)
-		}
-		tr := trailers(c.Message)
-		if tr[trailerSession] != sessionID {
-			ac.Unmergeable = fmt.Sprintf("commit %s is not a thought of session %s", id, sessionID)
-			return ac, nil
-		}
-		if n, err := strconv.Atoi(tr[trailerThought]); err == nil && tr[trailerBranch] == branch {
-			if _, seen := authors[n]; !seen {
-				if a, _, err := parseAuthorLine(data); err == nil {
-					authors[n] = a
-				}
-			}
-		}
-		ac.First = id.String()
-		id = zeroHash
-		if len(c.Parents) > 0 {
-			id = c.Parents[0]
-		}
+	common, authors, err := s.walkApart(ctx, ac, sessionID, branch, ours, theirSet)
+	if err != nil || ac.Unmergeable != "" {
+		return ac, err
 	}
 	if common == zeroHash {
 		ac.Unmergeable = "the two chains share no commit"
@@ -166,6 +132,49 @@ func (s *Store) Apart(ctx context.Context, sessionID, ref, theirs string) (*Apar
 		ac.Unmergeable = "this side's commits after the fork hold no thought of their own"
 	}
 	return ac, nil
+}
+
+// walkApart walks our chain's first parents from ours back to the last
+// commit theirs holds (zero when there is none), noting in ac the oldest
+// commit only ours has, and who wrote each of our thoughts on the way
+// (the newest commit naming it); a commit not of the session makes the
+// chain unmergeable.
+func (s *Store) walkApart(ctx context.Context, ac *ApartChain, sessionID, branch string, ours hash, theirSet map[hash]bool) (hash, map[int]ledger.Author, error) {
+	authors := map[int]ledger.Author{}
+	for id := ours; id != zeroHash; {
+		if err := ctx.Err(); err != nil {
+			return zeroHash, nil, err
+		}
+		if theirSet[id] {
+			return id, authors, nil
+		}
+		data, err := s.readTyped(id, typeCommit)
+		if err != nil {
+			return zeroHash, nil, fmt.Errorf("commit %s: %w", id, err)
+		}
+		c, err := object.ParseCommit(data)
+		if err != nil {
+			return zeroHash, nil, fmt.Errorf("commit %s: %w", id, err)
+		}
+		tr := trailers(c.Message)
+		if tr[trailerSession] != sessionID {
+			ac.Unmergeable = fmt.Sprintf("commit %s is not a thought of session %s", id, sessionID)
+			return zeroHash, nil, nil
+		}
+		if n, err := strconv.Atoi(tr[trailerThought]); err == nil && tr[trailerBranch] == branch {
+			if _, seen := authors[n]; !seen {
+				if a, _, err := parseAuthorLine(data); err == nil {
+					authors[n] = a
+				}
+			}
+		}
+		ac.First = id.String()
+		id = zeroHash
+		if len(c.Parents) > 0 {
+			id = c.Parents[0]
+		}
+	}
+	return zeroHash, authors, nil
 }
 
 // BranchThoughts reads the thoughts of a session's branch, in order; none

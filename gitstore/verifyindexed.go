@@ -31,7 +31,7 @@ func (v *verifier) indexedBlob(it walkItem) bool {
 	if !ok {
 		return false
 	}
-	t, size, ok := be.Packs().Indexed(it.id)
+	t, size, ok := be.Indexed(it.id) // the staged pack of a pull too
 	if !ok {
 		return false
 	}

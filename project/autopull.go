@@ -161,7 +161,7 @@ func (p *autoPuller) logKeptAside(res *PullResult) {
 		// The text handler quotes values, so the problems (text from the
 		// remote) cannot forge log lines.
 		p.log.Warn("auto-pull kept aside what failed the checks; it was not taken in",
-			"remote", p.remote, "what", what, "chain", strings.TrimPrefix(q.Ref, "refs/heads/"), "keptAs", q.KeptAs, "problems", strings.Join(q.Problems, "; "))
+			"remote", p.remote, "what", what, "chain", strings.TrimPrefix(q.Ref, "refs/heads/"), "keptAs", q.KeptAs, "repository", q.Repository, "problems", strings.Join(q.Problems, "; "))
 	}
 }
 

@@ -37,9 +37,13 @@ type Quarantined struct {
 	// Notebook is the notebook the ref names ("" for another ref).
 	Notebook string `json:"notebook,omitempty"`
 	Ref      string `json:"ref"`
-	// KeptAs is the ref that holds the remote's chain.
+	// KeptAs is the ref that holds the remote's chain, in Repository.
 	KeptAs string `json:"keptAs"`
-	Tip    string `json:"tip"`
+	// Repository is the quarantine repository that holds KeptAs and the
+	// chain's objects, outside the ledger (see gitstore.QuarantineDir);
+	// "" on a memory store, where KeptAs is a ref of the store itself.
+	Repository string `json:"repository,omitempty"`
+	Tip        string `json:"tip"`
 	// Problems say what is wrong, one finding each.
 	Problems []string `json:"problems"`
 }
@@ -262,14 +266,16 @@ func isJSONObject(data []byte) bool {
 
 // quarantineIncoming checks every group (a session, or the knowledge zone)
 // whose refs a pull would move, and takes each that fails out of groups:
-// its remote tips are kept under refs/thoughtbox/quarantine/<remote>/ and reported in res.
+// its remote tips are reported in res and returned by the names that keep
+// them, under refs/thoughtbox/quarantine/<remote>/, for the pull to keep
+// in the quarantine repository (see gitstore.Staging).
 //
 // The groups are checked side by side, one per core: each check only
 // reads objects and refs, and a clone of thousands of sessions spent most
 // of its time here. What they found is then acted on in the groups' order,
 // so the result and the quarantine refs do not depend on which finished
 // first.
-func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups map[string][]string, remoteRefs map[string]hash, maxBytes int, res *PullResult) error {
+func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups map[string][]string, remoteRefs map[string]hash, maxBytes int, res *PullResult) (map[string]hash, error) {
 	names := make([]string, 0, len(groups))
 	for g := range groups {
 		names = append(names, g)
@@ -282,9 +288,9 @@ func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups m
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	kept := &batch{}
+	kept := map[string]hash{}
 	for i, g := range names {
 		moving, problems := found[i].moving, found[i].problems
 		if len(problems) == 0 {
@@ -299,21 +305,12 @@ func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups m
 		sort.Slice(refs, func(i, j int) bool { return gitstore.RefOrder(refs[i]) < gitstore.RefOrder(refs[j]) })
 		for _, ref := range refs {
 			keep := gitstore.QuarantinePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/heads/")
-			cur, err := s.ReadRef(keep)
-			if err != nil {
-				return err
-			}
-			if cur != moving[ref] {
-				kept.Updates = append(kept.Updates, refUpdate{Name: keep, Old: cur, New: moving[ref]})
-			}
+			kept[keep] = moving[ref]
 			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: gitstore.NotebookOfRef(ref), Ref: ref, KeptAs: keep,
 				Tip: moving[ref].String(), Problems: problems})
 		}
 	}
-	if len(kept.Updates) == 0 {
-		return nil
-	}
-	return s.Apply(ctx, kept)
+	return kept, nil
 }
 
 // groupCheck is what the check of one group found: the refs a pull would

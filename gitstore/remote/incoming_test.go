@@ -19,6 +19,7 @@ type incomingFixture struct {
 	t              *testing.T
 	remote, work   string
 	a, b           *gitstore.Store
+	bDir           string // b's Git directory
 	al, bl         *ledger.Ledger
 	s1, s2         string
 	builtinPulling bool
@@ -36,7 +37,11 @@ func newIncomingFixture(t *testing.T, builtin bool) *incomingFixture {
 		t.Fatalf("%v %s", err, out)
 	}
 	open := func(name string) (*gitstore.Store, *ledger.Ledger) {
-		s, err := gitstore.Open(filepath.Join(t.TempDir(), name), gitstore.Options{})
+		dir := filepath.Join(t.TempDir(), name)
+		if name == "b.git" {
+			f.bDir = dir
+		}
+		s, err := gitstore.Open(dir, gitstore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,10 +142,7 @@ func (f *incomingFixture) wantQuarantined(res *PullResult, id, want string, live
 		if !strings.HasPrefix(q.KeptAs, gitstore.QuarantinePrefix) {
 			f.t.Errorf("kept as %s, want under %s", q.KeptAs, gitstore.QuarantinePrefix)
 		}
-		got, err := f.b.ReadRef(q.KeptAs)
-		if err != nil || got.String() != q.Tip {
-			f.t.Errorf("%s = %s (%v), want %s", q.KeptAs, got, err, q.Tip)
-		}
+		f.wantKeptAside(q)
 	}
 	got, err := f.b.ReadRef(mainRef(id))
 	if err != nil {
@@ -153,6 +155,32 @@ func (f *incomingFixture) wantQuarantined(res *PullResult, id, want string, live
 		if c.Session == id {
 			f.t.Errorf("the quarantined session's ref %s moved too", c.Ref)
 		}
+	}
+}
+
+// wantKeptAside checks that a quarantined chain is in the quarantine
+// repository, readable with plain git, and not in the ledger, whose git
+// fsck --strict stays clean.
+func (f *incomingFixture) wantKeptAside(q Quarantined) {
+	f.t.Helper()
+	if want := gitstore.QuarantineDir(f.bDir); q.Repository != want {
+		f.t.Errorf("kept in %q, want the quarantine repository %s", q.Repository, want)
+		return
+	}
+	if out, err := runGit(f.bDir, "--git-dir", q.Repository, "rev-parse", q.KeptAs); err != nil || strings.TrimSpace(out) != q.Tip {
+		f.t.Errorf("%s in %s = %q (%v), want %s", q.KeptAs, q.Repository, out, err, q.Tip)
+	}
+	if out, err := runGit(f.bDir, "--git-dir", q.Repository, "log", "--format=%s", q.KeptAs); err != nil || out == "" {
+		f.t.Errorf("git log %s in the quarantine repository: %v\n%s", q.KeptAs, err, out)
+	}
+	if _, err := runGit(f.bDir, "--git-dir", f.bDir, "cat-file", "-e", q.Tip); err == nil {
+		f.t.Errorf("the quarantined tip %s is in the ledger's objects", q.Tip)
+	}
+	if err := f.b.Flush(); err != nil {
+		f.t.Fatal(err)
+	}
+	if out, err := runGit(f.bDir, "--git-dir", f.bDir, "fsck", "--strict", "--full", "--no-dangling"); err != nil {
+		f.t.Errorf("git fsck --strict of the ledger after the quarantine: %v\n%s", err, out)
 	}
 }
 

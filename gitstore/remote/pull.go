@@ -87,7 +87,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	}
 	defer session.Close()
 	sess := session.(transport.UploadPackSession)
-	ar, u, builtin := link.adv, link.url, link.builtin
+	ar, u := link.adv, link.url
 	keepName := link.name
 	if keepName == "" || validRemoteName(keepName) != nil {
 		keepName = "url-" + gitstore.Slug(redactURL(u))
@@ -104,6 +104,10 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		}
 	}
 
+	// What arrives is staged outside the ledger's objects until the checks
+	// below have decided what to take in (see gitstore/quarantine.go).
+	staging := s.NoStaging()
+	defer func() { staging.Close() }()
 	var wants []hash
 	wanted := map[hash]bool{}
 	for _, h := range remoteRefs {
@@ -119,68 +123,11 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		wants = append(wants, h)
 	}
 	if len(wants) > 0 {
-		local, err := s.ListRefs("refs/")
+		st, err := s.fetch(ctx, sess, link, wants, advertised, o, res)
 		if err != nil {
 			return nil, err
 		}
-		haves := make([]hash, 0, len(local))
-		seen := map[hash]bool{}
-		for _, h := range local {
-			// go-git's in-process server fails on a have it lacks, so it
-			// is told only of tips it advertised.
-			if builtin && !advertised[h] {
-				continue
-			}
-			if !seen[h] {
-				seen[h] = true
-				haves = append(haves, h)
-			}
-		}
-		sort.Slice(haves, func(i, j int) bool { return haves[i].String() < haves[j].String() })
-		sort.Slice(wants, func(i, j int) bool { return wants[i].String() < wants[j].String() })
-		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
-		// A thin pack leaves out bases we have; ours are often in the
-		// write-ahead log, not in a pack, so ask for a whole one.
-		req.Capabilities.Delete(capability.ThinPack)
-		if o.Progress == nil && ar.Capabilities.Supports(capability.NoProgress) {
-			req.Capabilities.Set(capability.NoProgress)
-		}
-		req.Wants, req.Haves = wants, haves
-		start := time.Now()
-		var progress io.Writer
-		if o.Progress != nil {
-			progress = &lateWriter{w: o.Progress, after: start.Add(time.Second)}
-		}
-		resp, err := sess.UploadPack(ctx, req)
-		if err != nil {
-			return nil, describeDialError(u, err)
-		}
-		r := resp
-		var body interface{ Read([]byte) (int, error) } = r
-		switch {
-		case req.Capabilities.Supports(capability.Sideband64k):
-			d := sideband.NewDemuxer(sideband.Sideband64k, r)
-			d.Progress = progress
-			body = d
-		case req.Capabilities.Supports(capability.Sideband):
-			d := sideband.NewDemuxer(sideband.Sideband, r)
-			d.Progress = progress
-			body = d
-		}
-		res.Objects, res.Bytes, err = s.IngestPack(ctx, body)
-		resp.Close()
-		if err != nil {
-			return nil, fmt.Errorf("fetch from %s: %w", redactURL(u), err)
-		}
-		// As push does: a transfer of a thousand objects or more, or a
-		// slow one, is reported.
-		if o.Progress != nil && (res.Objects >= 1000 || res.Bytes > 1<<20 || time.Since(start) > time.Second) {
-			if res.Objects > 0 {
-				fmt.Fprintf(o.Progress, "Received %d objects (%s) in %s\n", res.Objects, byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
-			} else {
-				fmt.Fprintf(o.Progress, "Received %s in %s\n", byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
-			}
-		}
+		staging = st
 	}
 
 	// Integrate, one session at a time; a writer of ours moving a ref
@@ -204,9 +151,107 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		groups[g] = append(groups[g], ref)
 	}
 	sort.Strings(res.Deleted)
-	if err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res); err != nil {
+	kept, err := s.quarantineIncoming(ctx, keepName, groups, remoteRefs, o.maxThoughtBytes(), res)
+	if err != nil {
 		return nil, err
 	}
+	// Into the ledger goes what the chains taken in reach: the whole pack
+	// when nothing was refused.
+	var accepted []hash
+	for _, refs := range groups {
+		for _, ref := range refs {
+			accepted = append(accepted, remoteRefs[ref])
+		}
+	}
+	if err := staging.Accept(ctx, accepted, len(res.Quarantined) == 0); err != nil {
+		return nil, fmt.Errorf("take in what %s sent: %w", redactURL(u), err)
+	}
+	// What is left of the pack goes with the refused chains' refs.
+	qrepo, err := staging.Quarantine(ctx, kept)
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Quarantined {
+		res.Quarantined[i].Repository = qrepo
+	}
+	return s.integrate(ctx, keepName, groups, remoteRefs, o, res)
+}
+
+// fetch asks the remote for wants, telling it of our tips it advertised,
+// and stages the pack it sends (see gitstore.Staging); the caller closes
+// the staging.
+func (s *sharer) fetch(ctx context.Context, sess transport.UploadPackSession, link *remoteLink, wants []hash, advertised map[hash]bool, o TransferOptions, res *PullResult) (*gitstore.Staging, error) {
+	ar, u, builtin := link.adv, link.url, link.builtin
+	local, err := s.ListRefs("refs/")
+	if err != nil {
+		return nil, err
+	}
+	haves := make([]hash, 0, len(local))
+	seen := map[hash]bool{}
+	for _, h := range local {
+		// go-git's in-process server fails on a have it lacks, so it
+		// is told only of tips it advertised.
+		if builtin && !advertised[h] {
+			continue
+		}
+		if !seen[h] {
+			seen[h] = true
+			haves = append(haves, h)
+		}
+	}
+	sort.Slice(haves, func(i, j int) bool { return haves[i].String() < haves[j].String() })
+	sort.Slice(wants, func(i, j int) bool { return wants[i].String() < wants[j].String() })
+	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+	// A thin pack leaves out bases we have; ours are often in the
+	// write-ahead log, not in a pack, so ask for a whole one.
+	req.Capabilities.Delete(capability.ThinPack)
+	if o.Progress == nil && ar.Capabilities.Supports(capability.NoProgress) {
+		req.Capabilities.Set(capability.NoProgress)
+	}
+	req.Wants, req.Haves = wants, haves
+	start := time.Now()
+	var progress io.Writer
+	if o.Progress != nil {
+		progress = &lateWriter{w: o.Progress, after: start.Add(time.Second)}
+	}
+	resp, err := sess.UploadPack(ctx, req)
+	if err != nil {
+		return nil, describeDialError(u, err)
+	}
+	r := resp
+	var body interface{ Read([]byte) (int, error) } = r
+	switch {
+	case req.Capabilities.Supports(capability.Sideband64k):
+		d := sideband.NewDemuxer(sideband.Sideband64k, r)
+		d.Progress = progress
+		body = d
+	case req.Capabilities.Supports(capability.Sideband):
+		d := sideband.NewDemuxer(sideband.Sideband, r)
+		d.Progress = progress
+		body = d
+	}
+	st, objects, bytes, err := s.StagePack(ctx, body)
+	resp.Close()
+	res.Objects, res.Bytes = objects, bytes
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("fetch from %s: %w", redactURL(u), err)
+	}
+	// As push does: a transfer of a thousand objects or more, or a
+	// slow one, is reported.
+	if o.Progress != nil && (res.Objects >= 1000 || res.Bytes > 1<<20 || time.Since(start) > time.Second) {
+		if res.Objects > 0 {
+			fmt.Fprintf(o.Progress, "Received %d objects (%s) in %s\n", res.Objects, byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(o.Progress, "Received %s in %s\n", byteSize(res.Bytes), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	return st, nil
+}
+
+// integrate plans and applies a pull's ref moves for the groups that
+// passed the checks (see pull).
+func (s *sharer) integrate(ctx context.Context, keepName string, groups map[string][]string, remoteRefs map[string]hash, o TransferOptions, res *PullResult) (*PullResult, error) {
 	names := make([]string, 0, len(groups))
 	for g := range groups {
 		names = append(names, g)
@@ -231,7 +276,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	if pullPlanned != nil {
 		pullPlanned()
 	}
-	err = nil
+	var err error
 	if len(all.Updates) > 0 {
 		if o.BeforeRefsMove != nil {
 			o.BeforeRefsMove()

@@ -130,6 +130,59 @@ type FS struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closed    bool
+
+	// stagedMu guards staged: packs a pull received and is still
+	// checking, outside objects/ (see Stage). Reads find their objects
+	// after the repository's own; nothing counts them as the
+	// repository's (gitHas does not look there).
+	stagedMu sync.Mutex
+	staged   []*pack.Set
+}
+
+// Stage makes the objects of a pack set readable through ReadObject
+// without making them part of the repository: a pull checks what it
+// received before any of it enters objects/. Unstage ends that.
+func (b *FS) Stage(set *pack.Set) {
+	b.stagedMu.Lock()
+	b.staged = append(b.staged, set)
+	b.stagedMu.Unlock()
+}
+
+// Unstage stops reading from a set Stage added.
+func (b *FS) Unstage(set *pack.Set) {
+	b.stagedMu.Lock()
+	b.staged = slices.DeleteFunc(b.staged, func(s *pack.Set) bool { return s == set })
+	b.stagedMu.Unlock()
+}
+
+// Indexed is pack.Set.Indexed over the repository's packs and then the
+// staged ones: what the indexer found of an object of a pack this process
+// indexed.
+func (b *FS) Indexed(id object.Hash) (object.Type, int, bool) {
+	if t, size, ok := b.packs.Indexed(id); ok {
+		return t, size, ok
+	}
+	b.stagedMu.Lock()
+	sets := b.staged
+	b.stagedMu.Unlock()
+	for _, set := range sets {
+		if t, size, ok := set.Indexed(id); ok {
+			return t, size, ok
+		}
+	}
+	return 0, 0, false
+}
+
+func (b *FS) readStaged(id object.Hash) (object.Type, []byte, error) {
+	b.stagedMu.Lock()
+	sets := b.staged
+	b.stagedMu.Unlock()
+	for _, set := range sets {
+		if t, data, err := set.Read(id); !errors.Is(err, ErrNotFound) {
+			return t, data, err
+		}
+	}
+	return 0, nil, ErrNotFound
 }
 
 // PackRefsEvery is how many distinct loose refs trigger packing refs.
@@ -489,6 +542,9 @@ func (b *FS) gitRead(id object.Hash) (object.Type, []byte, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return t, data, err
 	}
+	if t, data, err := b.readStaged(id); !errors.Is(err, ErrNotFound) {
+		return t, data, err
+	}
 	if t, data, err := b.looseRead(id); !errors.Is(err, ErrNotFound) {
 		return t, data, err
 	}
@@ -510,6 +566,15 @@ func (b *FS) looseRead(id object.Hash) (object.Type, []byte, error) {
 	b.gitMu.Lock()
 	defer b.gitMu.Unlock()
 	return readEncoded(b.st, id)
+}
+
+// Has says whether the repository holds an object: logged, packed or
+// loose; never one only staged.
+func (b *FS) Has(id object.Hash) bool {
+	b.mu.Lock()
+	_, logged := b.objs[id]
+	b.mu.Unlock()
+	return logged || b.gitHas(id)
 }
 
 func (b *FS) gitHas(id object.Hash) bool {

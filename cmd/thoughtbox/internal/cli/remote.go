@@ -277,6 +277,7 @@ func (a *app) warnQuarantined(res *project.PullResult) {
 	w := a.env.Stderr
 	fmt.Fprintf(w, "thoughtbox: warning: %s from %s failed the checks; kept aside, not taken in:\n",
 		plural(len(res.Quarantined), "ref", "refs"), remoteLabel(res.Remote, res.URL))
+	repo := ""
 	for _, q := range res.Quarantined {
 		what := "the knowledge zone"
 		switch {
@@ -286,6 +287,7 @@ func (a *app) warnQuarantined(res *project.PullResult) {
 			what = "notebook " + q.Notebook
 		}
 		fmt.Fprintf(w, "  %s (%s) kept as %s:\n", what, strings.TrimPrefix(q.Ref, "refs/heads/"), q.KeptAs)
+		repo = q.Repository
 		for _, p := range q.Problems {
 			fmt.Fprintf(w, "    %s\n", strings.Map(func(r rune) rune {
 				if r < 0x20 || r == 0x7f {
@@ -294,6 +296,13 @@ func (a *app) warnQuarantined(res *project.PullResult) {
 				return r
 			}, p))
 		}
+	}
+	if repo != "" {
+		// Kept outside the ledger, so that git fsck of the ledger never
+		// meets them.
+		fmt.Fprintf(w, "They are kept in the quarantine repository %s, outside the ledger.\n", repo)
+		fmt.Fprintf(w, "hint: 'git --git-dir %s log <kept ref>' shows what came in; fix it on the remote and pull again.\n", repo)
+		return
 	}
 	fmt.Fprintln(w, "hint: 'git log <kept ref>' in the repository shows what came in; fix it on the remote and pull again.")
 }
