@@ -81,6 +81,7 @@ const (
 type commandLine struct {
 	DataDir *string `name:"data-dir" group:"global" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
 	Project *string `group:"global" placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default). Only start, serve and clone create a project that does not exist."`
+	NoColor bool    `name:"no-color" group:"global" help:"No colour, even on a terminal (also NO_COLOR=1)."`
 	Format  Format  `enum:"text,json,markdown,cipher" default:"text" group:"global" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
 
 	Sessions sessionsCmd `cmd:"" help:"List the sessions of the project, most recently updated first."`
@@ -159,6 +160,8 @@ type app struct {
 	// projectFlagged says --project was given (clone names the project
 	// after the URL otherwise).
 	projectFlagged bool
+	// color says text output may use colour (see wantColor).
+	color bool
 }
 
 // settingsChecker is a command that checks its settings before the ledger
@@ -347,7 +350,8 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
-	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay}
+	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay,
+		color: wantColor(env.Stdout, cl.Format, cl.NoColor, env.LookupEnv)}
 	runErr := kctx.Run(a)
 	closeErr := proj.Close()
 	if runErr != nil {
