@@ -50,9 +50,9 @@ type ApartChain struct {
 func (s *Store) Apart(ctx context.Context, sessionID, ref, theirs string) (*ApartChain, error) {
 	branch := ""
 	switch {
-	case ref == mainRef(sessionID):
-	case strings.HasPrefix(ref, refPrefix+sessionID+"/branches/"):
-		branch = strings.TrimPrefix(ref, refPrefix+sessionID+"/branches/")
+	case ref == s.lay.mainRef(sessionID):
+	case strings.HasPrefix(ref, s.lay.sessions()+sessionID+"/branches/"):
+		branch = strings.TrimPrefix(ref, s.lay.sessions()+sessionID+"/branches/")
 	default:
 		return nil, fmt.Errorf("%s is not a chain of session %s", ref, sessionID)
 	}
@@ -180,7 +180,7 @@ func (s *Store) walkApart(ctx context.Context, ac *ApartChain, sessionID, branch
 // BranchThoughts reads the thoughts of a session's branch, in order; none
 // when the branch does not exist.
 func (s *Store) BranchThoughts(sessionID, branch string) ([]ledger.ThoughtData, error) {
-	tip, err := s.ReadRef(branchRef(sessionID, branch))
+	tip, err := s.ReadRef(s.lay.branchRef(sessionID, branch))
 	if err != nil || tip == zeroHash {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (s *Store) MoveRefs(ctx context.Context, moves []RefMove) error {
 		return object.ParseHash(v)
 	}
 	for _, m := range moves {
-		if sessionOfRef(m.Ref) == "" && !strings.HasPrefix(m.Ref, divergedPrefix) || strings.Contains(m.Ref, "..") {
+		if s.lay.sessionOfRef(m.Ref) == "" && !strings.HasPrefix(m.Ref, divergedPrefix) || strings.Contains(m.Ref, "..") {
 			return fmt.Errorf("%s is neither a session's ref nor a kept chain", m.Ref)
 		}
 		old, err := parse(m.Old)

@@ -82,10 +82,11 @@ const (
 
 // commandLine is the kong grammar. Global flags may appear anywhere.
 type commandLine struct {
-	DataDir *string `name:"data-dir" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
-	Project *string `placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default). Only start, serve and clone create a project that does not exist."`
-	Repo    *string `name:"repo" placeholder:"PATH" help:"Use the ledger kept in this code repository (see enable); by default a command run inside an enabled worktree uses it."`
-	Format  Format  `enum:"text,json,markdown,cipher" default:"text" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
+	DataDir *string `name:"data-dir" group:"global" placeholder:"DIR" help:"Data directory (env THOUGHTBOX_DATA_DIR; default ~/.thoughtbox)."`
+	Project *string `group:"global" placeholder:"NAME" help:"Project: one Git repository per project (env THOUGHTBOX_PROJECT; default _default). Only start, serve and clone create a project that does not exist."`
+	Repo    *string `name:"repo" group:"global" placeholder:"PATH" help:"Use the ledger kept in this code repository (see enable); by default a command run inside an enabled worktree uses it."`
+	NoColor bool    `name:"no-color" group:"global" help:"No colour, even on a terminal (also NO_COLOR=1)."`
+	Format  Format  `enum:"text,json,markdown,cipher" default:"text" group:"global" placeholder:"text|json" help:"Output format: text or json; export also writes markdown or cipher (and json by default)."`
 
 	Sessions sessionsCmd `cmd:"" help:"List the sessions of the project, most recently updated first."`
 	Show     showCmd     `cmd:"" help:"Show a session's thoughts, branches and revisions as a tree."`
@@ -104,7 +105,7 @@ type commandLine struct {
 	Search      searchCmd      `cmd:"" help:"Search sessions by title, tags and thought content, best match first."`
 
 	Knowledge knowledgeCmd `cmd:"" help:"The knowledge zone: reusable patterns and scratchpad notes, kept in Git on refs/heads/knowledge."`
-	Notebook  notebookCmd  `cmd:"" help:"Literate JavaScript/TypeScript notebooks, each on refs/heads/notebooks/<id>: create, list, show, run, export, import."`
+	Notebook  notebookCmd  `cmd:"" help:"Literate JavaScript/TypeScript notebooks, each on refs/heads/notebooks/<id>: create, list, show, run, export, import, cell add|edit|delete."`
 
 	Remote   remoteCmd   `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
 	Push     pushCmd     `cmd:"" help:"Push every session, its branches, the knowledge zone and the notebooks to a Git remote."`
@@ -121,7 +122,7 @@ type commandLine struct {
 	Info        infoCmd          `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
 	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
 	Version     versionCmd       `cmd:"" help:"Print the version, commit, Go version and platform."`
-	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
+	VersionFlag kong.VersionFlag `name:"version" group:"global" help:"Print the version and exit."`
 }
 
 const description = `Thoughtbox is a reasoning ledger for AI agents, kept in Git: every thought is a commit,
@@ -171,6 +172,8 @@ type app struct {
 	projectFlagged bool
 	// code decides whether the ledger is a code repository's.
 	code codeChoice
+	// color says text output may use colour (see wantColor).
+	color bool
 }
 
 // settingsChecker is a command that checks its settings before the ledger
@@ -228,6 +231,9 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		kong.Writers(env.Stdout, env.Stderr),
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		// A command's own flags are listed first, the global ones after
+		// them under their own heading.
+		kong.ExplicitGroups([]kong.Group{{Key: "global", Title: "Global flags:"}}),
 		kong.Vars{"version": versionLine()},
 	)
 	if err != nil { // a defect in the grammar above
@@ -368,7 +374,8 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
-	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay, code: choice}
+	a := &app{ctx: ctx, env: env, cfg: cfg, proj: proj, ledger: proj.Ledger(), log: logger, format: cl.Format, baseEvents: sink, projectFlagged: projectName != "", observatory: relay, code: choice,
+		color: wantColor(env.Stdout, cl.Format, cl.NoColor, env.LookupEnv)}
 	runErr := kctx.Run(a)
 	closeErr := proj.Close()
 	if runErr != nil {

@@ -23,6 +23,15 @@ type controlEscaper struct {
 	held []byte
 }
 
+// unescaped is the writer under a controlEscaper (w itself otherwise):
+// what to ask whether output goes to a terminal.
+func unescaped(w io.Writer) io.Writer {
+	if e, ok := w.(*controlEscaper); ok {
+		return e.w
+	}
+	return w
+}
+
 func (e *controlEscaper) Write(p []byte) (int, error) {
 	n := len(p)
 	if len(e.held) > 0 {

@@ -23,6 +23,7 @@ type notebookCmd struct {
 	Run    notebookRunCmd    `cmd:"" help:"Run a notebook's code cells in order (or up to --cell) and record the outputs as one commit; exit 1 if a cell failed."`
 	Export notebookExportCmd `cmd:"" help:"Print a notebook in the .src.md format, or write it to --output."`
 	Import notebookImportCmd `cmd:"" help:"Create a notebook from a .src.md file (- reads standard input) and print its id."`
+	Cell   notebookCellCmd   `cmd:"" help:"Add, edit or delete one cell of a notebook (one commit each)."`
 }
 
 // notebooks runs fn with the project's notebook service.
@@ -232,23 +233,116 @@ func (c *notebookExportCmd) Run(a *app) error {
 	})
 }
 
+// notebookCellCmd is `thoughtbox notebook cell add|edit|delete`: the
+// command line's way to the gateway's add_cell, update_cell and delete_cell.
+type notebookCellCmd struct {
+	Add    notebookCellAddCmd    `cmd:"" help:"Add a cell, after --after or at the end, from a file (- reads standard input), and print its id."`
+	Edit   notebookCellEditCmd   `cmd:"" help:"Replace a cell's content with a file's (- reads standard input)."`
+	Delete notebookCellDeleteCmd `cmd:"" help:"Delete a cell."`
+}
+
+type notebookCellAddCmd struct {
+	Notebook string `arg:"" name:"id" help:"The notebook."`
+	File     string `arg:"" name:"file" help:"The cell's content: a file, or - for standard input."`
+	Type     string `enum:"code,markdown,title,package.json" default:"code" placeholder:"code|markdown|title|package.json" help:"The kind of cell."`
+	After    string `placeholder:"CELL" help:"Put the cell after this one (its id, filename or position); default: at the end."`
+	Filename string `placeholder:"NAME" help:"A code cell's module name (check.ts); default: one is picked."`
+}
+
+func (c *notebookCellAddCmd) Run(a *app) error {
+	content, err := a.readContent(c.File)
+	if err != nil {
+		return err
+	}
+	return a.notebooks(func(svc *notebook.Service) error {
+		_, cell, err := svc.AddCell(a.ctx, notebook.AddCellRequest{NotebookID: c.Notebook, Type: c.Type, Content: content,
+			Filename: c.Filename, AfterCellID: c.After, Author: a.author()})
+		if err != nil {
+			return err
+		}
+		return a.printCell(cell, "added")
+	})
+}
+
+type notebookCellEditCmd struct {
+	Notebook string `arg:"" name:"id" help:"The notebook."`
+	Cell     string `arg:"" name:"cell" help:"The cell: its id, filename or 1-based position."`
+	File     string `arg:"" name:"file" help:"The new content: a file, or - for standard input."`
+}
+
+func (c *notebookCellEditCmd) Run(a *app) error {
+	content, err := a.readContent(c.File)
+	if err != nil {
+		return err
+	}
+	return a.notebooks(func(svc *notebook.Service) error {
+		_, cell, err := svc.UpdateCell(a.ctx, notebook.UpdateCellRequest{NotebookID: c.Notebook, CellID: c.Cell, Content: content, Author: a.author()})
+		if err != nil {
+			return err
+		}
+		return a.printCell(cell, "updated")
+	})
+}
+
+type notebookCellDeleteCmd struct {
+	Notebook string `arg:"" name:"id" help:"The notebook."`
+	Cell     string `arg:"" name:"cell" help:"The cell: its id, filename or 1-based position."`
+}
+
+func (c *notebookCellDeleteCmd) Run(a *app) error {
+	return a.notebooks(func(svc *notebook.Service) error {
+		cell, err := svc.Cell(a.ctx, c.Notebook, c.Cell)
+		if err != nil {
+			return err
+		}
+		if _, err := svc.DeleteCell(a.ctx, c.Notebook, c.Cell, a.author()); err != nil {
+			return err
+		}
+		return a.printCell(cell, "deleted")
+	})
+}
+
+// printCell reports what a cell command did: the cell as JSON, or its id
+// (and filename) and the verb.
+func (a *app) printCell(cell notebook.Cell, verb string) error {
+	a.memoryNote()
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, cell)
+	}
+	name := cell.ID
+	if cell.Filename != "" {
+		name += " (" + cell.Filename + ")"
+	}
+	_, err := fmt.Fprintf(a.env.Stdout, "cell %s %s\n", name, verb)
+	return err
+}
+
+// readContent reads a command's input: a file, or standard input for "-".
+func (a *app) readContent(file string) (string, error) {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(a.env.Stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return "", &failure{msg: fmt.Sprintf("read %s: %v", filepath.Base(file), err)}
+	}
+	return string(data), nil
+}
+
 type notebookImportCmd struct {
 	File string `arg:"" name:"file" help:"A .src.md file; - reads standard input."`
 }
 
 func (c *notebookImportCmd) Run(a *app) error {
-	var data []byte
-	var err error
-	if c.File == "-" {
-		data, err = io.ReadAll(a.env.Stdin)
-	} else {
-		data, err = os.ReadFile(c.File)
-	}
+	data, err := a.readContent(c.File)
 	if err != nil {
-		return &failure{msg: fmt.Sprintf("read %s: %v", filepath.Base(c.File), err)}
+		return err
 	}
 	return a.notebooks(func(svc *notebook.Service) error {
-		nb, err := svc.Import(a.ctx, string(data), a.author())
+		nb, err := svc.Import(a.ctx, data, a.author())
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -80,6 +81,7 @@ type pushCmd struct {
 	Remote  string   `arg:"" optional:"" help:"Remote name, URL or path (default: the only remote, or origin)."`
 	Session []string `name:"session" placeholder:"ID" help:"Push only these sessions (repeatable; the knowledge zone goes too)."`
 	Force   []string `name:"force" placeholder:"ID" help:"Replace the remote's chain of this session with ours even though they diverged (repeatable). The remote's thoughts stay in any clone that pulled them."`
+	Quiet   bool     `short:"q" help:"Print nothing but warnings and errors (no list of refs, no progress)."`
 }
 
 func (c *pushCmd) Run(a *app) error {
@@ -94,7 +96,7 @@ func (c *pushCmd) Run(a *app) error {
 			}
 		}
 	}
-	o := project.PushOptions{Force: c.Force, Progress: a.env.Stderr}
+	o := project.PushOptions{Force: c.Force, Progress: a.progress(c.Quiet)}
 	if len(c.Session) > 0 {
 		o.Sessions = c.Session
 	}
@@ -106,7 +108,7 @@ func (c *pushCmd) Run(a *app) error {
 		if err := writeJSON(a.env.Stdout, res); err != nil {
 			return err
 		}
-	} else {
+	} else if !c.Quiet {
 		where := remoteLabel(res.Remote, res.URL)
 		switch {
 		case len(res.Updated) == 0 && len(res.Rejected) == 0:
@@ -148,6 +150,17 @@ func (c *pushCmd) Run(a *app) error {
 			fmt.Sprintf("to make the remote's chain yours: 'thoughtbox push %s --force <id>' (pull first so the remote's chain is kept here)", remote))
 	}
 	return f
+}
+
+// progress is where a transfer's progress lines go: standard error when it
+// is a terminal (a person waits there; a transfer that takes more than a
+// second says how far it got), nowhere for a script or with --quiet, as
+// git does.
+func (a *app) progress(quiet bool) io.Writer {
+	if quiet || !isTerminal(unescaped(a.env.Stderr)) {
+		return nil
+	}
+	return a.env.Stderr
 }
 
 func remoteLabel(name, url string) string {
@@ -193,25 +206,27 @@ func notebooksNote(changes []project.RefChange, suffix string) string {
 
 type pullCmd struct {
 	Remote string `arg:"" optional:"" help:"Remote name, URL or path (default: the only remote, or origin)."`
+	Quiet  bool   `short:"q" help:"Print nothing but warnings and errors (no list of refs, no progress)."`
 }
 
 func (c *pullCmd) Run(a *app) error {
 	if err := a.needDisk(); err != nil {
 		return err
 	}
-	res, err := a.proj.Pull(a.ctx, c.Remote, a.env.Stderr)
+	res, err := a.proj.Pull(a.ctx, c.Remote, a.progress(c.Quiet))
 	if res != nil {
 		// Printed even when the ledger failed to reread what was pulled:
 		// the pull itself is done.
-		a.printPull(res)
+		a.printPull(res, c.Quiet)
 	}
 	return err
 }
 
-func (a *app) printPull(res *project.PullResult) {
+// printPull reports a pull; quiet keeps only the warnings.
+func (a *app) printPull(res *project.PullResult, quiet bool) {
 	if a.format == FormatJSON {
 		writeJSON(a.env.Stdout, res)
-	} else {
+	} else if !quiet {
 		where := remoteLabel(res.Remote, res.URL)
 		if len(res.Created)+len(res.Updated)+len(res.Diverged)+len(res.Branched)+len(res.Quarantined) == 0 {
 			fmt.Fprintf(a.env.Stdout, "already up to date with %s\n", where)
@@ -308,7 +323,8 @@ func (a *app) warnQuarantined(res *project.PullResult) {
 }
 
 type cloneCmd struct {
-	URL string `arg:"" name:"url" help:"The remote to start from: a path, file://, git://, http(s):// or ssh:// URL."`
+	URL   string `arg:"" name:"url" help:"The remote to start from: a path, file://, git://, http(s):// or ssh:// URL."`
+	Quiet bool   `short:"q" help:"Print nothing but warnings and errors (no list of refs, no progress)."`
 }
 
 func (c *cloneCmd) Run(a *app) error {
@@ -349,12 +365,12 @@ func (c *cloneCmd) Run(a *app) error {
 			return err
 		}
 	}
-	res, err := proj.Pull(a.ctx, "origin", a.env.Stderr)
+	res, err := proj.Pull(a.ctx, "origin", a.progress(c.Quiet))
 	if err != nil {
 		return err
 	}
-	a.printPull(res)
-	if a.format != FormatJSON {
+	a.printPull(res, c.Quiet)
+	if a.format != FormatJSON && !c.Quiet {
 		fmt.Fprintf(a.env.Stdout, "project %s is at %s; its remote origin is %s\n", cfg.Project, cfg.RepoPath(), res.URL)
 	}
 	return nil

@@ -141,6 +141,9 @@ func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) 
 	for _, s := range list {
 		rows = append(rows, []string{s.ID, clip(oneLine(s.Title), 48), strconv.Itoa(s.ThoughtCount), strconv.Itoa(s.BranchCount), stamp(s.UpdatedAt)})
 	}
+	if a.color {
+		return writeColorTable(a.env.Stdout, rows)
+	}
 	return writeTable(a.env.Stdout, rows)
 }
 
