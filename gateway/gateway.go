@@ -118,6 +118,11 @@ type Options struct {
 	// instead of creating one for it (seed 000 autoCreateSession: false;
 	// THOUGHTBOX_AUTO_CREATE_SESSION=false).
 	NoAutoCreateSession bool
+	// ReasoningSessionID, if set, is the full id of a session every new
+	// connection starts in, at stage 1 as if it had called load_context
+	// (seed 000 ServerConfig reasoningSessionId: "pre-load specific
+	// session"). The caller checks that the session exists.
+	ReasoningSessionID string
 }
 
 // Gateway is the MCP server of one ledger. It is safe for concurrent use.
@@ -173,6 +178,10 @@ func (g *Gateway) newConn(grant *Grant) *conn {
 	c.server.AddTool(g.ops.gatewayTool(), c.handleGateway)
 	c.addResources()
 	c.addPrompts()
+	if id := g.opts.ReasoningSessionID; id != "" {
+		c.sessionID, c.stage = id, StageInitComplete
+		c.syncTools()
+	}
 	return c
 }
 

@@ -199,3 +199,57 @@ func TestListAssetsPromptStages(t *testing.T) {
 		t.Fatalf("read only %d operations and sub-operations from the gateway's description", n)
 	}
 }
+
+// TestLearningScores: extract_learnings gives each learning seed 002's
+// behaviorCharacteristics, four scores from 1 to 10, when the session
+// has enough thoughts to score it, and leaves them out when it has not.
+func TestLearningScores(t *testing.T) {
+	e := newEnv(t, gateway.Options{})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("scored")
+	c.think("S1|O||p99 latency rose to 900ms on /api/v2/users", nil)
+	c.think("S2|H|S1|a missing index on users.email", nil)
+	c.think("S3|H|S2|the cache hit rate fell", map[string]any{"branchFromThought": 2, "branchId": "cache"})
+	c.think("S4|X|S3|cache ruled out: hit rate is 97%", map[string]any{"branchId": "cache"})
+	c.think("S3|E|S2|EXPLAIN shows a sequential scan on users", map[string]any{"thoughtNumber": 3})
+	c.think("S4|R|^S2|the index exists but is not used: a type mismatch", nil)
+	c.ok("thought", map[string]any{"thought": "S5|C|S3,S4|cast the parameter; p99 back to 120ms", "nextThoughtNeeded": false})
+	r := c.ok("session", map[string]any{"operation": "extract_learnings", "sessionId": id})
+	learnings := list(r["learnings"])
+	if len(learnings) == 0 {
+		t.Fatalf("no learnings: %v", r)
+	}
+	scored := 0
+	for _, l := range learnings {
+		md := l.(map[string]any)["metadata"].(map[string]any)
+		bc, _ := md["behaviorCharacteristics"].(map[string]any)
+		if len(list(md["sourceThoughts"])) < 2 {
+			if bc != nil {
+				t.Errorf("a learning of one thought is scored: %v", md)
+			}
+			continue
+		}
+		scored++
+		for _, k := range []string{"specificity", "applicability", "complexity", "maturity"} {
+			if v, ok := bc[k].(float64); !ok || v < 1 || v > 10 || v != float64(int(v)) {
+				t.Errorf("%s learning: %s = %v, want an integer from 1 to 10", md["rule"], k, bc[k])
+			}
+		}
+	}
+	if scored == 0 {
+		t.Fatalf("no learning was scored: %v", learnings)
+	}
+
+	c.ok("start_new", map[string]any{"sessionTitle": "too short"})
+	c.think("S1|H||one guess", nil)
+	c.think("S2|X|S1|ruled out", nil)
+	short := list(c.ok("session", map[string]any{"operation": "extract_learnings"})["learnings"])
+	if len(short) == 0 {
+		t.Fatal("the two-thought session gave no learning to check")
+	}
+	for _, l := range short {
+		if md := l.(map[string]any)["metadata"].(map[string]any); md["behaviorCharacteristics"] != nil {
+			t.Errorf("a two-thought session's learning is scored: %v", md)
+		}
+	}
+}

@@ -57,6 +57,9 @@ type LearningMetadata struct {
 	// ExtractLearnings).
 	Rule        string    `json:"rule"`
 	ExtractedAt time.Time `json:"extractedAt"`
+	// BehaviorCharacteristics scores the learning (seed 002); nil when
+	// the session or the learning has too few thoughts to score.
+	BehaviorCharacteristics *BehaviorCharacteristics `json:"behaviorCharacteristics,omitempty"`
 }
 
 // The rules of ExtractLearnings, in the order their findings are listed.
@@ -257,15 +260,18 @@ func (x *extractor) add(t LearningType, rule, heading, body, focus string, src [
 		ExtractedAt:    x.at,
 	}
 	seen := map[string]bool{}
+	var used []ThoughtNode
 	for _, n := range src {
 		if n.ID == "" || seen[n.ID] {
 			continue
 		}
 		seen[n.ID] = true
+		used = append(used, n)
 		md.SourceThoughts = append(md.SourceThoughts, n.Data.ThoughtNumber)
 		md.SourceNodes = append(md.SourceNodes, n.ID)
 		fmt.Fprintf(&b, "- **%s**: %s\n", thoughtLabel(n), thoughtGist(n, maxGist))
 	}
+	md.BehaviorCharacteristics = x.characterise(used)
 	x.out = append(x.out, ExtractedLearning{
 		Type:       t,
 		Content:    b.String(),

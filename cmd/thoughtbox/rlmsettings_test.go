@@ -79,3 +79,48 @@ func TestServeRLMSettings(t *testing.T) {
 		t.Errorf("the looping block's error does not name its 300ms limit: %q", repl[1].Error)
 	}
 }
+
+// TestServeBoundToSession: serve --session (seed 000 ServerConfig
+// reasoningSessionId) starts every connection in that session, at stage 1
+// as load_context would: after cipher, thoughts go on in it.
+func TestServeBoundToSession(t *testing.T) {
+	bin := thoughtboxBinary(t)
+	data := t.TempDir()
+	env := append(os.Environ(), "THOUGHTBOX_DATA_DIR="+data, "DISABLE_THOUGHT_LOGGING=1")
+	start := exec.Command(bin, "start", "bound")
+	start.Env = env
+	out, err := start.Output()
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	id := strings.TrimSpace(string(out))
+	add := exec.Command(bin, "add", id, "first")
+	add.Env = env
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"serve", "--transport", "stdio", "--session", id[:8]}, {"serve", "--transport", "stdio"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(env, "THOUGHTBOX_REASONING_SESSION_ID="+id)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		s, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			cancel()
+			t.Fatalf("%v: connect: %v", args, err)
+		}
+		var st struct {
+			Stage     int    `json:"stage"`
+			SessionID string `json:"sessionId"`
+		}
+		if err := json.Unmarshal([]byte(callGateway(t, s, "get_state", map[string]any{}).text), &st); err != nil || st.Stage != 1 || st.SessionID != id {
+			t.Errorf("%v: get_state = %+v, want stage 1 in session %s", args, st, id)
+		}
+		callGateway(t, s, "cipher", map[string]any{})
+		r := callGateway(t, s, "thought", map[string]any{"thought": "more", "nextThoughtNeeded": true})
+		if r.isError || !strings.Contains(r.text, `"sessionId":"`+id+`"`) {
+			t.Errorf("%v: thought = %s", args, r.text)
+		}
+		s.Close()
+		cancel()
+	}
+}

@@ -32,7 +32,8 @@ const (
 
 // seedFlags are serve's flags for settings seed 000 and seed 004 name.
 type seedFlags struct {
-	rlmFlags `embed:""`
+	rlmFlags    `embed:""`
+	sessionFlag `embed:""`
 }
 
 // rlmFlags are serve's RLM flags, as given ("" when not given: the

@@ -180,6 +180,10 @@ func (c *serveCmd) Run(a *app) error {
 		return err
 	}
 	transport, lim, tokens := set.transport, set.lim, set.tokens
+	bound, err := c.boundSession(a)
+	if err != nil {
+		return err
+	}
 	var thoughtLog = a.env.Stderr
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
@@ -217,6 +221,7 @@ func (c *serveCmd) Run(a *app) error {
 		HTTPMaxSessions:     lim.maxSessions,
 		RootsTimeout:        lim.rootsTimeout,
 		Sampling:            gateway.SamplingOptions{RLM: set.rlm},
+		ReasoningSessionID:  bound,
 	})
 	// Closed once the transports have stopped: with memory storage it
 	// removes the notebooks' temporary work folders.
