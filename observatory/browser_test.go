@@ -548,3 +548,43 @@ func checkMinimapAndZoom(t *testing.T, b *browser, w int) {
 		t.Errorf("at %d px: width %v, zoomed in %v, fit %v", w, mm.Width, zoomed, fit)
 	}
 }
+
+// TestSessionList: the live list holds the sessions written to within the
+// live window, the recent list the rest; the status and author filters
+// narrow the recent list, and its rows carry their tags inside.
+func TestSessionList(t *testing.T) {
+	f := newFixture(t, observatory.Config{LiveWindow: 6 * time.Second})
+	other := ledger.Author{Name: "second-agent", Email: "second@example.org"}
+	old := f.start("Written a while ago", "perf")
+	f.add(old, ledger.ThoughtInput{Thought: "Done.", NextThoughtNeeded: false})
+	quiet := f.start("Quiet but open")
+	if _, err := f.l.AddThought(f.ctx, quiet, ledger.ThoughtInput{Thought: "Waiting.", NextThoughtNeeded: true}, other); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now()
+	b := newBrowser(t)
+	b.open(f.srv.URL+"/", 1280, 800)
+	// Past the live window of the first two, a third session starts; the
+	// page hears of it at once.
+	time.Sleep(time.Until(written.Add(6500 * time.Millisecond)))
+	fresh := f.start("Being written now")
+	f.add(fresh, ledger.ThoughtInput{Thought: "Going.", NextThoughtNeeded: true})
+	list := func(sel string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll("%s [data-session-id]")].map((e) => e.dataset.sessionId).join(",")`, sel)
+	}
+	b.poll("live and recent", fmt.Sprintf(`%s === %q && %s === %q`, list("#live"), fresh, list("#history"), quiet+","+old))
+	var tagInside bool
+	b.eval("the tag inside its row", fmt.Sprintf(`(() => { const row = document.querySelector('#history [data-session-id=%q]').closest("li");
+  const tag = row.querySelector(".tag"); const r = row.getBoundingClientRect(), g = tag.getBoundingClientRect();
+  return g.left >= r.left && g.right <= r.right && g.top >= r.top && g.bottom <= r.bottom; })()`, old), &tagInside)
+	if !tagInside {
+		t.Error("the tag of a row lies outside the row")
+	}
+	b.run("completed only", chromedp.SetValue("#status-filter", "completed", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#status-filter").dispatchEvent(new Event("change")); true`, nil))
+	b.poll("completed only", fmt.Sprintf(`%s === %q`, list("#history"), old))
+	b.run("any status", chromedp.SetValue("#status-filter", "", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#status-filter").dispatchEvent(new Event("change")); true`, nil))
+	b.run("author", chromedp.SendKeys("#author-filter", "second", chromedp.ByQuery))
+	b.poll("by the second agent", fmt.Sprintf(`%s === %q`, list("#history"), quiet))
+}

@@ -392,7 +392,7 @@ function liveNow() {
   const since = Date.now() - state.liveWindowMs;
   const out = new Map();
   for (const s of state.live.values()) if (new Date(s.updatedAt).getTime() >= since) out.set(s.id, s);
-  for (const s of state.history) if (!out.has(s.id) && s.status === "active" && new Date(s.updatedAt).getTime() >= since) out.set(s.id, s);
+  for (const s of state.history) if (!out.has(s.id) && new Date(s.updatedAt).getTime() >= since) out.set(s.id, s);
   return out;
 }
 
