@@ -927,7 +927,7 @@ function onNodeKey(e, id) {
     case "Enter":
     case " ":
       e.preventDefault();
-      select(id, true);
+      select(id);
       return;
     case "ArrowRight":
     case "ArrowDown":
@@ -941,7 +941,7 @@ function onNodeKey(e, id) {
       return;
   }
   e.preventDefault();
-  select(next, false);
+  select(next);
   let n = $("graph").querySelector('[data-node-id="' + CSS.escape(next) + '"]');
   if (!n) { revealInGraph(next); n = $("graph").querySelector('[data-node-id="' + CSS.escape(next) + '"]'); }
   if (n) n.focus();
