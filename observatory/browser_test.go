@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,13 +225,33 @@ func TestGraphLayoutAtEveryWidth(t *testing.T) {
 	}{{"small", small, smallN}, {"long", long, 300}} {
 		for _, w := range widths {
 			b.open(f.srv.URL+"/#session="+s.id, w, 900)
-			b.poll(fmt.Sprintf("%s at %d: every node drawn", s.name, w),
-				fmt.Sprintf(`document.querySelectorAll("#graph .node").length === %d`, s.n))
-			var problems []string
-			b.eval("layout", layoutProblems, &problems)
-			if len(problems) > 0 {
-				t.Errorf("%s session at %d px: %d problems, the first:\n  %s", s.name, w, len(problems), strings.Join(problems, "\n  "))
+			b.poll(fmt.Sprintf("%s at %d: the graph", s.name, w), fmt.Sprintf(`state.order.length === %d && document.querySelectorAll("#graph .node").length > 0`, s.n))
+			// The graph draws the thoughts near the visible part of the
+			// pane: check it a screen at a time, from the top, until
+			// every thought has been drawn.
+			seen := map[string]bool{}
+			b.eval("to the top", `(() => { const g = document.querySelector("#graph"); g.scrollTop = 0; renderGraph(); return true; })()`, nil)
+			for step := 0; len(seen) < s.n && step < 400; step++ {
+				var problems, ids []string
+				b.eval("layout", layoutProblems, &problems)
+				if len(problems) > 0 {
+					t.Errorf("%s session at %d px, screen %d: %d problems, the first:\n  %s", s.name, w, step, len(problems), strings.Join(problems, "\n  "))
+					break
+				}
+				b.eval("drawn", `[...document.querySelectorAll("#graph .node")].map((n) => n.dataset.nodeId)`, &ids)
+				for _, id := range ids {
+					seen[id] = true
+				}
+				var more bool
+				b.eval("next screen", `(() => { const g = document.querySelector("#graph"); const before = g.scrollTop; g.scrollTop += g.clientHeight; renderGraph(); return g.scrollTop > before; })()`, &more)
+				if !more {
+					break
+				}
 			}
+			if len(seen) != s.n {
+				t.Errorf("%s session at %d px: %d of %d thoughts drawn while scrolling through", s.name, w, len(seen), s.n)
+			}
+			b.eval("back to the top", `(() => { const g = document.querySelector("#graph"); g.scrollTop = 0; renderGraph(); return true; })()`, nil)
 			var labels []string
 			b.eval("labels", `[...document.querySelectorAll("#graph .node")].map((n) => [...n.querySelectorAll("text.label")].map((t) => t.textContent).join(" / "))`, &labels)
 			if s.name == "small" && !strings.Contains(strings.Join(labels, "\n"), " / ") {
@@ -238,6 +259,9 @@ func TestGraphLayoutAtEveryWidth(t *testing.T) {
 			}
 			if s.name == "small" || w == 1280 || w == 420 {
 				b.shot(fmt.Sprintf("graph-%s-%d", s.name, w))
+			}
+			if s.name == "long" {
+				checkMinimapAndZoom(t, b, w)
 			}
 		}
 	}
@@ -265,7 +289,7 @@ func TestFollowLive(t *testing.T) {
 	id := writeLong(f, "A long live session", 60)
 	b := newBrowser(t)
 	b.open(f.srv.URL+"/#session="+id, 1280, 700)
-	b.poll("the graph", `document.querySelectorAll("#graph .node").length === 60`)
+	b.poll("the graph", `state.order.length === 60 && document.querySelectorAll("#graph .node").length > 0`)
 	b.run("start in the graph view", chromedp.Click("#view-graph", chromedp.ByQuery))
 	n := 60
 	add := func() string {
@@ -285,7 +309,7 @@ func TestFollowLive(t *testing.T) {
 
 	b.eval("scroll away", `(() => { const g = document.querySelector("#graph"); g.scrollTop = 0; return new Promise((r) => setTimeout(() => r(true), 200)); })()`, nil)
 	node := add()
-	b.poll("the node drawn", fmt.Sprintf(`!!document.querySelector('#graph [data-node-id=%q]')`, node))
+	b.poll("the thought arrived", fmt.Sprintf(`state.order.includes(%q)`, node))
 	b.poll("the newest button", `!document.querySelector("#newest").hidden`)
 	var top float64
 	var visible bool
@@ -305,7 +329,6 @@ func TestFollowLive(t *testing.T) {
 		node = add()
 		b.poll("thought "+node+" in sight in the reading view", inView("#reading", node))
 	}
-	b.shot("follow-reading-1280")
 	b.open(f.srv.URL+"/#session="+id, 1280, 700)
 	b.poll("the reading view is remembered", `document.querySelector("#view-read").getAttribute("aria-pressed") === "true" && !document.querySelector("#reading").hidden && document.querySelectorAll("#reading .para").length > 60`)
 }
@@ -403,7 +426,9 @@ func TestAccessibility(t *testing.T) {
 			b.open(f.srv.URL+"/", w, 900)
 			b.poll("the landing view", `document.querySelectorAll("#landing li").length >= 1`)
 			check("landing view")
-			b.shot(fmt.Sprintf("landing-%s-%d", scheme, w))
+			if scheme == "light" {
+				b.shot(fmt.Sprintf("landing-%d", w))
+			}
 			b.open(f.srv.URL+"/#session="+id, w, 900)
 			b.run("graph view", chromedp.Click("#view-graph", chromedp.ByQuery))
 			b.poll("the graph", fmt.Sprintf(`document.querySelectorAll("#graph .node").length === %d`, n))
@@ -411,10 +436,155 @@ func TestAccessibility(t *testing.T) {
 			b.poll("the detail", `document.querySelector("#detail h3") !== null && document.querySelector("#detail").textContent.includes("test-agent")`)
 			b.poll("the revision's arc", `document.querySelector("#graph .edge.revision") !== null`)
 			check("graph view")
-			b.shot(fmt.Sprintf("graph-selected-%s-%d", scheme, w))
+			if scheme == "dark" {
+				b.shot(fmt.Sprintf("graph-selected-dark-%d", w))
+			}
 			b.run("reading view", chromedp.Click("#view-read", chromedp.ByQuery))
 			b.poll("the document", fmt.Sprintf(`document.querySelectorAll("#reading .para").length === %d`, n))
 			check("reading view")
 		}
 	}
+}
+
+var browserBench = flag.Bool("browserbench", false, "run TestBrowserTimings: open a 1,000-thought session and stream 100 thoughts into it, and report the page's times from the browser's performance timeline (see BENCHMARKS.md)")
+
+// TestBrowserTimings measures, from the browser's own performance
+// timeline, how long a 1,000-thought session takes to draw its graph (from
+// the page's navigation, and from a click in the session list) and the
+// page's frame times while 100 thoughts stream in. Run with -browserbench.
+func TestBrowserTimings(t *testing.T) {
+	if !*browserBench {
+		t.Skip("run with -browserbench")
+	}
+	f := newFixture(t, observatory.Config{})
+	id := writeLong(f, "A thousand thoughts", 1000)
+	other := f.start("Somewhere else to click from")
+	f.add(other, ledger.ThoughtInput{Thought: "A thought.", NextThoughtNeeded: true})
+	b := newBrowser(t)
+	var fromNav, fromClick []float64
+	for range 5 {
+		b.open(f.srv.URL+"/#session="+id, 1280, 800)
+		b.poll("the graph", `performance.getEntriesByName("thoughtbox:graph-drawn").length === 1 && state.order.length === 1000`)
+		var ms float64
+		b.eval("drawn", `performance.getEntriesByName("thoughtbox:graph-drawn")[0].startTime`, &ms)
+		fromNav = append(fromNav, ms)
+		b.run("open the other session", chromedp.Click(fmt.Sprintf(`#live [data-session-id=%q]`, other), chromedp.ByQuery))
+		b.poll("the other session", `document.querySelectorAll("#graph .node").length === 1`)
+		b.run("back to the long one", chromedp.Click(fmt.Sprintf(`#live [data-session-id=%q]`, id), chromedp.ByQuery))
+		b.poll("the graph again", `performance.getEntriesByName("thoughtbox:open-to-graph").length === 3 && state.order.length === 1000`)
+		b.eval("open to graph", `performance.getEntriesByName("thoughtbox:open-to-graph").at(-1).duration`, &ms)
+		fromClick = append(fromClick, ms)
+	}
+	t.Logf("1,000 thoughts, navigation to first drawn graph: %s ms", quantiles(fromNav))
+	t.Logf("1,000 thoughts, click in the list to first drawn graph: %s ms", quantiles(fromClick))
+
+	for _, pace := range []time.Duration{0, 20 * time.Millisecond} {
+		b.eval("record frames", `(() => {
+  window.__frames = []; window.__stop = false;
+  let last = 0;
+  const tick = (ts) => { if (last) window.__frames.push(ts - last); last = ts; if (!window.__stop) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+  performance.clearMeasures("thoughtbox:render");
+  return true;
+})()`, nil)
+		time.Sleep(300 * time.Millisecond)
+		var count int
+		b.eval("count", `state.order.length`, &count)
+		for i := range 100 {
+			f.add(id, ledger.ThoughtInput{Thought: prose(2000+i, 90), NextThoughtNeeded: true})
+			time.Sleep(pace)
+		}
+		b.poll("all drawn", fmt.Sprintf(`state.order.length === %d && !!document.querySelector('#graph [data-node-id="' + state.order.at(-1) + '"]')`, count+100))
+		time.Sleep(300 * time.Millisecond)
+		var frames, renders []float64
+		b.eval("frames", `(() => { window.__stop = true; return window.__frames; })()`, &frames)
+		b.eval("renders", `performance.getEntriesByName("thoughtbox:render").map((e) => e.duration)`, &renders)
+		t.Logf("100 thoughts streamed into %d (one every %v): frame interval %s ms over %d frames; render %s ms over %d renders",
+			count, pace, quantiles(frames), len(frames), quantiles(renders), len(renders))
+	}
+}
+
+// quantiles formats the median, 95th percentile and maximum of xs.
+func quantiles(xs []float64) string {
+	if len(xs) == 0 {
+		return "(none)"
+	}
+	s := append([]float64(nil), xs...)
+	slices.Sort(s)
+	q := func(p float64) float64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return fmt.Sprintf("median %.1f, p95 %.1f, max %.1f", q(0.5), q(0.95), s[len(s)-1])
+}
+
+// checkMinimapAndZoom: past 100 thoughts a wide pane shows a minimap that
+// moves the graph when clicked; the zoom buttons scale the drawing and
+// "fit" restores it.
+func checkMinimapAndZoom(t *testing.T, b *browser, w int) {
+	t.Helper()
+	var mm struct {
+		Hidden bool
+		Width  float64
+	}
+	b.eval("minimap", `(() => ({hidden: document.querySelector("#minimap").hasAttribute("hidden"), width: +document.querySelector("#graph svg.g").getAttribute("width")}))()`, &mm)
+	if wantHidden := w < 1000; mm.Hidden != wantHidden {
+		t.Errorf("at %d px the minimap's hidden is %v, want %v", w, mm.Hidden, wantHidden)
+	}
+	if !mm.Hidden {
+		var top float64
+		b.run("click the minimap's bottom", chromedp.ActionFunc(func(ctx context.Context) error {
+			return chromedp.Run(ctx, chromedp.Evaluate(`(() => { const r = document.querySelector("#minimap").getBoundingClientRect();
+  document.querySelector("#minimap").dispatchEvent(new MouseEvent("click", {clientX: r.left + r.width / 2, clientY: r.bottom - 2, bubbles: true})); return true; })()`, nil))
+		}))
+		b.eval("scrolled", `document.querySelector("#graph").scrollTop`, &top)
+		if top < 1000 {
+			t.Errorf("at %d px a click at the minimap's bottom scrolled the graph to %v only", w, top)
+		}
+	}
+	var zoomed, fit float64
+	b.run("zoom in", chromedp.Click("#zoom-in", chromedp.ByQuery))
+	b.eval("zoomed width", `+document.querySelector("#graph svg.g").getAttribute("width")`, &zoomed)
+	b.run("fit", chromedp.Click("#zoom-fit", chromedp.ByQuery))
+	b.eval("fit width", `+document.querySelector("#graph svg.g").getAttribute("width")`, &fit)
+	if zoomed < mm.Width*1.2 || fit != mm.Width {
+		t.Errorf("at %d px: width %v, zoomed in %v, fit %v", w, mm.Width, zoomed, fit)
+	}
+}
+
+// TestSessionList: the live list holds the sessions written to within the
+// live window, the recent list the rest; the status and author filters
+// narrow the recent list, and its rows carry their tags inside.
+func TestSessionList(t *testing.T) {
+	f := newFixture(t, observatory.Config{LiveWindow: 6 * time.Second})
+	other := ledger.Author{Name: "second-agent", Email: "second@example.org"}
+	old := f.start("Written a while ago", "perf")
+	f.add(old, ledger.ThoughtInput{Thought: "Done.", NextThoughtNeeded: false})
+	quiet := f.start("Quiet but open")
+	if _, err := f.l.AddThought(f.ctx, quiet, ledger.ThoughtInput{Thought: "Waiting.", NextThoughtNeeded: true}, other); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now()
+	b := newBrowser(t)
+	b.open(f.srv.URL+"/", 1280, 800)
+	// Past the live window of the first two, a third session starts; the
+	// page hears of it at once.
+	time.Sleep(time.Until(written.Add(6500 * time.Millisecond)))
+	fresh := f.start("Being written now")
+	f.add(fresh, ledger.ThoughtInput{Thought: "Going.", NextThoughtNeeded: true})
+	list := func(sel string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll("%s [data-session-id]")].map((e) => e.dataset.sessionId).join(",")`, sel)
+	}
+	b.poll("live and recent", fmt.Sprintf(`%s === %q && %s === %q`, list("#live"), fresh, list("#history"), quiet+","+old))
+	var tagInside bool
+	b.eval("the tag inside its row", fmt.Sprintf(`(() => { const row = document.querySelector('#history [data-session-id=%q]').closest("li");
+  const tag = row.querySelector(".tag"); const r = row.getBoundingClientRect(), g = tag.getBoundingClientRect();
+  return g.left >= r.left && g.right <= r.right && g.top >= r.top && g.bottom <= r.bottom; })()`, old), &tagInside)
+	if !tagInside {
+		t.Error("the tag of a row lies outside the row")
+	}
+	b.run("completed only", chromedp.SetValue("#status-filter", "completed", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#status-filter").dispatchEvent(new Event("change")); true`, nil))
+	b.poll("completed only", fmt.Sprintf(`%s === %q`, list("#history"), old))
+	b.run("any status", chromedp.SetValue("#status-filter", "", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#status-filter").dispatchEvent(new Event("change")); true`, nil))
+	b.run("author", chromedp.SendKeys("#author-filter", "second", chromedp.ByQuery))
+	b.poll("by the second agent", fmt.Sprintf(`%s === %q`, list("#history"), quiet))
 }

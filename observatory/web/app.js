@@ -168,11 +168,11 @@ function handleObservatory(event, p) {
   switch (event) {
     case "sessions:active":
       state.live = new Map(p.sessions.map((s) => [s.id, s]));
-      renderSessions();
+      scheduleSessions();
       return;
     case "session:started":
       state.live.set(p.session.id, p.session);
-      renderSessions();
+      scheduleSessions();
       return;
     case "session:updated": {
       let s = state.live.get(p.sessionId) || state.history.find((h) => h.id === p.sessionId);
@@ -182,13 +182,13 @@ function handleObservatory(event, p) {
       } else {
         send("observatory", "list:active");
       }
-      renderSessions();
+      scheduleSessions();
       return;
     }
     case "session:ended": {
       const s = state.live.get(p.sessionId);
       if (s) state.live.set(s.id, Object.assign({}, s, { status: "completed", completedAt: p.completedAt, thoughtCount: p.finalThoughtCount }));
-      renderSessions();
+      scheduleSessions();
       return;
     }
     case "error":
@@ -206,6 +206,7 @@ function resetSession() {
   state.details = new Map();
   state.g = null;
   state.layout = null;
+  state.layoutKey = "";
   state.readingDirty = true;
 }
 
@@ -259,7 +260,7 @@ function addThought(t, branched) {
     if (t.nextThoughtNeeded) state.session.status = "active";
   }
   if (!state.readingDirty && state.view === "read") appendReading(t); else state.readingDirty = true;
-  renderHead();
+  state.headDirty = true;
   scheduleRender();
 }
 
@@ -269,6 +270,7 @@ function scheduleRender() {
   renderQueued = true;
   requestAnimationFrame(() => {
     renderQueued = false;
+    if (state.headDirty) { state.headDirty = false; renderHead(); }
     render();
     if (state.follow && isLive()) scrollToNewest();
     updateNewest();
@@ -390,8 +392,17 @@ function liveNow() {
   const since = Date.now() - state.liveWindowMs;
   const out = new Map();
   for (const s of state.live.values()) if (new Date(s.updatedAt).getTime() >= since) out.set(s.id, s);
-  for (const s of state.history) if (!out.has(s.id) && s.status === "active" && new Date(s.updatedAt).getTime() >= since) out.set(s.id, s);
+  for (const s of state.history) if (!out.has(s.id) && new Date(s.updatedAt).getTime() >= since) out.set(s.id, s);
   return out;
+}
+
+// scheduleSessions redraws the session list once a frame at most: each
+// thought an agent writes sends a session:updated.
+let sessionsQueued = false;
+function scheduleSessions() {
+  if (sessionsQueued) return;
+  sessionsQueued = true;
+  requestAnimationFrame(() => { sessionsQueued = false; renderSessions(); });
 }
 
 function renderSessions() {
@@ -467,9 +478,12 @@ function showStage() {
   $("graph-tools").hidden = state.view !== "graph";
   $("view-graph").setAttribute("aria-pressed", String(state.view === "graph"));
   $("view-read").setAttribute("aria-pressed", String(state.view === "read"));
+  if (!open || state.view !== "graph") {
+    $("minimap").toggleAttribute("hidden", true);
+    $("stage").classList.remove("with-map");
+  }
   if (!open) {
     $("session-head").replaceChildren();
-    $("minimap").hidden = true;
     $("newest").hidden = true;
   }
 }
@@ -665,10 +679,16 @@ function sideOf(L, p, outer) {
   return p.x > L.left + CW / 2 ? L.right + (outer ? 22 : 10) : L.left - (outer ? 22 : 10);
 }
 
-function mainPath(L) {
+// inBand says whether a line from y1 to y2 crosses the drawn band.
+function inBand(win, y1, y2) {
+  return Math.max(y1, y2) >= win.top && Math.min(y1, y2) <= win.bottom;
+}
+
+function mainPath(L, win) {
   let d = "";
   for (let i = 1; i < state.main.length; i++) {
     const a = L.pos.get(state.main[i - 1].id), b = L.pos.get(state.main[i].id);
+    if (!inBand(win, a.y, b.y)) continue;
     if (a.y === b.y || L.mode === "list") d += "M" + a.x + "," + a.y + " L" + b.x + "," + b.y;
     else d += pathTurn(a, b, sideOf(L, a, true));
   }
@@ -686,14 +706,16 @@ function forkPath(L, fork, first) {
   return "M" + fork.x + "," + fork.y + " L" + gx + "," + (fork.y + R + 2) + " V" + (first.y - R - 4) + " L" + first.x + "," + first.y;
 }
 
-function branchPath(L) {
+function branchPath(L, win) {
   let d = "";
   for (const bl of L.blocks) {
     const ts = bl.b.thoughts;
     if (!ts.length) continue;
-    if (bl.fork) d += forkPath(L, bl.fork, L.pos.get(ts[0].id));
+    const first = L.pos.get(ts[0].id);
+    if (bl.fork && inBand(win, bl.fork.y, first.y)) d += forkPath(L, bl.fork, first);
     for (let j = 1; j < ts.length; j++) {
       const a = L.pos.get(ts[j - 1].id), b = L.pos.get(ts[j].id);
+      if (!inBand(win, a.y, b.y)) continue;
       if (a.y === b.y || L.mode === "list") d += "M" + a.x + "," + a.y + " L" + b.x + "," + b.y;
       else d += pathTurn(a, b, sideOf(L, a, false));
     }
@@ -792,6 +814,11 @@ function nodeClass(t) {
   return cls;
 }
 
+// renderGraph draws the graph. Only the thoughts near the visible part of
+// the pane are in the DOM (a screen's height above and below): the
+// browser lays out an SVG as a whole whenever it changes, so a session of
+// a thousand thoughts drawn in full would make every new thought cost
+// hundreds of milliseconds. The edges are one path per kind, drawn whole.
 function renderGraph() {
   const host = $("graph");
   if (!state.session) return;
@@ -800,27 +827,58 @@ function renderGraph() {
     state.g = null;
     return;
   }
-  const L = layout(Math.max(host.clientWidth - 24, 2 * M + CW));
-  state.layout = L;
+  const avail = Math.max(host.clientWidth - 24, 2 * M + CW);
+  const key = avail + ":" + state.order.length;
+  if (!state.layout || state.layoutKey !== key) {
+    state.layout = layout(avail);
+    state.layoutKey = key;
+    state.layoutChanged = true;
+  }
+  const L = state.layout;
   if (!state.g || !host.contains(state.g.svg) || state.g.mode !== L.mode) {
     state.g = newGraph(L.mode);
     host.replaceChildren(state.g.svg);
+    state.layoutChanged = true;
   }
   const G = state.g;
-  G.svg.setAttribute("viewBox", "0 0 " + L.width + " " + L.height);
-  G.svg.setAttribute("width", Math.round(L.width * state.zoom));
-  G.svg.setAttribute("height", Math.round(L.height * state.zoom));
+  if (state.layoutChanged) {
+    state.layoutChanged = false;
+    G.svg.setAttribute("viewBox", "0 0 " + L.width + " " + L.height);
+    G.svg.setAttribute("width", Math.round(L.width * state.zoom));
+    G.svg.setAttribute("height", Math.round(L.height * state.zoom));
+    scheduleMinimap();
+  }
+  const win = visibleBand(host);
   // An empty path gets a class of its own, so that a selector such as
   // .edge.revision finds only lines that are drawn.
+  setPath(G.main, "main", mainPath(L, win));
+  setPath(G.branch, "branch", branchPath(L, win));
   const A = arcs(L);
-  setPath(G.main, "main", mainPath(L));
-  setPath(G.branch, "branch", branchPath(L));
   setPath(G.rev, "revision", A.rev);
   setPath(G.ref, "ref", A.ref);
-  drawHeads(G, L);
-  for (const id of state.order) drawNode(G, L, id);
+  drawHeads(G, L, win);
+  for (const id of state.order) {
+    const p = L.pos.get(id);
+    if (p && p.y >= win.top && p.y <= win.bottom) drawNode(G, L, id);
+    else if (G.nodes.has(id)) { G.nodes.get(id).g.remove(); G.nodes.delete(id); }
+  }
   state.fresh.clear();
-  drawMinimap(L);
+}
+
+// visibleBand is the band of layout y the graph draws: what the pane
+// shows, and a screen's height more on each side.
+function visibleBand(host) {
+  const z = state.zoom;
+  const h = host.clientHeight / z;
+  const top = host.scrollTop / z;
+  return { top: top - h - ROW, bottom: top + 2 * h + ROW };
+}
+
+let bandQueued = false;
+function scheduleBand() {
+  if (bandQueued) return;
+  bandQueued = true;
+  requestAnimationFrame(() => { bandQueued = false; if (state.view === "graph") renderGraph(); });
 }
 
 function drawNode(G, L, id) {
@@ -846,13 +904,15 @@ function drawNode(G, L, id) {
 }
 
 function setPath(p, kind, d) {
+  if (p.getAttribute("d") === d) return;
   p.setAttribute("d", d);
   p.setAttribute("class", d ? "edge " + kind : "edge-none");
 }
 
-function drawHeads(G, L) {
+function drawHeads(G, L, win) {
   const heads = [];
   for (const bl of L.blocks) {
+    if (bl.headY < win.top || bl.headY > win.bottom) continue;
     const t = svg("text", { class: "branch-label", x: bl.x, y: bl.headY, "text-anchor": bl.anchor });
     t.textContent = fitOne("branch " + bl.b.id, bl.lw);
     heads.push(t);
@@ -867,7 +927,7 @@ function onNodeKey(e, id) {
     case "Enter":
     case " ":
       e.preventDefault();
-      select(id, true);
+      select(id);
       return;
     case "ArrowRight":
     case "ArrowDown":
@@ -881,8 +941,9 @@ function onNodeKey(e, id) {
       return;
   }
   e.preventDefault();
-  select(next, false);
-  const n = $("graph").querySelector('[data-node-id="' + CSS.escape(next) + '"]');
+  select(next);
+  let n = $("graph").querySelector('[data-node-id="' + CSS.escape(next) + '"]');
+  if (!n) { revealInGraph(next); n = $("graph").querySelector('[data-node-id="' + CSS.escape(next) + '"]'); }
   if (n) n.focus();
 }
 
@@ -901,6 +962,7 @@ function setZoom(z, keepCenter) {
   const cx = (host.scrollLeft + host.clientWidth / 2) / state.zoom;
   const cy = (host.scrollTop + host.clientHeight / 2) / state.zoom;
   state.zoom = Math.min(3, Math.max(0.25, z));
+  state.layoutChanged = true;
   renderGraph();
   if (keepCenter) {
     host.scrollLeft = cx * state.zoom - host.clientWidth / 2;
@@ -908,16 +970,37 @@ function setZoom(z, keepCenter) {
   }
 }
 
+// The minimap is redrawn at most twice a second: while thoughts stream
+// in, it need not move with each.
+let minimapTimer = null;
+function scheduleMinimap() {
+  if (minimapTimer) return;
+  minimapTimer = setTimeout(() => { minimapTimer = null; if (state.layout) drawMinimap(state.layout); }, state.minimapDrawn ? 500 : 0);
+}
+
 function drawMinimap(L) {
+  state.minimapDrawn = true;
   const mm = $("minimap");
-  const show = state.view === "graph" && state.nodes.size > 100 && $("stage").clientWidth >= 560;
-  mm.hidden = !show;
+  const show = state.view === "graph" && state.nodes.size > 100 && $("stage").clientWidth >= 640;
+  mm.toggleAttribute("hidden", !show);
+  if ($("stage").classList.contains("with-map") !== show) {
+    // The pane's width changes: lay the graph out again.
+    $("stage").classList.toggle("with-map", show);
+    state.layoutKey = "";
+    scheduleBand();
+  }
   if (!show) return;
   mm.setAttribute("viewBox", "0 0 " + L.width + " " + L.height);
   mm.setAttribute("preserveAspectRatio", "xMidYMin meet");
-  mm.style.height = Math.min(132 * L.height / L.width, $("stage").clientHeight * 0.6) + "px";
+  mm.style.height = Math.min(84 * L.height / L.width, $("stage").clientHeight * 0.7) + "px";
   let main = "", br = "";
-  state.main.forEach((t, i) => { const p = L.pos.get(t.id); main += (i ? "L" : "M") + p.x + "," + p.y; });
+  // A few hundred points draw the shape; more would only cost time.
+  const step = Math.max(1, Math.ceil(state.main.length / 300));
+  state.main.forEach((t, i) => {
+    if (i % step && i !== state.main.length - 1) return;
+    const p = L.pos.get(t.id);
+    main += (i ? "L" : "M") + p.x + "," + p.y;
+  });
   for (const b of state.branches.values()) {
     b.thoughts.forEach((t, i) => { const p = L.pos.get(t.id); if (p) br += (i ? "L" : "M") + p.x + "," + p.y; });
   }
@@ -933,7 +1016,7 @@ function drawMinimap(L) {
 
 function minimapView() {
   const mm = $("minimap");
-  if (mm.hidden || !mm.children[2]) return;
+  if (mm.hasAttribute("hidden") || !mm.children[2]) return;
   const host = $("graph");
   const z = state.zoom;
   const r = mm.children[2];
@@ -1024,6 +1107,7 @@ function scrollToNewest() {
   if (!b) return;
   const host = viewHost();
   const h = host.clientHeight;
+  const was = host.scrollTop + "," + host.scrollLeft;
   // Keep some room under the newest thought: the next one comes there.
   if (b.bottom > host.scrollTop + h - 8 || b.top < host.scrollTop) {
     host.scrollTop = Math.max(0, Math.min(b.bottom + 60 - h, b.top - 8));
@@ -1032,6 +1116,8 @@ function scrollToNewest() {
     host.scrollLeft = Math.max(0, (b.left + b.right) / 2 - host.clientWidth / 2);
   }
   state.follow = true;
+  // Draw the band now in sight, in this frame rather than the next.
+  if (state.view === "graph" && was !== host.scrollTop + "," + host.scrollLeft) renderGraph();
 }
 
 function updateNewest() {
@@ -1042,11 +1128,21 @@ function onViewScroll() {
   if (!state.current) return;
   state.follow = newestVisible();
   updateNewest();
-  if (state.view === "graph") minimapView();
+  if (state.view === "graph") { minimapView(); scheduleBand(); }
+}
+
+// revealInGraph scrolls the graph to a thought and draws it.
+function revealInGraph(id) {
+  const p = state.layout && state.layout.pos.get(id);
+  if (!p) return;
+  const host = $("graph");
+  host.scrollTop = Math.max(0, p.y * state.zoom - host.clientHeight / 2);
+  renderGraph();
 }
 
 function revealSelected() {
   const id = state.selected;
+  if (state.view === "graph" && !$("graph").querySelector('[data-node-id="' + CSS.escape(id) + '"]')) { revealInGraph(id); return; }
   const e = viewHost().querySelector('[data-node-id="' + CSS.escape(id) + '"]');
   if (e && e.scrollIntoView) e.scrollIntoView({ block: "nearest" });
 }
