@@ -322,7 +322,7 @@ func (c *child) run(m message, msgs <-chan message) bool {
 				if r.Interrupted {
 					r.Error = c.explain(err, timeout).Error()
 				} else {
-					r.Error = c.modules.explainModuleError(err)
+					r.Error = c.modules.explainModuleError(err, c.init.MaxCallDepth)
 				}
 			}
 			return
@@ -389,9 +389,16 @@ func (c *child) explain(err error, timeout time.Duration) error {
 	}
 	var so *goja.StackOverflowError
 	if errors.As(err, &so) {
-		return fmt.Errorf("RangeError: call stack deeper than %d frames", c.init.MaxCallDepth)
+		return errors.New(stackOverflow(c.init.MaxCallDepth))
 	}
 	return err
+}
+
+// stackOverflow is how a run that recursed past maxDepth frames is
+// reported, by RLM blocks and notebook cells alike: JavaScript's own
+// RangeError text, and the depth, so the reader knows the limit.
+func stackOverflow(maxDepth int) string {
+	return fmt.Sprintf("RangeError: Maximum call stack size exceeded (deeper than %d frames)", maxDepth)
 }
 
 // clock is a block's time limit. It runs while the block computes and

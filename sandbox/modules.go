@@ -281,16 +281,22 @@ func (m *moduleSystem) describe(v goja.Value) string {
 // "Error: message at cells/check.ts:12:5": the first stack frame in an
 // in-memory module, positions mapped back to the cell's own source, paths
 // relative to the root.
-func (m *moduleSystem) explainModuleError(err error) string {
+func (m *moduleSystem) explainModuleError(err error, maxDepth int) string {
 	var ex *goja.Exception
-	if !errors.As(err, &ex) {
+	var so *goja.StackOverflowError
+	var msg string
+	var stack []goja.StackFrame
+	switch {
+	case errors.As(err, &so):
+		msg, stack = stackOverflow(maxDepth), so.Stack()
+	case errors.As(err, &ex):
+		msg, stack = "undefined", ex.Stack()
+		if v := ex.Value(); v != nil {
+			msg = m.describe(v)
+		}
+	default:
 		return strings.ReplaceAll(err.Error(), m.rootSlash, "")
 	}
-	msg := "undefined"
-	if v := ex.Value(); v != nil {
-		msg = m.describe(v)
-	}
-	stack := ex.Stack()
 	pick := -1
 	for i, f := range stack {
 		if rel, ok := strings.CutPrefix(f.SrcName(), m.rootSlash); ok {

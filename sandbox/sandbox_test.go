@@ -206,7 +206,7 @@ func TestOutputIsBounded(t *testing.T) {
 func TestRecursionIsBounded(t *testing.T) {
 	s := start(t, Config{Limits: Limits{MaxCallDepth: 500}})
 	r := mustRun(t, s, `function f(n) { return f(n + 1) + 1 }; f(0)`)
-	if r.Error != "RangeError: call stack deeper than 500 frames" {
+	if r.Error != "RangeError: Maximum call stack size exceeded (deeper than 500 frames)" {
 		t.Errorf("error %q", r.Error)
 	}
 }
