@@ -25,6 +25,10 @@ const (
 	landingWriters = 20
 	scanLimit      = 500
 	indexPage      = 100
+	// landingPage is larger than a list's page: each call to the index
+	// has a fixed cost (it checks its records against the refs), so the
+	// landing's scan makes few calls.
+	landingPage = 1000
 )
 
 // Landing is what the page shows when no session is chosen (GET
@@ -140,8 +144,8 @@ func (u *uiData) landing(ctx context.Context) (Landing, error) {
 	counts := map[string]int{}
 	var recent []ledger.Session
 	scanned := 0
-	for offset := 0; ; offset += indexPage {
-		page, total, err := u.o.ledger.ListPage(ctx, offset, indexPage)
+	for offset := 0; ; offset += landingPage {
+		page, total, err := u.o.ledger.ListPage(ctx, offset, landingPage)
 		if err != nil {
 			return Landing{}, err
 		}
