@@ -71,7 +71,7 @@ func TestSessionsColour(t *testing.T) {
 		t.Fatalf("start: %s", stderr)
 	}
 	out := sessionsOn(t, vars)
-	if !strings.Contains(out, sgrBold+"ID") || !strings.Contains(out, sgrYellow+"c0ffee00-") {
+	if !strings.Contains(out, sgrBold+"ID") || !strings.Contains(out, sgrYellow+"c0ffee00"+sgrReset) {
 		t.Errorf("no colour on a terminal: %q", out)
 	}
 	if strings.Contains(out, "\x1b[31m") || !strings.Contains(out, `Red \x1b[31m title`) {
@@ -98,7 +98,7 @@ func TestSessionsColour(t *testing.T) {
 		}
 	}
 	// Not a terminal: no colour.
-	if code, stdout, _ := run(t, vars, "sessions"); code != ExitOK || strings.Contains(stdout, "\x1b") || !strings.Contains(stdout, "c0ffee00-") {
+	if code, stdout, _ := run(t, vars, "sessions"); code != ExitOK || strings.Contains(stdout, "\x1b") || !strings.Contains(stdout, "c0ffee00  ") {
 		t.Errorf("sessions into a buffer: %q", stdout)
 	}
 }

@@ -21,6 +21,7 @@ type sessionsCmd struct {
 	Offset  int      `placeholder:"N" help:"Skip the first N sessions (after filtering)."`
 	All     bool     `help:"Show every session (no --limit)."`
 	Deleted bool     `help:"List the deleted sessions instead ('thoughtbox restore <id>' brings one back)."`
+	FullIDs bool     `name:"full-ids" help:"Show whole session ids (the text listing shows the shortest unique prefix, at least 8 characters)."`
 	Status  string   `placeholder:"STATUS" help:"Only sessions that are active, completed (the last thought asked for no more) or abandoned (not completed, no thought for THOUGHTBOX_OBSERVATORY_ABANDON_AFTER, default 24h)."`
 }
 
@@ -138,8 +139,24 @@ func (c *sessionsCmd) print(a *app, list []ledger.Session, total, filtered int) 
 	}
 	rows := make([][]string, 0, len(list)+1)
 	rows = append(rows, []string{"ID", "TITLE", "THOUGHTS", "BRANCHES", "UPDATED"})
+	short := map[string]string{}
+	if !c.FullIDs {
+		all, err := a.projectIDs()
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(list))
+		for i, s := range list {
+			ids[i] = s.ID
+		}
+		short = shortIDs(ids, all)
+	}
 	for _, s := range list {
-		rows = append(rows, []string{s.ID, clip(oneLine(s.Title), 48), strconv.Itoa(s.ThoughtCount), strconv.Itoa(s.BranchCount), stamp(s.UpdatedAt)})
+		id := s.ID
+		if p, ok := short[id]; ok {
+			id = p
+		}
+		rows = append(rows, []string{id, clip(oneLine(s.Title), 48), strconv.Itoa(s.ThoughtCount), strconv.Itoa(s.BranchCount), stamp(s.UpdatedAt)})
 	}
 	if a.color {
 		return writeColorTable(a.env.Stdout, rows)

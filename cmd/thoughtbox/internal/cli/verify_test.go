@@ -354,7 +354,7 @@ func TestVerifyDamage(t *testing.T) {
 
 			// The victim is still listed, shown and exported as far as it
 			// can be read.
-			code, listing, stderr := d.run("sessions")
+			code, listing, stderr := d.run("sessions", "--full-ids")
 			if code != ExitOK || !strings.Contains(listing, victim) {
 				t.Errorf("sessions: exit %d, want the victim listed\n%s%s", code, listing, stderr)
 			}
