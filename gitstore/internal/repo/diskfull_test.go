@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -86,5 +87,49 @@ func TestFSFullDisk(t *testing.T) {
 	git(t, dir, "fsck", "--strict", "--no-dangling")
 	if err := r2.Apply(t.Context(), b3); err != nil {
 		t.Fatalf("Apply once there is room: %v", err)
+	}
+}
+
+// TestFSFullDiskFlusherRetries: a log left by a full disk is published by
+// the background flusher of the process that opened it, once there is
+// room, without a new open or an explicit flush.
+func TestFSFullDiskFlusherRetries(t *testing.T) {
+	dir := t.TempDir()
+	r, err := OpenFS(dir, FSOptions{FlushEvery: time.Hour, LockTimeout: 5 * time.Second, LockedRefRoots: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := durable.SetFault(publishFull)
+	defer func() { restore() }()
+	b, c := commitBatch(sessions+"s1/main", object.ZeroHash, object.ZeroHash, "kept")
+	if err := r.Apply(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	restore()
+	restore = durable.SetFault(allFull)
+	r2, err := OpenFS(dir, FSOptions{FlushEvery: 10 * time.Millisecond, LockTimeout: 5 * time.Second, LockedRefRoots: roots})
+	if err != nil {
+		t.Fatalf("open on a full disk: %v", err)
+	}
+	defer r2.Close()
+	ref := filepath.Join(dir, "refs", "heads", "sessions", "s1", "main")
+	time.Sleep(50 * time.Millisecond) // several failed ticks
+	if _, err := os.Stat(ref); err == nil {
+		t.Fatal("the ref was published on a full disk")
+	}
+	restore()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ref); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the flusher did not publish the log once there was room")
+		}
+	}
+	if got := git(t, dir, "rev-parse", sessions+"s1/main"); got != c.String() {
+		t.Fatalf("git rev-parse = %s, want %s", got, c)
 	}
 }
