@@ -225,6 +225,7 @@ func TestReadTokenCannotWrite(t *testing.T) {
 		{"notebook", "run_all", ofNotebook},
 		{"notebook", "install_deps", with(ofNotebook, "packages", []string{"left-pad@1.3.0"})},
 		{"notebook", "import", map[string]any{"content": srcMD}},
+		{"notebook", "delete", ofNotebook},
 	}
 	reads := []scopeCase{
 		{"get_state", "", nil},
