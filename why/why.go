@@ -22,9 +22,9 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// Sessions loads a session of the repository's ledger (*ledger.Ledger).
+// Sessions reads a session of the repository's ledger (*ledger.Ledger).
 type Sessions interface {
-	Load(ctx context.Context, id string) (*ledger.SessionView, error)
+	View(ctx context.Context, id string) (*ledger.SessionView, error)
 }
 
 // Asker answers why questions about one repository.
@@ -115,7 +115,7 @@ func (a *Asker) linked(ctx context.Context, c coderepo.Commit, warnings *[]strin
 		var v *ledger.SessionView
 		err := ledger.ErrSessionNotFound
 		if plausibleID(id) {
-			v, err = a.Sessions.Load(ctx, id)
+			v, err = a.Sessions.View(ctx, id)
 		}
 		var le *ledger.Error
 		switch {

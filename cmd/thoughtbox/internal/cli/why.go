@@ -27,6 +27,17 @@ func (a *app) asker() (*why.Asker, error) {
 	return &why.Asker{Repo: r, Sessions: a.ledger}, nil
 }
 
+// codeRepoOf is the code repository the served project's ledger lives
+// in, for the gateway's why; other projects a connection moves to are
+// answered as standalone.
+func (a *app) codeRepoOf(project string) *coderepo.Repo {
+	cr := a.cfg.Code
+	if cr == nil || project != a.cfg.Project {
+		return nil
+	}
+	return &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
+}
+
 // Run prints, per commit, the reasoning its trailers link to it.
 func (c *whyCmd) Run(a *app) error {
 	ask, err := a.asker()
