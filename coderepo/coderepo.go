@@ -213,3 +213,48 @@ func (e *gitError) Error() string {
 }
 
 func (e *gitError) Unwrap() error { return e.err }
+
+// ErrNoCommit is returned by ResolveCommit for a name that is no commit
+// of the repository.
+var ErrNoCommit = errors.New("no such commit")
+
+// ResolveCommit expands a commit name (an abbreviated id, a branch, HEAD)
+// to its full id.
+func (r *Repo) ResolveCommit(ctx context.Context, name string) (string, error) {
+	if strings.HasPrefix(name, "-") {
+		return "", fmt.Errorf("%q: %w", name, ErrNoCommit)
+	}
+	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", name+"^{commit}")
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return "", fmt.Errorf("%q in %s: %w", name, r.Worktree, ErrNoCommit)
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// RelPath turns a path given in dir (relative to it, or absolute) into
+// one relative to the worktree's root with '/' between folders, as code
+// references spell files. A path outside the worktree is an error.
+func (r *Repo) RelPath(dir, p string) (string, error) {
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(dir, p)
+	}
+	root := r.Worktree
+	// The worktree as git reports it has symbolic links resolved; so
+	// must the path, or /tmp and /private/tmp would differ.
+	if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(real, filepath.Base(abs))
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is outside the worktree %s", p, r.Worktree)
+	}
+	return filepath.ToSlash(rel), nil
+}

@@ -361,7 +361,16 @@ func notebookRunAll(ctx context.Context, c *call, svc *notebook.Service, p *note
 	if res == nil {
 		res = []notebook.RunResult{}
 	}
-	return map[string]any{"notebookId": p.NotebookID, "results": res}, nil
+	// Which cells ran and which did not, and why, at a glance.
+	ran, skipped := []string{}, []map[string]string{}
+	for _, r := range res {
+		if r.Skipped != "" {
+			skipped = append(skipped, map[string]string{"cell": r.Filename, "reason": r.Skipped})
+		} else {
+			ran = append(ran, r.Filename)
+		}
+	}
+	return map[string]any{"notebookId": p.NotebookID, "results": res, "ran": ran, "skipped": skipped}, nil
 }
 
 type notebookInstallArgs struct {

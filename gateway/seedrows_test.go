@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -250,6 +251,43 @@ func TestLearningScores(t *testing.T) {
 	for _, l := range short {
 		if md := l.(map[string]any)["metadata"].(map[string]any); md["behaviorCharacteristics"] != nil {
 			t.Errorf("a two-thought session's learning is scored: %v", md)
+		}
+	}
+}
+
+// TestNotebookRunSkipsOnlyImporters runs a notebook through the gateway's
+// notebook operations and the real sandbox: a failing cell stops only the
+// cells that import it, run_all's reply says which cells ran and which
+// were skipped, and why, and a cell may await at its top level.
+func TestNotebookRunSkipsOnlyImporters(t *testing.T) {
+	e, _ := notebookEnv(t, 10*time.Second)
+	c := e.connect(t, clientOpts{})
+	c.ready("notebooks")
+	id := c.ok("notebook", map[string]any{"operation": "create", "name": "Chain", "language": "javascript"})["notebook"].(map[string]any)["id"].(string)
+	add := func(name, src string) {
+		c.ok("notebook", map[string]any{"operation": "add_cell", "notebookId": id, "type": "code", "filename": name, "content": src})
+	}
+	add("bad.js", "throw new Error('broken on purpose')\nexport const x = 1")
+	add("user.js", "import { x } from './bad.js'\nconsole.log(x)")
+	add("free.js", "console.log('independent')")
+	add("await.js", "const v = await Promise.resolve(7)\nconsole.log('awaited', v)")
+	r := c.ok("notebook", map[string]any{"operation": "run_all", "notebookId": id})
+	// The blank template's own cell comes first.
+	if got := fmt.Sprint(r["ran"]); got != "[code-1.js bad.js free.js await.js]" {
+		t.Errorf("ran = %s, want [code-1.js bad.js free.js await.js]: %v", got, r)
+	}
+	skipped := list(r["skipped"])
+	if len(skipped) != 1 || skipped[0].(map[string]any)["cell"] != "user.js" ||
+		!strings.Contains(skipped[0].(map[string]any)["reason"].(string), "bad.js, which failed: Error: broken on purpose") {
+		t.Errorf("skipped = %v", skipped)
+	}
+	for _, res := range list(r["results"]) {
+		m := res.(map[string]any)
+		if m["filename"] == "free.js" && (m["status"] != "completed" || m["output"] != "independent\n") {
+			t.Errorf("free.js after the failure: %v", m)
+		}
+		if m["filename"] == "await.js" && (m["status"] != "completed" || m["output"] != "awaited 7\n") {
+			t.Errorf("a cell with top-level await: %v", m)
 		}
 	}
 }

@@ -14,18 +14,19 @@ import (
 // thoughtParams are the thought operation's arguments: ThoughtData as an
 // agent gives it (seed 002 ThoughtInput) and the reply options.
 type thoughtParams struct {
-	Thought           *string  `json:"thought" jsonschema:"The reasoning step; may be written in cipher notation."`
-	NextThoughtNeeded *bool    `json:"nextThoughtNeeded" jsonschema:"Whether more reasoning follows."`
-	ThoughtNumber     *int     `json:"thoughtNumber,omitempty" jsonschema:"Position in its chain; omit to take the next number." schema:"minimum=1"`
-	TotalThoughts     *int     `json:"totalThoughts,omitempty" jsonschema:"Current estimate of the total; defaults to thoughtNumber." schema:"minimum=1"`
-	IsRevision        *bool    `json:"isRevision,omitempty" jsonschema:"This thought corrects revisesThought."`
-	RevisesThought    *int     `json:"revisesThought,omitempty" jsonschema:"The thought being revised." schema:"minimum=1"`
-	BranchFromThought *int     `json:"branchFromThought,omitempty" jsonschema:"Main-chain thought the branch forks from; needed to start a branch, optional to continue one." schema:"minimum=1"`
-	BranchID          string   `json:"branchId,omitempty" jsonschema:"The branch's name." schema:"pattern=^[a-z0-9-]+$"`
-	NeedsMoreThoughts bool     `json:"needsMoreThoughts,omitempty" jsonschema:"The estimate was too low; more thoughts are needed."`
-	IncludeGuide      bool     `json:"includeGuide,omitempty" jsonschema:"Append the patterns cookbook to the reply."`
-	SessionTitle      string   `json:"sessionTitle,omitempty" jsonschema:"Title of the session this thought creates, if none is active." schema:"maxLength=200"`
-	SessionTags       []string `json:"sessionTags,omitempty" jsonschema:"Tags of the session this thought creates."`
+	Thought           *string          `json:"thought" jsonschema:"The reasoning step; may be written in cipher notation."`
+	NextThoughtNeeded *bool            `json:"nextThoughtNeeded" jsonschema:"Whether more reasoning follows."`
+	ThoughtNumber     *int             `json:"thoughtNumber,omitempty" jsonschema:"Position in its chain; omit to take the next number." schema:"minimum=1"`
+	TotalThoughts     *int             `json:"totalThoughts,omitempty" jsonschema:"Current estimate of the total; defaults to thoughtNumber." schema:"minimum=1"`
+	IsRevision        *bool            `json:"isRevision,omitempty" jsonschema:"This thought corrects revisesThought."`
+	RevisesThought    *int             `json:"revisesThought,omitempty" jsonschema:"The thought being revised." schema:"minimum=1"`
+	BranchFromThought *int             `json:"branchFromThought,omitempty" jsonschema:"Main-chain thought the branch forks from; needed to start a branch, optional to continue one." schema:"minimum=1"`
+	BranchID          string           `json:"branchId,omitempty" jsonschema:"The branch's name." schema:"pattern=^[a-z0-9-]+$"`
+	NeedsMoreThoughts bool             `json:"needsMoreThoughts,omitempty" jsonschema:"The estimate was too low; more thoughts are needed."`
+	IncludeGuide      bool             `json:"includeGuide,omitempty" jsonschema:"Append the patterns cookbook to the reply."`
+	Code              []ledger.CodeRef `json:"code,omitempty" jsonschema:"The code this thought is about: commits, files relative to the repository's root, line ranges."`
+	SessionTitle      string           `json:"sessionTitle,omitempty" jsonschema:"Title of the session this thought creates, if none is active." schema:"maxLength=200"`
+	SessionTags       []string         `json:"sessionTags,omitempty" jsonschema:"Tags of the session this thought creates."`
 	// SessionID (or its seed alias reasoningSessionId) records the thought
 	// in that session, which becomes the connection's active one.
 	SessionID          string `json:"sessionId,omitempty" jsonschema:"Record the thought in this session (a unique prefix will do); it becomes the active one."`
@@ -61,6 +62,7 @@ func (p *thoughtParams) input() ledger.ThoughtInput {
 		BranchID:          p.BranchID,
 		NeedsMoreThoughts: p.NeedsMoreThoughts,
 		IncludeGuide:      p.IncludeGuide,
+		Code:              p.Code,
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // thought's call; the bytes must not change, since they are the blob a
 // commit names (TestThoughtFileAsEncodingJSON).
 func appendThoughtFile(b []byte, td *ledger.ThoughtData) (_ []byte, ok bool) {
-	if td.Critique != nil || td.RLM != nil {
+	if td.Critique != nil || td.RLM != nil || td.Code != nil {
 		return b, false
 	}
 	ts, err := td.Timestamp.MarshalJSON()

@@ -100,7 +100,7 @@ func TestThoughtFileKnowsEveryField(t *testing.T) {
 	known := "Thought thought|ThoughtNumber thoughtNumber|TotalThoughts totalThoughts|NextThoughtNeeded nextThoughtNeeded|" +
 		"IsRevision isRevision,omitempty|RevisesThought revisesThought,omitempty|BranchFromThought branchFromThought,omitempty|" +
 		"BranchID branchId,omitempty|NeedsMoreThoughts needsMoreThoughts,omitempty|IncludeGuide includeGuide,omitempty|" +
-		"Timestamp timestamp|Critique critique,omitempty|RLM rlm,omitempty"
+		"Timestamp timestamp|Critique critique,omitempty|RLM rlm,omitempty|Code code,omitempty"
 	var fields []string
 	rt := reflect.TypeFor[ledger.ThoughtData]()
 	for i := range rt.NumField() {

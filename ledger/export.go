@@ -250,6 +250,13 @@ func mdThought(b *strings.Builder, g *Graph, n ThoughtNode, forks []BranchID) {
 		fmt.Fprintf(b, " · %s", strings.Join(marks, "; "))
 	}
 	fmt.Fprintf(b, "\n\n%s\n", strings.TrimRight(n.Data.Thought, " \t\r\n"))
+	if len(n.Data.Code) > 0 {
+		refs := make([]string, len(n.Data.Code))
+		for i, r := range n.Data.Code {
+			refs[i] = "`" + strings.ReplaceAll(r.String(), "`", "'") + "`"
+		}
+		fmt.Fprintf(b, "\nCode: %s\n", strings.Join(refs, ", "))
+	}
 	if c := n.Data.Critique; c != nil {
 		fmt.Fprintf(b, "\n> **Critique** by %s, %s:\n", c.Model, mdTime(c.Timestamp))
 		for line := range strings.SplitSeq(strings.TrimRight(c.Text, "\n"), "\n") {

@@ -60,6 +60,8 @@ type ThoughtInput struct {
 	BranchID          string `json:"branchId,omitempty"`
 	NeedsMoreThoughts bool   `json:"needsMoreThoughts,omitempty"`
 	IncludeGuide      bool   `json:"includeGuide,omitempty"`
+	// Code names the code the thought is about; NormalizeCode's rules.
+	Code []CodeRef `json:"code,omitempty"`
 	// NotRevision says the agent sent isRevision: false in so many words,
 	// which a cipher line that revises (^S{n}) contradicts. It is not
 	// stored.
@@ -76,6 +78,9 @@ type ThoughtInput struct {
 func (in ThoughtInput) validate() (BranchID, error) {
 	if strings.TrimSpace(in.Thought) == "" {
 		return "", InvalidField("thought", "must not be empty")
+	}
+	if _, err := NormalizeCode(in.Code); err != nil {
+		return "", err
 	}
 	for _, f := range []struct {
 		name string
@@ -195,6 +200,10 @@ func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 		p.revises = target.commit
 	}
 
+	code, err := NormalizeCode(in.Code)
+	if err != nil {
+		return plan{}, err
+	}
 	p.data = ThoughtData{
 		Thought:           in.Thought,
 		ThoughtNumber:     num,
@@ -207,6 +216,7 @@ func (g *Graph) plan(in ThoughtInput, branch BranchID) (plan, error) {
 		NeedsMoreThoughts: in.NeedsMoreThoughts,
 		IncludeGuide:      in.IncludeGuide,
 		RLM:               in.RLM,
+		Code:              code,
 	}
 	return p, nil
 }

@@ -37,6 +37,8 @@ type ThoughtData struct {
 	// RLM is the outcome of a recursive language model run the agent asked
 	// for with this thought; it is committed in the thought's own commit.
 	RLM *RLMResult `json:"rlm,omitempty"`
+	// Code names the code the thought is about (see CodeRef).
+	Code []CodeRef `json:"code,omitempty"`
 }
 
 // Session is the metadata of a reasoning session (seed 002).

@@ -223,6 +223,10 @@ type RunResult struct {
 	Error      *string    `json:"error"`
 	Status     CellStatus `json:"status"`
 	DurationMs int64      `json:"durationMs"`
+	// Skipped, when set, says why the cell did not run: it imports a cell
+	// that failed or was skipped, or the run ended before it. Its stored
+	// status is left as it was.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // InstallResult is what InstallDeps did.

@@ -155,14 +155,25 @@ console.log(name, square(7), sq2(3), h.square(2));
 	}
 }
 
-func TestEarlierFailureStopsTheRun(t *testing.T) {
+// TestFailureStopsOnlyItsImporters: a failing cell stops the cells that
+// import it, directly or through another, which say why; a later cell
+// that imports nothing of it still runs.
+func TestFailureStopsOnlyItsImporters(t *testing.T) {
 	svc, _ := newTestService(t, Options{})
 	nb := create(t, svc, "Broken chain", "blank", "javascript")
-	addCode(t, svc, nb.ID, "bad.js", "\n\nthrow new RangeError('nope');\n")
-	later := addCode(t, svc, nb.ID, "later.js", "console.log('never')")
-	r := run(t, svc, nb.ID, later.ID)
-	if r.Status != StatusFailed || !strings.Contains(errText(r), "not run: the earlier cell 05-bad.js failed: RangeError: nope at cells/bad.js:3:") || r.Output != "" {
+	addCode(t, svc, nb.ID, "bad.js", "\n\nthrow new RangeError('nope');\nexport const x = 1\n")
+	user := addCode(t, svc, nb.ID, "user.js", "import { x } from './bad'\nexport const y = x + 1\nconsole.log('never')")
+	second := addCode(t, svc, nb.ID, "second.js", "import { y } from './user.js'\nconsole.log('never', y)")
+	free := addCode(t, svc, nb.ID, "free.js", "console.log('still runs')")
+	r := run(t, svc, nb.ID, user.ID)
+	if r.Status != StatusFailed || !strings.Contains(errText(r), "not run: it imports cell 05-bad.js, which failed: RangeError: nope at cells/bad.js:3:") || r.Output != "" {
 		t.Fatalf("got %+v (error %q)", r, errText(r))
+	}
+	if r := run(t, svc, nb.ID, second.ID); !strings.Contains(errText(r), "imports cell 06-user.js, which was skipped") {
+		t.Fatalf("a cell importing a skipped one: %+v (error %q)", r, errText(r))
+	}
+	if r := run(t, svc, nb.ID, free.ID); r.Status != StatusCompleted || r.Output != "still runs\n" {
+		t.Fatalf("an independent cell after the failure: %+v (error %q)", r, errText(r))
 	}
 }
 
@@ -657,5 +668,26 @@ func TestSpareChildIsRetiredWhenIdle(t *testing.T) {
 	}
 	if r := run(t, svc, nb.ID, c.ID); r.Status != StatusCompleted || r.Output != "1\n" {
 		t.Fatalf("run after the spare was retired: %+v (error %q)", r, errText(r))
+	}
+}
+
+// TestTopLevelAwait: a cell may await at its top level (esbuild's ES2017
+// target refused it); its output after the await, a timer it awaits and a
+// rejection it awaits all come through. A cell that also imports or
+// exports is refused with what to do.
+func TestTopLevelAwait(t *testing.T) {
+	svc, _ := newTestService(t, Options{})
+	nb := create(t, svc, "Await", "blank", "typescript")
+	ok := addCode(t, svc, nb.ID, "wait.ts", "const v: number = await Promise.resolve(41)\nawait new Promise(r => setTimeout(r, 5))\nconsole.log('got', v + 1)")
+	if r := run(t, svc, nb.ID, ok.ID); r.Status != StatusCompleted || r.Output != "got 42\n" {
+		t.Fatalf("top-level await: %+v (error %q)", r, errText(r))
+	}
+	bad := addCode(t, svc, nb.ID, "reject.ts", "await Promise.reject(new Error('no luck'))")
+	if r := run(t, svc, nb.ID, bad.ID); r.Status != StatusFailed || !strings.Contains(errText(r), "no luck") {
+		t.Fatalf("awaited rejection: %+v (error %q)", r, errText(r))
+	}
+	mixed := addCode(t, svc, nb.ID, "mixed.ts", "export const z = await Promise.resolve(1)")
+	if r := run(t, svc, nb.ID, mixed.ID); r.Status != StatusFailed || !strings.Contains(errText(r), "neither imports nor exports") {
+		t.Fatalf("await with export: %+v (error %q)", r, errText(r))
 	}
 }

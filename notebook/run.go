@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +30,23 @@ func Transpile(filename, source string, lang Language) (string, error) {
 // (experimentalDecorators, useDefineForClassFields, verbatimModuleSyntax,
 // jsx…), not the type checker's.
 func transpile(filename, source string, lang Language, tsconfig *string) (string, error) {
+	code, err := transpileAs(filename, source, lang, tsconfig)
+	if err == nil || !strings.Contains(err.Error(), "Top-level await is not available") {
+		return code, err
+	}
+	// goja runs CommonJS, which has no top-level await; an async function
+	// has await, and the sandbox runs the promise's jobs (and timers)
+	// before the cell ends, reporting a rejection. The wrapper opens on
+	// the cell's first line, so that line numbers stay the cell's.
+	code, werr := transpileAs(filename, "(async () => {"+source+"\n})();\n", lang, tsconfig)
+	if werr != nil {
+		return "", fmt.Errorf("%v\n%s: top-level await works in a cell that neither imports nor exports; move the awaits into an async function that the cell calls, or the imports and exports into another cell", err, filename)
+	}
+	return code, nil
+}
+
+// transpileAs is one esbuild transform of a cell.
+func transpileAs(filename, source string, lang Language, tsconfig *string) (string, error) {
 	loader := api.LoaderTS
 	if lang == JavaScript {
 		loader = api.LoaderJS
@@ -75,6 +94,16 @@ func cellModule(c Cell) string { return "cells/" + c.Filename }
 func modulesFor(nb *Notebook, root string, last int) (*sandbox.Modules, map[int]string) {
 	mods := &sandbox.Modules{Root: root, Sources: map[string]string{}, Aliases: map[string]string{}}
 	errs := map[int]string{}
+	defer func() {
+		// A cell that does not compile is still imported by its names.
+		for i := range errs {
+			c := nb.Cells[i]
+			stem := strings.TrimSuffix(c.Filename, path.Ext(c.Filename))
+			if _, ok := mods.Aliases["cells/"+stem]; !ok {
+				mods.Aliases["cells/"+stem] = cellModule(c)
+			}
+		}
+	}()
 	for i := 0; i <= last && i < len(nb.Cells); i++ {
 		c := nb.Cells[i]
 		if c.Type != CodeCell {
@@ -95,6 +124,32 @@ func modulesFor(nb *Notebook, root string, last int) (*sandbox.Modules, map[int]
 		}
 	}
 	return mods, errs
+}
+
+// requireRE finds the relative imports of a transpiled cell: esbuild
+// writes every import and export-from as require("./name").
+var requireRE = regexp.MustCompile(`require\("(\.{1,2}/[^"]+)"\)`)
+
+// importsOf lists the earlier code cells that cell i imports, by position
+// (a cell that does not compile is found by its names all the same).
+func importsOf(nb *Notebook, mods *sandbox.Modules, i int) []int {
+	byModule := map[string]int{}
+	for j := 0; j < i; j++ {
+		if nb.Cells[j].Type == CodeCell {
+			byModule[cellModule(nb.Cells[j])] = j
+		}
+	}
+	var out []int
+	for _, m := range requireRE.FindAllStringSubmatch(mods.Sources[cellModule(nb.Cells[i])], -1) {
+		name := path.Clean(path.Join("cells", m[1]))
+		if to, ok := mods.Aliases[name]; ok {
+			name = to
+		}
+		if j, ok := byModule[name]; ok && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // child returns a sandbox child for a run: the spare started after the
@@ -168,8 +223,11 @@ type runResult struct {
 }
 
 // execute runs the code cells of nb up to and including position last, in
-// one sandbox child, in order, stopping at the first that fails. The whole
-// run shares Options.Timeout.
+// one sandbox child, in order. A cell that fails stops only the cells that
+// import it (directly or through another cell), which are skipped and say
+// why; the others still run. A child that ends (memory, CPU) or a run out
+// of time ends the run: the cells after it are skipped. The whole run
+// shares Options.Timeout.
 func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runResult, error) {
 	root, err := s.workDir(nb.ID)
 	if err != nil {
@@ -190,18 +248,25 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 		}
 	}()
 	left := s.opts.Timeout
+	broken := map[int]string{} // cells that failed or were skipped: why
+	ended := ""                // why the run stopped, once it has
 	for i := 0; i <= last; i++ {
 		c := nb.Cells[i]
 		if c.Type != CodeCell {
 			continue
 		}
 		r := runResult{index: i, RunResult: RunResult{CellID: c.ID, Filename: c.Filename}}
-		var started time.Time
-		fail := func(msg string) {
-			r.Status, r.Error = StatusFailed, &msg
+		if why := skipReason(nb, mods, i, broken, ended); why != "" {
+			r.Status, r.Skipped = c.Status, why
+			if r.Status == "" {
+				r.Status = StatusIdle
+			}
+			broken[i] = "was skipped"
+			out = append(out, r)
+			continue
 		}
 		if msg, bad := compileErrs[i]; bad {
-			fail(msg)
+			r.Status, r.Error = StatusFailed, &msg
 		} else {
 			if sess == nil {
 				sess, err = s.child(ctx, mods)
@@ -209,36 +274,64 @@ func (s *Service) execute(ctx context.Context, nb *Notebook, last int) ([]runRes
 					return nil, ledger.Errorf(ledger.CodeInternal, "running notebook %q: %w", nb.ID, err)
 				}
 			}
-			// The child's start is not the cells' time: the budget and
-			// durationMs count from here.
-			started = time.Now()
-			res, err := sess.RunModule(ctx, cellModule(c), sandbox.RunOptions{Timeout: max(left, time.Millisecond), MaxOutput: s.opts.MaxOutput})
-			r.Output = res.Output
-			switch {
-			case err != nil:
-				// The child is gone (memory, CPU, killed): the run ends here.
-				fail(fmt.Sprintf("%s: %v", c.Filename, err))
-			case res.Interrupted && ctx.Err() != nil:
-				fail(fmt.Sprintf("%s: interrupted: the run was cancelled (%v)", c.Filename, context.Cause(ctx)))
-			case res.Interrupted:
-				fail(fmt.Sprintf("%s: interrupted: the notebook run took longer than its %v limit (THOUGHTBOX_NOTEBOOK_TIMEOUT)", c.Filename, s.opts.Timeout))
-			case res.Error != "":
-				fail(res.Error)
-			default:
-				r.Status = StatusCompleted
+			var stop string
+			stop, left = s.runOne(ctx, sess, c, &r, left)
+			if stop != "" {
+				ended = stop
 			}
 		}
-		if !started.IsZero() {
-			elapsed := time.Since(started)
-			r.DurationMs = elapsed.Milliseconds()
-			left -= elapsed
+		if r.Status == StatusFailed {
+			first, _, _ := strings.Cut(*r.Error, "\n")
+			broken[i] = "failed: " + first
 		}
 		out = append(out, r)
-		if r.Status == StatusFailed {
-			break
-		}
 	}
 	return out, nil
+}
+
+// skipReason says why cell i must not run ("" if it may): the run ended,
+// or it imports a cell that failed or was skipped.
+func skipReason(nb *Notebook, mods *sandbox.Modules, i int, broken map[int]string, ended string) string {
+	if ended != "" {
+		return "not run: " + ended
+	}
+	for _, j := range importsOf(nb, mods, i) {
+		if why, ok := broken[j]; ok {
+			return fmt.Sprintf("not run: it imports cell %s, which %s", cellName(nb, j), why)
+		}
+	}
+	return ""
+}
+
+// runOne runs cell c in sess within the time left, filling r; it returns
+// why the whole run must stop ("" if it need not) and the time left.
+func (s *Service) runOne(ctx context.Context, sess *sandbox.Session, c Cell, r *runResult, left time.Duration) (string, time.Duration) {
+	fail := func(msg string) { r.Status, r.Error = StatusFailed, &msg }
+	// The child's start is not the cells' time: the budget and durationMs
+	// count from here.
+	started := time.Now()
+	res, err := sess.RunModule(ctx, cellModule(c), sandbox.RunOptions{Timeout: max(left, time.Millisecond), MaxOutput: s.opts.MaxOutput})
+	r.Output = res.Output
+	stop := ""
+	switch {
+	case err != nil:
+		// The child is gone (memory, CPU, killed): the run ends here.
+		fail(fmt.Sprintf("%s: %v", c.Filename, err))
+		stop = "the sandbox ended while " + c.Filename + " ran"
+	case res.Interrupted && ctx.Err() != nil:
+		fail(fmt.Sprintf("%s: interrupted: the run was cancelled (%v)", c.Filename, context.Cause(ctx)))
+		stop = "the run was cancelled"
+	case res.Interrupted:
+		fail(fmt.Sprintf("%s: interrupted: the notebook run took longer than its %v limit (THOUGHTBOX_NOTEBOOK_TIMEOUT)", c.Filename, s.opts.Timeout))
+		stop = "the run's time ran out (THOUGHTBOX_NOTEBOOK_TIMEOUT)"
+	case res.Error != "":
+		fail(res.Error)
+	default:
+		r.Status = StatusCompleted
+	}
+	elapsed := time.Since(started)
+	r.DurationMs = elapsed.Milliseconds()
+	return stop, left - elapsed
 }
 
 // RunCell runs the notebook's code cells up to and including cellID (the
@@ -263,11 +356,11 @@ func (s *Service) RunCell(ctx context.Context, notebookID, cellID string, author
 	if err != nil {
 		return RunResult{}, err
 	}
-	last := results[len(results)-1]
-	res := last.RunResult
-	if last.index != target {
-		msg := fmt.Sprintf("not run: the earlier cell %s failed: %s", cellName(nb, last.index), *last.Error)
-		res = RunResult{CellID: c.ID, Filename: c.Filename, Status: StatusFailed, Error: &msg}
+	res := results[len(results)-1].RunResult
+	if res.Skipped != "" {
+		// The cell's own reply says it did not run, and why.
+		msg := res.Skipped
+		res.Status, res.Error = StatusFailed, &msg
 	}
 	name := cellName(nb, target)
 	if err := s.storeResults(ctx, nb, results, author, fmt.Sprintf("Run cell %s: %s", name, res.Status)); err != nil {
@@ -276,8 +369,9 @@ func (s *Service) RunCell(ctx context.Context, notebookID, cellID string, author
 	return res, nil
 }
 
-// RunAll runs every code cell in order, stopping at the first failure,
-// and stores the results in one commit.
+// RunAll runs every code cell in order (a failure skips only the cells
+// that import the failed one; see execute) and stores the results in one
+// commit.
 func (s *Service) RunAll(ctx context.Context, notebookID string, author ledger.Author) ([]RunResult, error) {
 	nb, err := s.Load(ctx, notebookID)
 	if err != nil {
@@ -288,16 +382,22 @@ func (s *Service) RunAll(ctx context.Context, notebookID string, author ledger.A
 		return nil, err
 	}
 	out := make([]RunResult, len(results))
-	failed := 0
+	var failed, skipped []string
 	for i, r := range results {
 		out[i] = r.RunResult
-		if r.Status == StatusFailed {
-			failed++
+		switch {
+		case r.Skipped != "":
+			skipped = append(skipped, cellName(nb, r.index))
+		case r.Status == StatusFailed:
+			failed = append(failed, cellName(nb, r.index))
 		}
 	}
-	msg := fmt.Sprintf("Run all cells: %d completed", len(results)-failed)
-	if failed > 0 {
-		msg += fmt.Sprintf(", %s failed", cellName(nb, results[len(results)-1].index))
+	msg := fmt.Sprintf("Run all cells: %d completed", len(results)-len(failed)-len(skipped))
+	if len(failed) > 0 {
+		msg += fmt.Sprintf(", %s failed", strings.Join(failed, ", "))
+	}
+	if len(skipped) > 0 {
+		msg += fmt.Sprintf(", %s skipped", strings.Join(skipped, ", "))
 	}
 	if len(results) == 0 {
 		return out, nil
@@ -314,6 +414,9 @@ func (s *Service) RunAll(ctx context.Context, notebookID string, author ledger.A
 func (s *Service) storeResults(ctx context.Context, ran *Notebook, results []runResult, author ledger.Author, msg string) error {
 	_, err := s.change(ctx, ran.ID, author, func(nb *Notebook) (string, error) {
 		for _, r := range results {
+			if r.Skipped != "" {
+				continue // it did not run: its stored status stays
+			}
 			i := nb.index(r.CellID)
 			if i < 0 || nb.Cells[i].Source != ran.Cells[r.index].Source {
 				continue

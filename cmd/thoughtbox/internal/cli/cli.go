@@ -117,6 +117,8 @@ type commandLine struct {
 	Disable disableCmd `cmd:"" help:"Stop using this Git repository's ledger; the reasoning stays in it."`
 	Status  statusCmd  `cmd:"" help:"Say which ledger the current directory uses, and the worktree's active session."`
 	Use     useCmd     `cmd:"" help:"Make a session the worktree's active one: the next commits made here name it."`
+	Hooks   hooksCmd   `cmd:"" help:"Git hooks that link commits to the reasoning behind them."`
+	Hook    hookCmd    `cmd:"" hidden:"" help:"Run by the installed Git hooks."`
 
 	Projects    projectsCmd      `cmd:"" help:"List the projects of the data directory, with their sessions and size."`
 	Info        infoCmd          `cmd:"" help:"Where the ledger lives and how it is set up: data directory, project, repository, config, storage, remotes, what waits in the log."`
@@ -290,6 +292,14 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			return reportUsage(env.Stderr, fmt.Errorf("%s must not be empty", f.name))
 		}
 	}
+	if strings.HasPrefix(kctx.Command(), "hook ") {
+		// Run inside git commit: no configuration, no ledger, no git
+		// command of our own but the one that edits the message.
+		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {
+			fmt.Fprintf(env.Stderr, "thoughtbox: warning: %v\n", err)
+		}
+		return ExitOK
+	}
 	if strings.HasPrefix(kctx.Command(), "completion ") {
 		// Needs no ledger, and must not create a data directory.
 		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {
@@ -301,11 +311,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if v, ok := env.LookupEnv(config.EnvProject); ok && strings.TrimSpace(v) != "" {
 		choice.standalone = true
 	}
-	if cmd := kctx.Command(); cmd == "info" || cmd == "projects" || cmd == "status" || cmd == "enable" || cmd == "disable" {
+	if cmd := kctx.Command(); cmd == "info" || cmd == "projects" || cmd == "status" || cmd == "enable" || cmd == "disable" || cmd == "hooks install" {
 		// They only report (or set up a repository): resolved without
 		// writing config.json, run without opening (or creating) a ledger.
 		cfg, err := config.Inspect(config.Flags{DataDir: deref(cl.DataDir), Project: deref(cl.Project)}, env.LookupEnv)
-		if err == nil && cmd != "enable" && cmd != "disable" {
+		if err == nil && cmd != "enable" && cmd != "disable" && cmd != "hooks install" {
 			cfg, _, err = choice.inCode(ctx, cfg)
 		}
 		if err != nil {

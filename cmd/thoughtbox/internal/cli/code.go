@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // A project's ledger can live in a code repository (see coderepo): every
@@ -215,4 +219,83 @@ func (c *useCmd) Run(a *app) error {
 	}
 	fmt.Fprintf(a.env.Stdout, "active session of %s: %s\n", cr.Worktree, id)
 	return nil
+}
+
+// parseCode reads one --code value: a commit (7 to 40 hex digits, or any
+// name git resolves, when no file of that name exists), or
+// PATH[:FROM[-TO]] with PATH relative to the working directory. Inside a
+// worktree, paths become relative to its root and commits are checked and
+// expanded; elsewhere they are taken as given (the ledger still refuses
+// absolute paths and bad ranges).
+func (c codeChoice) parseCode(ctx context.Context, r *coderepo.Repo, v string) (ledger.CodeRef, error) {
+	bad := func(format string, args ...any) (ledger.CodeRef, error) {
+		return ledger.CodeRef{}, fmt.Errorf("--code %s: "+format, append([]any{v}, args...)...)
+	}
+	if v == "" {
+		return bad("expected PATH[:FROM[-TO]] or a commit")
+	}
+	dir := c.dir
+	if _, err := os.Stat(filepath.Join(dir, v)); err != nil && isHex(v) {
+		if r == nil {
+			return ledger.CodeRef{Commit: v}, nil
+		}
+		id, err := r.ResolveCommit(ctx, v)
+		if err != nil {
+			return bad("%v", err)
+		}
+		return ledger.CodeRef{Commit: id}, nil
+	}
+	p, lines := v, ""
+	if i := strings.LastIndexByte(v, ':'); i > 0 && isRange(v[i+1:]) {
+		p, lines = v[:i], v[i+1:]
+	}
+	ref := ledger.CodeRef{Path: filepath.ToSlash(p)}
+	if lines != "" {
+		from, to, _ := strings.Cut(lines, "-")
+		ref.From, _ = strconv.Atoi(from)
+		if to != "" {
+			ref.To, _ = strconv.Atoi(to)
+		}
+	}
+	if r != nil {
+		rel, err := r.RelPath(dir, p)
+		if err != nil {
+			return bad("%v", err)
+		}
+		ref.Path = rel
+	}
+	return ref, nil
+}
+
+func isHex(s string) bool {
+	return len(s) >= 7 && len(s) <= 40 && strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
+}
+
+// isRange matches FROM or FROM-TO.
+func isRange(s string) bool {
+	from, to, dash := strings.Cut(s, "-")
+	digits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
+	return digits(from) && (!dash || digits(to))
+}
+
+// codeRefs parses every --code value of a command.
+func (a *app) codeRefs(values []string) ([]ledger.CodeRef, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	var r *coderepo.Repo
+	if cr := a.cfg.Code; cr != nil {
+		r = &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
+	} else if found, err := coderepo.Find(a.ctx, a.code.dir); err == nil {
+		r = found
+	}
+	refs := make([]ledger.CodeRef, 0, len(values))
+	for _, v := range values {
+		ref, err := a.code.parseCode(a.ctx, r, v)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
 }

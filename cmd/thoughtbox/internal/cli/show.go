@@ -186,6 +186,13 @@ func (t *treeWriter) thought(prefix string, n ledger.ThoughtNode) {
 	if !n.Data.NextThoughtNeeded {
 		marks = append(marks, "done")
 	}
+	if len(n.Data.Code) > 0 {
+		refs := make([]string, len(n.Data.Code))
+		for i, r := range n.Data.Code {
+			refs[i] = r.String()
+		}
+		marks = append(marks, "code "+strings.Join(refs, ", "))
+	}
 	line := fmt.Sprintf("%s%*d  %s", prefix, t.width, n.Data.ThoughtNumber, text)
 	if len(marks) > 0 {
 		line += "  [" + strings.Join(marks, "; ") + "]"

@@ -45,15 +45,16 @@ func (c *startCmd) Run(a *app) error {
 }
 
 type addCmd struct {
-	ID        string `arg:"" name:"id" help:"Session id or unique prefix."`
-	Text      string `arg:"" name:"text" help:"The thought; - reads it from standard input."`
-	Number    *int   `placeholder:"N" help:"Thought number (default: the next free number on its chain)."`
-	Total     *int   `placeholder:"N" help:"Estimated total number of thoughts."`
-	Branch    string `placeholder:"BRANCH" help:"Record the thought on this reasoning branch (^[a-z0-9-]+$)."`
-	From      *int   `placeholder:"N" help:"Main-chain thought the branch forks from (needed to start a branch)."`
-	Revises   *int   `placeholder:"N" help:"Mark the thought as a revision of thought N."`
-	Done      bool   `help:"No further thought is needed: marks the session completed."`
-	NeedsMore bool   `name:"needs-more" help:"Say that more thoughts than estimated are needed."`
+	ID        string   `arg:"" name:"id" help:"Session id or unique prefix."`
+	Text      string   `arg:"" name:"text" help:"The thought; - reads it from standard input."`
+	Number    *int     `placeholder:"N" help:"Thought number (default: the next free number on its chain)."`
+	Total     *int     `placeholder:"N" help:"Estimated total number of thoughts."`
+	Branch    string   `placeholder:"BRANCH" help:"Record the thought on this reasoning branch (^[a-z0-9-]+$)."`
+	From      *int     `placeholder:"N" help:"Main-chain thought the branch forks from (needed to start a branch)."`
+	Revises   *int     `placeholder:"N" help:"Mark the thought as a revision of thought N."`
+	Done      bool     `help:"No further thought is needed: marks the session completed."`
+	NeedsMore bool     `name:"needs-more" help:"Say that more thoughts than estimated are needed."`
+	Code      []string `placeholder:"PATH[:FROM[-TO]]|COMMIT" help:"Code the thought is about: a file (relative to here; stored relative to the repository's root), a line range of it, or a commit. Repeatable."`
 }
 
 // Validate checks flag combinations kong cannot express (exit 2).
@@ -118,7 +119,12 @@ func (c *addCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	code, err := a.codeRefs(c.Code)
+	if err != nil {
+		return err
+	}
 	in := ledger.ThoughtInput{
+		Code:              code,
 		Thought:           text,
 		ThoughtNumber:     c.Number,
 		TotalThoughts:     c.Total,

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/thoughtbox/thoughtbox/coderepo"
+)
+
+type hooksCmd struct {
+	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit (chains hooks already there; honours core.hooksPath)."`
+}
+
+type hooksInstallCmd struct{}
+
+// Run writes the hooks into the repository's hooks folder.
+func (c *hooksInstallCmd) Run(a *app) error {
+	r, err := a.code.worktree(a.ctx)
+	if err != nil {
+		return err
+	}
+	hooks, err := r.InstallHooks(a.ctx, hookCommand())
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, hooks)
+	}
+	for _, h := range hooks {
+		if h.Chained != "" {
+			fmt.Fprintf(a.env.Stdout, "installed %s (runs %s first)\n", h.Path, filepath.Base(h.Chained))
+		} else {
+			fmt.Fprintf(a.env.Stdout, "installed %s\n", h.Path)
+		}
+	}
+	return nil
+}
+
+// hookCommand is how a hook runs this program: thoughtbox as found on
+// PATH (what the user runs), else this executable.
+func hookCommand() string {
+	if p, err := exec.LookPath("thoughtbox"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return "thoughtbox"
+}
+
+// hookCmd is what the installed hooks run; not for people.
+type hookCmd struct {
+	PrepareCommitMsg hookPrepareCmd `cmd:"" name:"prepare-commit-msg" help:"Add Thoughtbox-Session: <active session> to the commit message's trailers."`
+}
+
+type hookPrepareCmd struct {
+	File   string `arg:"" help:"The commit message file."`
+	Source string `arg:"" optional:"" help:"Where the message comes from (git's second argument)."`
+	Commit string `arg:"" optional:"" help:"The commit (git's third argument)."`
+}
+
+// Run reads the worktree's active-session file and nothing else of the
+// ledger, and never fails a commit: a problem is a warning on stderr.
+func (c *hookPrepareCmd) Run(a *app) error {
+	gitDir, err := coderepo.HookGitDir(workingDir(a.env), func(n string) string { v, _ := a.env.LookupEnv(n); return v })
+	if err != nil {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: %v; the commit names no session\n", err)
+		return nil
+	}
+	id := coderepo.ActiveSessionIn(gitDir)
+	if id == "" {
+		return nil
+	}
+	if err := coderepo.AddSessionTrailer(a.ctx, workingDir(a.env), c.File, id); err != nil {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: %v; the commit names no session\n", err)
+	}
+	return nil
+}

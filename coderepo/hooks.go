@@ -1,0 +1,157 @@
+package coderepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// hookMarker is in every hook script Thoughtbox writes: a hook holding it
+// is ours, to be rewritten; any other is the user's, to be chained.
+const hookMarker = "# thoughtbox hook"
+
+// chainedSuffix names the user's hook ours replaced and runs first.
+const chainedSuffix = ".thoughtbox-chained"
+
+// Hooks are the hooks InstallHooks writes.
+var Hooks = []string{"prepare-commit-msg"}
+
+// HooksDir is the folder git runs this repository's hooks from:
+// core.hooksPath when set (relative to the worktree, as git reads it), or
+// the common dir's hooks.
+func (r *Repo) HooksDir(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return "", err
+	}
+	dir := strings.TrimSpace(out)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.Worktree, dir)
+	}
+	return dir, nil
+}
+
+// InstalledHook is what InstallHooks did with one hook.
+type InstalledHook struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// Chained is the user's hook that ours now runs first ("" if none).
+	Chained string `json:"chained,omitempty"`
+}
+
+// InstallHooks writes Thoughtbox's hooks into HooksDir. command is how a
+// hook runs thoughtbox. A hook already there that is not ours is renamed
+// beside it (name.thoughtbox-chained) and run first by ours, with the same
+// arguments; its failure still fails the commit, as before. Installing
+// again rewrites our hooks and chains nothing twice.
+func (r *Repo) InstallHooks(ctx context.Context, command string) ([]InstalledHook, error) {
+	dir, err := r.HooksDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []InstalledHook
+	for _, name := range Hooks {
+		path := filepath.Join(dir, name)
+		h := InstalledHook{Name: name, Path: path}
+		cur, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return out, err
+		case !bytes.Contains(cur, []byte(hookMarker)):
+			if _, err := os.Stat(path + chainedSuffix); err == nil {
+				return out, fmt.Errorf("%s is not ours, and %s already exists: move one of them away", path, path+chainedSuffix)
+			}
+			if err := os.Rename(path, path+chainedSuffix); err != nil {
+				return out, err
+			}
+			h.Chained = path + chainedSuffix
+		}
+		if _, err := os.Stat(path + chainedSuffix); err == nil {
+			h.Chained = path + chainedSuffix
+		}
+		if err := os.WriteFile(path, []byte(hookScript(name, command)), 0o755); err != nil {
+			return out, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// hookScript runs the chained hook first (its status decides, as it did
+// before), then thoughtbox, whose failure is only a warning: a hook of
+// ours never blocks a commit.
+func hookScript(name, command string) string {
+	return "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
+		"chained=\"$0" + chainedSuffix + "\"\n" +
+		"if [ -x \"$chained\" ]; then\n\t\"$chained\" \"$@\" || exit $?\nfi\n" +
+		shellQuote(command) + " hook " + name + " \"$@\" || echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n" +
+		"exit 0\n"
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// HookGitDir is the git dir of the worktree a hook runs in: GIT_DIR when
+// git set it, else the .git of the working directory (a folder, or a file
+// naming a linked worktree's folder). It runs no git command: the commit
+// hooks read only what they need.
+func HookGitDir(dir string, getenv func(string) string) (string, error) {
+	if g := getenv("GIT_DIR"); g != "" {
+		if !filepath.IsAbs(g) {
+			g = filepath.Join(dir, g)
+		}
+		return g, nil
+	}
+	dotGit := filepath.Join(dir, ".git")
+	fi, err := os.Stat(dotGit)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return dotGit, nil
+	}
+	data, err := os.ReadFile(dotGit)
+	if err != nil {
+		return "", err
+	}
+	g, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return "", fmt.Errorf("%s: expected a gitdir: line", dotGit)
+	}
+	g = strings.TrimSpace(g)
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(dir, g)
+	}
+	return g, nil
+}
+
+// ActiveSessionIn reads the active session of the worktree whose git dir
+// is gitDir ("" when none, or when the file holds no valid id).
+func ActiveSessionIn(gitDir string) string {
+	data, err := os.ReadFile(filepath.Join(gitDir, "thoughtbox", "active-session"))
+	if err != nil {
+		return ""
+	}
+	id := strings.TrimSpace(string(data))
+	if id == "" || len(id) > 128 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return ""
+	}
+	return id
+}
+
+// AddSessionTrailer adds "Thoughtbox-Session: id" to the final trailer
+// block of the commit message in msgFile, unless that block has it
+// already (git interpret-trailers decides where the block is, as git
+// itself reads it).
+func AddSessionTrailer(ctx context.Context, dir, msgFile, id string) error {
+	_, err := gitOutput(ctx, dir, "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
+		"--trailer", "Thoughtbox-Session: "+id, msgFile)
+	return err
+}
