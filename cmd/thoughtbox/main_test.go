@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/thoughtbox/thoughtbox/cmd/thoughtbox/internal/cli"
+	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/*.txtar from what the commands print")
@@ -25,6 +29,7 @@ const testSessionIDVar = "THOUGHTBOX_TEST_SESSION_ID"
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"thoughtbox": func() {
+			fillDisk(os.Getenv(testFullDiskVar))
 			env := cli.OSEnv()
 			if id := os.Getenv(testSessionIDVar); id != "" {
 				env.NewID = func() string { return id }
@@ -32,6 +37,30 @@ func TestMain(m *testing.M) {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], env))
 		},
 	})
+}
+
+// testFullDiskVar, when set in a script, makes the disk look full to the
+// command: "publish" fails every write but the write-ahead log's appends
+// (a full disk where the log still has room in the zeros it wrote ahead),
+// "all" fails every write.
+const testFullDiskVar = "THOUGHTBOX_TEST_FULL_DISK"
+
+func fillDisk(mode string) {
+	switch mode {
+	case "":
+	case "publish":
+		durable.SetFault(func(path string) error {
+			if filepath.Base(path) == "log" && filepath.Base(filepath.Dir(path)) == "thoughtbox" {
+				return nil
+			}
+			return syscall.ENOSPC
+		})
+	case "all":
+		durable.SetFault(func(string) error { return syscall.ENOSPC })
+	default:
+		fmt.Fprintf(os.Stderr, "%s=%q: expected publish or all\n", testFullDiskVar, mode)
+		os.Exit(2)
+	}
 }
 
 // TestScripts runs the CLI scripts in testdata: each one runs thoughtbox

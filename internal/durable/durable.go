@@ -15,7 +15,12 @@ import (
 // skips the timestamps a full fsync also writes; on macOS it is
 // F_FULLFSYNC (what os.File.Sync does there), since a plain fsync leaves
 // the data in the drive's cache; on Windows it is FlushFileBuffers.
-func Datasync(f *os.File) error { return datasync(f) }
+func Datasync(f *os.File) error {
+	if err := injected("sync", f.Name()); err != nil {
+		return err
+	}
+	return datasync(f)
+}
 
 // SyncDir makes a directory's entries (new files, renames) durable. On
 // Windows a rename is made durable by Rename itself (write-through), and
@@ -23,6 +28,9 @@ func Datasync(f *os.File) error { return datasync(f) }
 func SyncDir(dir string) error {
 	if dirSynced != nil {
 		dirSynced(dir)
+	}
+	if err := injected("sync", dir); err != nil {
+		return err
 	}
 	return syncDir(dir)
 }
@@ -37,7 +45,12 @@ var dirSynced func(dir string)
 // On Windows, where a file another process has open may refuse to be
 // replaced for a moment (a virus scanner, a reader), it retries briefly
 // and then returns the error; newpath is left as it was.
-func Rename(oldpath, newpath string) error { return rename(oldpath, newpath) }
+func Rename(oldpath, newpath string) error {
+	if err := injected("rename", newpath); err != nil {
+		return err
+	}
+	return rename(oldpath, newpath)
+}
 
 // OpenFile opens a file as os.OpenFile does, except that on Windows other
 // processes may rename or delete it while it is open (FILE_SHARE_DELETE),

@@ -118,3 +118,7 @@ func pathID(path string) (uint64, error) {
 }
 
 func statID(os.FileInfo) uint64 { return 0 }
+
+func diskFull(err error) bool {
+	return errors.Is(err, windows.ERROR_DISK_FULL) || errors.Is(err, windows.ERROR_HANDLE_DISK_FULL)
+}

@@ -268,10 +268,15 @@ func OpenFS(gitDir string, opt FSOptions) (*FS, error) {
 	// A crash may have left batches in the log: recover them into the
 	// repository before serving, so plain git sees everything acknowledged.
 	// When another process holds the flush or log lock, it is alive and
-	// publishes the log itself; opening does not wait for it.
+	// publishes the log itself; opening does not wait for it. On a full
+	// disk the recovery waits instead: reads are served from the log,
+	// which keeps every batch until the flusher can publish it.
 	if err := b.flushAndClean(context.Background(), false, true); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("recover %s: %w", gitDir, err)
+		if !durable.DiskFull(err) {
+			log.Close()
+			return nil, fmt.Errorf("recover %s: %w", gitDir, err)
+		}
+		logger.Warn("the disk is full: the log's batches are read from the log and published once there is room", "repo", gitDir, "err", err)
 	}
 	b.wg.Add(1)
 	go b.flusher(opt.FlushEvery)
@@ -1179,7 +1184,13 @@ func (b *FS) Close() error {
 		// courtesy to plain Git. If a stuck process holds the flush lock
 		// past the timeout, the log keeps the batches for the next flush
 		// by anyone (every open recovers it), so closing still succeeds.
-		if err = b.Flush(context.Background()); errors.Is(err, durable.ErrHeld) {
+		// A full disk is the same: the log, which reads serve from until
+		// then, is kept, and the next open or flush with room publishes it.
+		err = b.Flush(context.Background())
+		if durable.DiskFull(err) {
+			b.logger.Warn("the disk is full: the log keeps the batches for the next flush", "repo", b.gitDir, "err", err)
+		}
+		if errors.Is(err, durable.ErrHeld) || durable.DiskFull(err) {
 			err = nil
 		}
 	}
