@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"io"
 	"log/slog"
 	"net/http"
@@ -87,6 +88,10 @@ type Options struct {
 	// yet is an error (ErrNoProject), so that a client cannot make the
 	// server create repositories by naming them.
 	OpenProject func(ctx context.Context, project string, create bool) (l *ledger.Ledger, release func(), err error)
+	// CodeRepo, if set, names the code repository a project's ledger is
+	// kept in (nil for a standalone project): the why operation reads that
+	// repository's commits. Without it, why says to run thoughtbox enable.
+	CodeRepo func(project string) *coderepo.Repo
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

@@ -46,7 +46,7 @@ func TestInitialize(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOps := []string{"get_state", "start_new", "load_context", "list_sessions", "navigate", "list_roots", "bind_root",
-		"cipher", "session", "thought", "read_thoughts", "get_structure", "deep_analysis", "mental_models", "notebook", "knowledge"}
+		"cipher", "session", "thought", "read_thoughts", "get_structure", "deep_analysis", "mental_models", "notebook", "why", "knowledge"}
 	if diff := cmp.Diff(wantOps, schema.Properties.Operation.Enum); diff != "" {
 		t.Errorf("operation enum (-want +got):\n%s", diff)
 	}
@@ -119,7 +119,7 @@ func TestStagesAndProgressiveDisclosure(t *testing.T) {
 		t.Errorf("state = %v", st)
 	}
 	if diff := cmp.Diff([]any{"get_state", "start_new", "load_context", "list_sessions", "navigate", "list_roots", "bind_root",
-		"cipher", "session", "thought", "read_thoughts", "get_structure", "deep_analysis", "mental_models", "notebook", "knowledge"}, st["availableOperations"]); diff != "" {
+		"cipher", "session", "thought", "read_thoughts", "get_structure", "deep_analysis", "mental_models", "notebook", "why", "knowledge"}, st["availableOperations"]); diff != "" {
 		t.Errorf("availableOperations (-want +got):\n%s", diff)
 	}
 

@@ -31,11 +31,12 @@ var notebookOps = []subOp{
 	sub("install_deps", onNotebooks(notebookInstallDeps)).writing(),
 	sub("export", onNotebooks(notebookExport)),
 	sub("import", onNotebooks(notebookImport)).writing(),
+	sub("delete", onNotebooks(notebookDelete)).writing(),
 }
 
 const (
 	notebookArgsNote = "run_cell replies {output, error, status, durationMs}; install_deps installs npm packages without running their scripts;" +
-		" export replies with .src.md text, which import takes; cellId may be the cell's id, its filename or its 1-based position"
+		" export replies with .src.md text, which import takes; delete removes a notebook and keeps its history on the ref it replies as kept; cellId may be the cell's id, its filename or its 1-based position"
 	notebookSummary = "literate JavaScript/TypeScript notebooks: prose and code cells run in a sandbox; each change is a commit on refs/heads/notebooks/<id>"
 )
 
@@ -347,6 +348,16 @@ func notebookDeleteCell(ctx context.Context, c *call, svc *notebook.Service, p *
 		return nil, err
 	}
 	return map[string]any{"notebookId": nb.ID, "deleted": p.CellID, "cells": len(nb.Cells)}, nil
+}
+
+// notebookDelete removes a notebook; the reply names the ref that keeps
+// its history, so the model can tell the user where it went.
+func notebookDelete(ctx context.Context, c *call, svc *notebook.Service, p *notebookIDArgs) (any, error) {
+	d, err := svc.Delete(ctx, p.NotebookID, c.author())
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"notebookId": d.ID, "deleted": true, "ref": d.Ref, "tip": d.Tip, "kept": d.Kept}, nil
 }
 
 func notebookRunCell(ctx context.Context, c *call, svc *notebook.Service, p *notebookCellArgs) (any, error) {

@@ -142,11 +142,29 @@ func TestNotebookThroughMCP(t *testing.T) {
 		}
 	}
 
+	// Delete: the copy leaves the listing, the reply names the ref that
+	// keeps its history, and a second delete is refused naming the field.
+	del := c.ok("notebook", map[string]any{"operation": "delete", "notebookId": newID})
+	if del["deleted"] != true || del["kept"] != "refs/thoughtbox/deleted/notebooks/"+newID+"/record" || del["ref"] != "refs/heads/notebooks/"+newID || del["tip"] == "" {
+		t.Errorf("delete = %v", del)
+	}
+	left := list(c.ok("notebook", map[string]any{"operation": "list"})["notebooks"])
+	if len(left) == 0 {
+		t.Errorf("no notebooks listed after deleting one of several")
+	}
+	for _, nb := range left {
+		if nb.(map[string]any)["id"] == newID {
+			t.Errorf("the deleted notebook is still listed: %v", nb)
+		}
+	}
+
 	// Refusals name the field.
 	for _, tc := range []struct {
 		args  map[string]any
 		field string
 	}{
+		{map[string]any{"operation": "delete", "notebookId": newID}, "notebookId"},
+		{map[string]any{"operation": "delete"}, "notebookId"},
 		{map[string]any{"operation": "add_cell", "notebookId": id, "type": "code"}, "content"},
 		{map[string]any{"operation": "load"}, "notebookId"},
 		{map[string]any{"operation": "load", "notebookId": "no-such-notebook"}, "notebookId"},

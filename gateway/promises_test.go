@@ -133,8 +133,11 @@ func TestEveryPromiseKept(t *testing.T) {
 			args["operation"] = p.sub
 		}
 		r := at(p.stage).gw(p.op, args)
+		needsSub := false
 		if r.isError {
 			body := r.json(t)
+			details, _ := body["details"].(map[string]any)
+			needsSub = p.sub == "" && details["field"] == "operation" && details["problem"] == "missing"
 			msg, _ := body["message"].(string)
 			if code := body["code"]; code == string(ledger.CodeStageRequirementNotMet) || code == string(ledger.CodeInvalidOperation) ||
 				strings.Contains(msg, "unknown") && strings.Contains(msg, "operation") {
@@ -144,6 +147,13 @@ func TestEveryPromiseKept(t *testing.T) {
 		}
 		// Stage 3 opens nothing new (the texts say it narrows mental
 		// models), so only stages 1 and 2 are checked from below.
+		// An operation named without its sub-operation is refused as a
+		// malformed call before its stage is looked at (one resolver
+		// decides the route first); its sub-operations are promises of
+		// their own and are checked from below.
+		if needsSub {
+			continue
+		}
 		if p.stage == 0 || p.stage == 3 || p.sub == "list" || p.sub == "search" || p.sub == "list_deleted" || p.sub == "restore" {
 			continue // nothing below stage 0; listings and restore go ahead below their stage by design
 		}

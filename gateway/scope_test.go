@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/notebook"
@@ -154,6 +155,24 @@ func ledgerState(t *testing.T, store *gitstore.Store, repo string, dirs ...strin
 // PERMISSION_DENIED, each reading one answers, operation and subOperation
 // that disagree are refused naming both fields, and afterwards plain git
 // sees the same refs and the export folder is as it was.
+// codeRepoForTest is a code repository with one commit, for why.
+func codeRepoForTest(t *testing.T) *coderepo.Repo {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", "git init -q -b main && git commit -q --allow-empty -m first")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	r, err := coderepo.Find(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestReadTokenCannotWrite(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
@@ -170,8 +189,10 @@ func TestReadTokenCannotWrite(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	exports, work := t.TempDir(), t.TempDir()
+	code := codeRepoForTest(t)
 	g := New(ledger.New(store, ledger.Options{}), Options{
 		Tokens: tokens, ExportDir: exports,
+		CodeRepo:  func(string) *coderepo.Repo { return code },
 		Knowledge: ledger.NewKnowledge(store, ledger.KnowledgeOptions{}),
 		Notebooks: func(project string, s ledger.NotebookStore) *notebook.Service {
 			return notebook.NewService(s, notebook.Options{WorkDir: filepath.Join(work, project)})
@@ -225,6 +246,7 @@ func TestReadTokenCannotWrite(t *testing.T) {
 		{"notebook", "run_all", ofNotebook},
 		{"notebook", "install_deps", with(ofNotebook, "packages", []string{"left-pad@1.3.0"})},
 		{"notebook", "import", map[string]any{"content": srcMD}},
+		{"notebook", "delete", ofNotebook},
 	}
 	reads := []scopeCase{
 		{"get_state", "", nil},
@@ -237,6 +259,7 @@ func TestReadTokenCannotWrite(t *testing.T) {
 		{"read_thoughts", "", session},
 		{"get_structure", "", session},
 		{"deep_analysis", "", session},
+		{"why", "", map[string]any{"commit": "HEAD"}},
 		{"session", "list", nil},
 		{"session", "get", session},
 		{"session", "search", map[string]any{"query": "cache"}},

@@ -37,7 +37,7 @@ func TestSubOperationErrorsAreUniform(t *testing.T) {
 		"session":       {[]string{"list", "get", "search", "resume", "export", "analyze", "extract_learnings", "discovery", "update", "delete", "restore", "list_deleted"}, "list"},
 		"knowledge":     {[]string{"create", "update", "get", "list", "list_tags", "delete", "write_note", "read_note", "list_notes", "delete_note"}, "list"},
 		"mental_models": {[]string{"get_model", "list_models", "list_tags"}, "list_tags"},
-		"notebook":      {[]string{"create", "list", "load", "list_cells", "get_cell", "add_cell", "update_cell", "delete_cell", "run_cell", "run_all", "install_deps", "export", "import"}, "list"},
+		"notebook":      {[]string{"create", "list", "load", "list_cells", "get_cell", "add_cell", "update_cell", "delete_cell", "run_cell", "run_all", "install_deps", "export", "import", "delete"}, "list"},
 	}
 	details := func(body map[string]any) map[string]any {
 		d, _ := body["details"].(map[string]any)

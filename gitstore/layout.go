@@ -99,6 +99,15 @@ func (l Layout) chainRef(id, branch string) string {
 }
 func (l Layout) notebookRef(id string) string { return l.notebooks() + id }
 
+// deletedNotebookRef keeps a deleted notebook's history: a record commit
+// whose first parent is the notebook's last tip and whose second, if any,
+// is the record of an earlier notebook of the same id deleted before. It
+// sits under deletedPrefix in a folder no session id takes (sessions are
+// UUIDs), local and the same for both layouts like a session's.
+func (l Layout) deletedNotebookRef(id string) string {
+	return deletedPrefix + "notebooks/" + id + "/record"
+}
+
 // quarantinePrefix holds incoming chains a pull's checks refused:
 // refs/thoughtbox/quarantine/<remote>/sessions/<id>/main (and branches).
 const quarantinePrefix = "refs/thoughtbox/quarantine/"

@@ -301,3 +301,48 @@ func nextSlash(p string, i int) int {
 	}
 	return i + 1 + j
 }
+
+var _ ledger.NotebookDeleter = (*Store)(nil)
+
+// DeleteNotebook implements ledger.NotebookDeleter: one batch through the
+// log removes the notebook's ref and points deletedNotebookRef at a record
+// commit (the notebook's last tree, first parent its tip, second parent
+// the record it replaces), so `git log` of the record reads the whole
+// notebook and a later notebook of the same id can be deleted too.
+// Deletion is local: a remote keeps the notebook.
+func (s *Store) DeleteNotebook(ctx context.Context, id string, expectedTip ledger.CommitID, author ledger.Author, at time.Time) (ledger.DeletedNotebook, error) {
+	if err := validNotebookID(id); err != nil {
+		return ledger.DeletedNotebook{}, fmt.Errorf("%v: %w", err, ledger.ErrNotebookNotFound)
+	}
+	ref, kept := s.lay.notebookRef(id), s.lay.deletedNotebookRef(id)
+	tip, err := s.be.ReadRef(ctx, ref)
+	if err != nil {
+		return ledger.DeletedNotebook{}, err
+	}
+	if tip == zeroHash {
+		return ledger.DeletedNotebook{}, fmt.Errorf("notebook %q: %w", id, ledger.ErrNotebookNotFound)
+	}
+	if expectedTip != "" && ledger.CommitID(tip.String()) != expectedTip {
+		return ledger.DeletedNotebook{}, fmt.Errorf("notebook %s is at %s, not %s: another writer changed it: %w", id, tip, expectedTip, ledger.ErrConflict)
+	}
+	prev, err := s.be.ReadRef(ctx, kept)
+	if err != nil {
+		return ledger.DeletedNotebook{}, err
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return ledger.DeletedNotebook{}, fmt.Errorf("%s at %s: %w", ref, tip, err)
+	}
+	msg := fmt.Sprintf("Delete notebook %s\n\n%s %s\n\nThoughtbox-Notebook: %s\n%s: %s\n%s: %s\n", id, tip, ref,
+		id, trailerDeleted, at.UTC().Format(time.RFC3339), trailerDeletedBy, firstLine(author.Name, 100))
+	b := &batch{}
+	rid := addCommit(b, commitSpec{tree: c.Tree, parents: []hash{tip, prev}, message: msg, author: &author, when: at})
+	b.Updates = append(b.Updates, refUpdate{Name: ref, Old: tip}, refUpdate{Name: kept, Old: prev, New: rid})
+	if err := s.be.Apply(ctx, b); err != nil {
+		if errors.Is(err, errConflict) {
+			return ledger.DeletedNotebook{}, fmt.Errorf("notebook %s changed while it was being deleted: %w", id, ledger.ErrConflict)
+		}
+		return ledger.DeletedNotebook{}, err
+	}
+	return ledger.DeletedNotebook{ID: id, Ref: ref, Tip: ledger.CommitID(tip.String()), Kept: kept}, nil
+}

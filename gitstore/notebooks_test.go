@@ -181,3 +181,56 @@ func TestNotebookStoreInMemory(t *testing.T) {
 		t.Errorf("the memory store wrote to %s", wd)
 	}
 }
+
+// TestNotebookDeleteWithPlainGit deletes a notebook and reads what is
+// kept with the git CLI: the ref is gone, the record's log reaches every
+// commit, fsck is clean, and one update-ref brings the notebook back.
+func TestNotebookDeleteWithPlainGit(t *testing.T) {
+	if !gitInstalled() {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c1 := writeNB(t, s, "nb-one", "", "Create notebook nb-one", nbFiles("console.log(1)\n"))
+	c2 := writeNB(t, s, "nb-one", c1, "Add cell 02-cell.ts", nbFiles("console.log(1)\n", "2\n"))
+	d, err := s.DeleteNotebook(ctx, "nb-one", c2, nbAuthor, time.Date(2026, 11, 24, 13, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ledger.DeletedNotebook{ID: "nb-one", Ref: "refs/heads/notebooks/nb-one", Tip: c2, Kept: "refs/thoughtbox/deleted/notebooks/nb-one/record"}
+	if d != want {
+		t.Errorf("deleted = %+v\nwant %+v", d, want)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitCLI(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/notebooks/"); got != "" {
+		t.Errorf("notebook refs after the delete:\n%s", got)
+	}
+	if got := gitCLI(t, dir, "log", "--format=%s|%an", d.Kept); got != "Delete notebook nb-one|claude-code 1.0\nAdd cell 02-cell.ts|claude-code 1.0\nCreate notebook nb-one|claude-code 1.0\n" {
+		t.Errorf("git log of the record:\n%s", got)
+	}
+	if got := gitCLI(t, dir, "log", "-1", "--format=%(trailers:key=Thoughtbox-Deleted,valueonly)", d.Kept); got != "2026-11-24T13:00:00Z\n\n" {
+		t.Errorf("record's Thoughtbox-Deleted trailer: %q", got)
+	}
+	gitCLI(t, dir, "fsck", "--strict", "--no-dangling")
+	// A session listing is not confused by the notebook's record.
+	if list, err := s.DeletedSessions(); err != nil || len(list) != 0 {
+		t.Errorf("deleted sessions: %+v, %v", list, err)
+	}
+	s.Close()
+	gitCLI(t, dir, "update-ref", d.Ref, d.Kept+"^")
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if files, tip, err := s2.ReadNotebook(ctx, "nb-one"); err != nil || tip != c2 || string(files["cells/02-cell.ts"]) != "2\n" {
+		t.Errorf("recovered with update-ref: %q at %s, %v", files, tip, err)
+	}
+}

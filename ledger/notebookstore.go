@@ -51,3 +51,24 @@ func (l *Ledger) NotebookStore() (NotebookStore, bool) {
 	ns, ok := l.store.(NotebookStore)
 	return ns, ok
 }
+
+// NotebookDeleter is a NotebookStore that can delete a notebook without
+// losing its history: the notebook leaves listings and reads, and a record
+// kept outside the shared refs still reaches every commit it had.
+type NotebookDeleter interface {
+	// DeleteNotebook removes the notebook's ref by compare-and-swap from
+	// expectedTip ("" = wherever it is). ErrNotebookNotFound if there is no
+	// such notebook, ErrConflict if the ref moved.
+	DeleteNotebook(ctx context.Context, id string, expectedTip CommitID, author Author, at time.Time) (DeletedNotebook, error)
+}
+
+// DeletedNotebook says what a delete removed and where its history is kept.
+type DeletedNotebook struct {
+	ID string `json:"id"`
+	// Ref is the ref the notebook had; Tip the commit it pointed at.
+	Ref string   `json:"ref"`
+	Tip CommitID `json:"tip"`
+	// Kept is the ref that keeps the history reachable (a record commit
+	// whose first parent is Tip); "" if the store keeps it some other way.
+	Kept string `json:"kept,omitempty"`
+}

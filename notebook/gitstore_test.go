@@ -128,3 +128,37 @@ func gitBenchService(b *testing.B) *notebook.Service {
 	})
 	return svc
 }
+
+// TestDeleteOnGitStore deletes a notebook on the real store: it leaves the
+// listing, and plain git still reads its whole history from the record.
+func TestDeleteOnGitStore(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	dir := t.TempDir()
+	st, err := gitstore.Open(dir, gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	author := ledger.Author{Name: "claude", Email: "claude@agents.invalid"}
+	svc := notebook.NewService(st, notebook.Options{WorkDir: t.TempDir()})
+	defer svc.Close()
+	nb, err := svc.Create(t.Context(), notebook.CreateRequest{Name: "Scratch", Author: author})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := svc.Delete(t.Context(), nb.ID, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := svc.List(t.Context()); err != nil || len(list) != 0 {
+		t.Errorf("notebooks after the delete: %+v, %v", list, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "--git-dir", dir, "log", "--format=%s", d.Kept).CombinedOutput()
+	if want := "Delete notebook scratch\nCreate notebook scratch from template blank (typescript)\n"; err != nil || string(out) != want {
+		t.Errorf("git log %s: %v\n%s\nwant:\n%s", d.Kept, err, out, want)
+	}
+}

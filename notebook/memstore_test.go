@@ -66,6 +66,23 @@ func (m *memStore) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (l
 	return tip, nil
 }
 
+// DeleteNotebook drops the ref; the commits stay in m.commits, as a
+// record keeps them on the git store.
+func (m *memStore) DeleteNotebook(ctx context.Context, id string, expected ledger.CommitID, author ledger.Author, at time.Time) (ledger.DeletedNotebook, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tip, ok := m.tips[id]
+	switch {
+	case !ok:
+		return ledger.DeletedNotebook{}, ledger.ErrNotebookNotFound
+	case expected != "" && expected != tip:
+		return ledger.DeletedNotebook{}, ledger.ErrConflict
+	}
+	delete(m.tips, id)
+	delete(m.when, id)
+	return ledger.DeletedNotebook{ID: id, Ref: "notebooks/" + id, Tip: tip}, nil
+}
+
 func (m *memStore) messages(id string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

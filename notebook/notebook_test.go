@@ -691,3 +691,38 @@ func TestTopLevelAwait(t *testing.T) {
 		t.Fatalf("await with export: %+v (error %q)", r, errText(r))
 	}
 }
+
+func TestDeleteNotebook(t *testing.T) {
+	svc, _ := newTestService(t, Options{})
+	nb := create(t, svc, "Doomed", "blank", "typescript")
+	other := create(t, svc, "Kept", "blank", "typescript")
+	d, err := svc.Delete(t.Context(), nb.ID, agent)
+	if err != nil || d.ID != nb.ID || d.Tip == "" {
+		t.Fatalf("delete: %+v, %v", d, err)
+	}
+	if _, err := svc.Load(t.Context(), nb.ID); !errors.Is(err, ledger.ErrNotebookNotFound) {
+		t.Errorf("loading a deleted notebook: %v, want ErrNotebookNotFound", err)
+	}
+	list, err := svc.List(t.Context())
+	if err != nil || len(list) != 1 || list[0].ID != other.ID {
+		t.Errorf("list after the delete: %+v, %v", list, err)
+	}
+	_, err = svc.Delete(t.Context(), nb.ID, agent)
+	var le *ledger.Error
+	if !errors.Is(err, ledger.ErrNotebookNotFound) || !errors.As(err, &le) || le.Code != ledger.CodeInvalidPayload || !strings.Contains(err.Error(), "notebookId") {
+		t.Errorf("deleting it again: %v, want INVALID_PAYLOAD naming notebookId", err)
+	}
+	if _, err := svc.Delete(t.Context(), "Not An Id", agent); err == nil || !strings.Contains(err.Error(), "notebookId") {
+		t.Errorf("a bad id: %v, want an error naming notebookId", err)
+	}
+	// A store that cannot delete says so, and nothing changes.
+	plain := NewService(struct{ ledger.NotebookStore }{newMemStore()}, Options{WorkDir: t.TempDir()})
+	defer plain.Close()
+	kept := create(t, plain, "Kept", "blank", "typescript")
+	if _, err := plain.Delete(t.Context(), kept.ID, agent); !errors.As(err, &le) || le.Code != ledger.CodeInvalidOperation {
+		t.Errorf("delete on a store without it: %v, want INVALID_OPERATION", err)
+	}
+	if _, err := plain.Load(t.Context(), kept.ID); err != nil {
+		t.Errorf("the refused delete changed the notebook: %v", err)
+	}
+}

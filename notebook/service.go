@@ -500,6 +500,32 @@ func (s *Service) DeleteCell(ctx context.Context, notebookID, cellID string, aut
 	})
 }
 
+// Delete removes a notebook from the store, which keeps its history where
+// plain git still reads it (DeletedNotebook.Kept). A store that cannot
+// delete refuses with INVALID_OPERATION.
+func (s *Service) Delete(ctx context.Context, id string, author ledger.Author) (ledger.DeletedNotebook, error) {
+	if err := checkID(id); err != nil {
+		return ledger.DeletedNotebook{}, err
+	}
+	nd, ok := s.store.(ledger.NotebookDeleter)
+	if !ok {
+		return ledger.DeletedNotebook{}, ledger.Errorf(ledger.CodeInvalidOperation, "this store cannot delete notebooks")
+	}
+	defer s.lock(id)()
+	for attempt := 1; ; attempt++ {
+		d, err := nd.DeleteNotebook(ctx, id, "", author, s.opts.Now())
+		switch {
+		case errors.Is(err, ledger.ErrNotebookNotFound):
+			return ledger.DeletedNotebook{}, notebookNotFound(id)
+		case errors.Is(err, ledger.ErrConflict) && attempt < maxConflictRetries:
+			continue
+		case err != nil:
+			return ledger.DeletedNotebook{}, ledger.Errorf(ledger.CodeStorage, "deleting notebook %q: %w", id, err)
+		}
+		return d, nil
+	}
+}
+
 // workDir is the notebook's work folder (package.json, node_modules),
 // made if missing.
 func (s *Service) workDir(id string) (string, error) {

@@ -12,8 +12,9 @@
 //
 // The optional abilities (ledger.ChainCatchUp, ledger.SessionEditor,
 // ledger.SessionDeleter, ledger.KnowledgeStore, ledger.NotebookStore,
-// ledger.SessionLocker, ledger.AccessKeeper) are tested only on stores that
-// implement them; the subtests of the others are skipped, saying so.
+// ledger.NotebookDeleter, ledger.SessionLocker, ledger.AccessKeeper) are
+// tested only on stores that implement them; the subtests of the others
+// are skipped, saying so.
 package storetest
 
 import (
@@ -56,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) ledger.Store) {
 		{"SessionDeleter", testSessionDeleter},
 		{"KnowledgeStore", testKnowledgeStore},
 		{"NotebookStore", testNotebookStore},
+		{"NotebookDeleter", testNotebookDeleter},
 		{"SessionLocker", testSessionLocker},
 		{"AccessKeeper", testAccessKeeper},
 	}
@@ -828,6 +830,51 @@ func testNotebookStore(t *testing.T, s ledger.Store) {
 	// Notebooks are no sessions.
 	if sums, err := s.ListSessions(ctx); err != nil || len(sums) != 0 {
 		t.Errorf("sessions of a store with one notebook: %+v, %v", sums, err)
+	}
+}
+
+func testNotebookDeleter(t *testing.T, s ledger.Store) {
+	nd := ability[ledger.NotebookDeleter](t, s)
+	ns := ability[ledger.NotebookStore](t, s)
+	ctx := context.Background()
+	if _, err := nd.DeleteNotebook(ctx, "nope", "", author, T0); !errors.Is(err, ledger.ErrNotebookNotFound) {
+		t.Errorf("deleting a missing notebook: %v, want ErrNotebookNotFound", err)
+	}
+	write := func(id string, expected ledger.CommitID, body string) ledger.CommitID {
+		t.Helper()
+		tip, err := ns.WriteNotebook(ctx, ledger.NotebookWrite{ID: id, ExpectedTip: expected, Message: "Write " + body, Author: author, When: T0,
+			Files: map[string][]byte{"notebook.json": []byte(body + "\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tip
+	}
+	tip1 := write("gone", "", "first")
+	tip2 := write("gone", tip1, "second")
+	write("kept", "", "other")
+	if _, err := nd.DeleteNotebook(ctx, "gone", tip1, author, T0); !errors.Is(err, ledger.ErrConflict) {
+		t.Errorf("deleting from a stale tip: %v, want ErrConflict", err)
+	}
+	if _, _, err := ns.ReadNotebook(ctx, "gone"); err != nil {
+		t.Fatalf("a refused delete removed the notebook: %v", err)
+	}
+	d, err := nd.DeleteNotebook(ctx, "gone", tip2, author, T0.Add(time.Minute))
+	if err != nil || d.ID != "gone" || d.Tip != tip2 {
+		t.Fatalf("delete: %+v, %v (want tip %s)", d, err, tip2)
+	}
+	if _, _, err := ns.ReadNotebook(ctx, "gone"); !errors.Is(err, ledger.ErrNotebookNotFound) {
+		t.Errorf("reading a deleted notebook: %v, want ErrNotebookNotFound", err)
+	}
+	if list, err := ns.ListNotebooks(ctx); err != nil || len(list) != 1 || list[0].ID != "kept" {
+		t.Errorf("notebooks after a delete: %+v, %v", list, err)
+	}
+	if _, err := nd.DeleteNotebook(ctx, "gone", "", author, T0); !errors.Is(err, ledger.ErrNotebookNotFound) {
+		t.Errorf("deleting it twice: %v, want ErrNotebookNotFound", err)
+	}
+	// The id is free again, and its new notebook can be deleted in turn.
+	again := write("gone", "", "third")
+	if d2, err := nd.DeleteNotebook(ctx, "gone", "", author, T0); err != nil || d2.Tip != again {
+		t.Errorf("deleting a second notebook of the id: %+v, %v", d2, err)
 	}
 }
 

@@ -118,6 +118,8 @@ type commandLine struct {
 	Status  statusCmd  `cmd:"" help:"Say which ledger the current directory uses, and the worktree's active session."`
 	Use     useCmd     `cmd:"" help:"Make a session the worktree's active one: the next commits made here name it."`
 	Hooks   hooksCmd   `cmd:"" help:"Git hooks that link commits to the reasoning behind them."`
+	Why     whyCmd     `cmd:"" help:"The reasoning linked to a commit or a range A..B: sessions, conclusion, the thoughts about its files, what was tried."`
+	Blame   blameCmd   `cmd:"" help:"For each run of lines of a file, the commit that last changed it and the reasoning linked to that commit."`
 	Hook    hookCmd    `cmd:"" hidden:"" help:"Run by the installed Git hooks."`
 
 	Projects    projectsCmd      `cmd:"" help:"List the projects of the data directory, with their sessions and size."`

@@ -102,3 +102,12 @@ func TestSessionsColour(t *testing.T) {
 		t.Errorf("sessions into a buffer: %q", stdout)
 	}
 }
+
+// TestIsTerminalOnPTY: a pseudo-terminal is a terminal (the other half of
+// TestIsTerminalRefusesNonTerminals, which needs no PTY).
+func TestIsTerminalOnPTY(t *testing.T) {
+	_, tty := openPTY(t)
+	if !isTerminal(tty) {
+		t.Error("isTerminal(a pseudo-terminal) = false")
+	}
+}

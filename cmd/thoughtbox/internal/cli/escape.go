@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 )
 
 // controlEscaper copies text to a person's screen with control characters
@@ -113,14 +115,26 @@ func hexByte(c byte) string {
 	return s
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal. Being a character device is
+// not enough: /dev/null is one too, and output sent there is for no one.
+// term.IsTerminal asks the terminal driver (termios on Unix, the console
+// mode on Windows), which only a real terminal answers. The descriptor is
+// borrowed through SyscallConn because Fd would switch the file to
+// blocking mode.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	tty := false
+	if err := rc.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) }); err != nil {
+		return false
+	}
+	return tty
 }
 
 // escapesStdout says whether a command's standard output is for a person,

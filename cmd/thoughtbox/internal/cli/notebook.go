@@ -24,37 +24,65 @@ type notebookCmd struct {
 	Export notebookExportCmd `cmd:"" help:"Print a notebook in the .src.md format, or write it to --output."`
 	Import notebookImportCmd `cmd:"" help:"Create a notebook from a .src.md file (- reads standard input) and print its id."`
 	Cell   notebookCellCmd   `cmd:"" help:"Add, edit or delete one cell of a notebook (one commit each)."`
+	Delete notebookDeleteCmd `cmd:"" help:"Delete a notebook; its history stays in the repository under refs/thoughtbox/deleted/."`
+}
+
+type notebookDeleteCmd struct {
+	ID string `arg:"" name:"id" help:"Notebook id."`
+}
+
+func (c *notebookDeleteCmd) Run(a *app) error {
+	return a.notebooks(func(svc *notebook.Service) error {
+		d, err := svc.Delete(a.ctx, c.ID, a.author())
+		if err != nil {
+			return err
+		}
+		if a.format == FormatJSON {
+			return writeJSON(a.env.Stdout, d)
+		}
+		if d.Kept == "" {
+			_, err = fmt.Fprintf(a.env.Stdout, "deleted notebook %s\n", d.ID)
+			return err
+		}
+		fmt.Fprintf(a.env.Stdout, "deleted notebook %s (its history is kept at %s)\n", d.ID, d.Kept)
+		fmt.Fprintf(a.env.Stderr, "hint: 'git --git-dir %s update-ref %s %s^' brings it back\n", a.cfg.RepoPath(), d.Ref, d.Kept)
+		return nil
+	})
 }
 
 // notebooks runs fn with the project's notebook service.
 func (a *app) notebooks(fn func(svc *notebook.Service) error) error {
+	return a.notebooksNamingCell("", fn)
+}
+
+// notebooksNamingCell is notebooks for a command that takes a cell:
+// cellArg is how that command spells it ("<cell>", "--cell"), so that a
+// hint about cellId points at what the user typed.
+func (a *app) notebooksNamingCell(cellArg string, fn func(svc *notebook.Service) error) error {
 	svc := a.proj.Notebooks()
 	defer svc.Close()
-	return notebookError(fn(svc))
+	return notebookError(fn(svc), cellArg)
 }
 
-// notebookFlags names the command-line spelling of the notebook fields.
-var notebookFlags = map[string]string{
-	"notebookId": "<id>",
-	"cellId":     "--cell",
-	"content":    "<file>",
-}
-
-// notebookError adds command-line hints to a notebook error.
-func notebookError(err error) error {
+// notebookError adds command-line hints to a notebook error; cellArg is
+// the command's spelling of the cell ("" if it takes none).
+func notebookError(err error, cellArg string) error {
 	var e *ledger.Error
 	if err == nil || !errors.As(err, &e) || e.Code != ledger.CodeInvalidPayload {
 		return err
 	}
+	flags := map[string]string{"notebookId": "<id>", "cellId": cellArg, "afterCellId": "--after", "content": "<file>"}
 	f := &failure{msg: e.Message}
 	field, _ := e.Details["field"].(string)
 	switch {
 	case errors.Is(err, ledger.ErrNotebookNotFound):
 		f.hints = append(f.hints, "'thoughtbox notebook list' lists the notebooks")
+	case errors.Is(err, notebook.ErrCellNotFound) && flags[field] != "":
+		f.hints = append(f.hints, fmt.Sprintf("'thoughtbox notebook show <id>' lists the cells; %s takes a cell's id, filename or 1-based position", flags[field]))
 	case errors.Is(err, notebook.ErrCellNotFound):
-		f.hints = append(f.hints, "'thoughtbox notebook show <id>' lists the cells; --cell takes a cell's id, filename or position")
-	case notebookFlags[field] != "":
-		f.hints = append(f.hints, fmt.Sprintf("%s is given as %s", field, notebookFlags[field]))
+		f.hints = append(f.hints, "'thoughtbox notebook show <id>' lists the cells; a cell is named by its id, filename or 1-based position")
+	case flags[field] != "":
+		f.hints = append(f.hints, fmt.Sprintf("%s is given as %s", field, flags[field]))
 	}
 	return f
 }
@@ -157,7 +185,7 @@ type notebookRunCmd struct {
 }
 
 func (c *notebookRunCmd) Run(a *app) error {
-	return a.notebooks(func(svc *notebook.Service) error {
+	return a.notebooksNamingCell("--cell", func(svc *notebook.Service) error {
 		var results []notebook.RunResult
 		if c.Cell != "" {
 			r, err := svc.RunCell(a.ctx, c.ID, c.Cell, a.author())
@@ -275,7 +303,7 @@ func (c *notebookCellEditCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
-	return a.notebooks(func(svc *notebook.Service) error {
+	return a.notebooksNamingCell("<cell>", func(svc *notebook.Service) error {
 		_, cell, err := svc.UpdateCell(a.ctx, notebook.UpdateCellRequest{NotebookID: c.Notebook, CellID: c.Cell, Content: content, Author: a.author()})
 		if err != nil {
 			return err
@@ -290,7 +318,7 @@ type notebookCellDeleteCmd struct {
 }
 
 func (c *notebookCellDeleteCmd) Run(a *app) error {
-	return a.notebooks(func(svc *notebook.Service) error {
+	return a.notebooksNamingCell("<cell>", func(svc *notebook.Service) error {
 		cell, err := svc.Cell(a.ctx, c.Notebook, c.Cell)
 		if err != nil {
 			return err

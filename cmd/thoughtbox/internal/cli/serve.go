@@ -209,6 +209,7 @@ func (c *serveCmd) Run(a *app) error {
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
 		Tokens:      tokens,
 		OpenProject: projects.ledger,
+		CodeRepo:    a.codeRepoOf,
 		Knowledge:   a.proj.Knowledge(),
 		Notebooks:   project.NotebooksFor(a.cfg),
 		ExportDir:   exportDir,

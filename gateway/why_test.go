@@ -1,0 +1,94 @@
+package gateway_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/thoughtbox/thoughtbox/coderepo"
+	"github.com/thoughtbox/thoughtbox/gateway"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// runGit runs git in dir with its own identity and no global config.
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWhy asks the why operation through a real MCP client about commits
+// of a real repository whose trailers name a session: by commit, by path
+// and lines; a forged trailer is a warning; a standalone project is told
+// to run thoughtbox enable.
+func TestWhy(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "lib.go"), []byte("a\nb\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := coderepo.Find(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, gateway.Options{CodeRepo: func(string) *coderepo.Repo { return repo }})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("Why lib.go")
+	c.think("lib.go line 2 holds the rule", map[string]any{"code": []map[string]any{{"path": "lib.go", "from": 2}}})
+	c.think("Elsewhere entirely", map[string]any{"code": []map[string]any{{"path": "other.go"}}})
+	runGit(t, dir, "add", "lib.go")
+	runGit(t, dir, "commit", "-q", "-m", "Add lib", "-m", "Thoughtbox-Session: "+id+"\nThoughtbox-Session: 00000000-0000-4000-8000-00000000dead")
+
+	ans := c.ok("why", map[string]any{"commit": "HEAD"})
+	commits := list(ans["commits"])
+	if len(commits) != 1 {
+		t.Fatalf("commits %v", ans["commits"])
+	}
+	sessions := list(commits[0].(map[string]any)["sessions"])
+	if len(sessions) != 1 || sessions[0].(map[string]any)["sessionId"] != id {
+		t.Fatalf("sessions %v, want only %s", sessions, id)
+	}
+	touching := list(sessions[0].(map[string]any)["touching"])
+	if len(touching) != 1 || touching[0].(map[string]any)["thought"] != "lib.go line 2 holds the rule" {
+		t.Errorf("touching %v", touching)
+	}
+	if w := list(ans["warnings"]); len(w) != 1 || !contains(w[0].(string), "00000000-0000-4000-8000-00000000dead") {
+		t.Errorf("warnings %v", ans["warnings"])
+	}
+
+	bl := c.ok("why", map[string]any{"path": "lib.go", "from": 1, "to": 3})
+	lines := list(bl["lines"])
+	if len(lines) != 1 || num(lines[0].(map[string]any)["from"]) != 1 || num(lines[0].(map[string]any)["to"]) != 3 {
+		t.Fatalf("lines %v", bl["lines"])
+	}
+	bs := list(lines[0].(map[string]any)["sessions"])
+	if len(bs) != 1 || len(list(bs[0].(map[string]any)["touching"])) != 1 {
+		t.Errorf("blame sessions %v", bs)
+	}
+
+	c.fail("why", map[string]any{}, ledger.CodeInvalidPayload)
+	c.fail("why", map[string]any{"commit": "HEAD", "path": "lib.go"}, ledger.CodeInvalidPayload)
+	c.fail("why", map[string]any{"path": "lib.go", "from": 3, "to": 1}, ledger.CodeInvalidPayload)
+	c.fail("why", map[string]any{"commit": "nosuch"}, ledger.CodeInvalidPayload)
+	c.fail("why", map[string]any{"path": "../x.go"}, ledger.CodeInvalidPayload)
+
+	plain := newEnv(t, gateway.Options{})
+	pc := plain.connect(t, clientOpts{})
+	pc.ready("Standalone")
+	body := pc.fail("why", map[string]any{"commit": "HEAD"}, ledger.CodeInvalidOperation)
+	if msg, _ := body["message"].(string); !contains(msg, "thoughtbox enable") {
+		t.Errorf("message %q", msg)
+	}
+}
