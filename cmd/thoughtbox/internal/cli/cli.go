@@ -109,7 +109,7 @@ type commandLine struct {
 
 	Remote   remoteCmd   `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
 	Push     pushCmd     `cmd:"" help:"Push every session, its branches, the knowledge zone and the notebooks to a Git remote."`
-	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions, knowledge and notebooks into this project; diverged sessions keep both chains."`
+	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions, knowledge and notebooks into this project; a session extended on both sides gets this side's thoughts as a branch, so a plain push shares both."`
 	Clone    cloneCmd    `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 	Diverged divergedCmd `cmd:"" help:"Chains a pull kept because a remote extended a session differently: list, show, drop, or adopt as a branch."`
 

@@ -146,8 +146,8 @@ func (c *pushCmd) Run(a *app) error {
 	}
 	if reasons[project.RejectDiverged] {
 		f.hints = append(f.hints,
-			"a diverged session has thoughts here and on the remote that the other lacks; 'thoughtbox show <id>' lists both chains",
-			fmt.Sprintf("to make the remote's chain yours: 'thoughtbox push %s --force <id>' (pull first so the remote's chain is kept here)", remote))
+			fmt.Sprintf("a diverged session has thoughts here and on the remote that the other lacks: 'thoughtbox pull %s' records yours as a branch of the session, forked at the last shared thought, and a plain push then shares it", remote),
+			fmt.Sprintf("'thoughtbox push %s --force <id>' instead replaces the remote's chain with yours", remote))
 	}
 	return f
 }
