@@ -25,6 +25,9 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 	meta := req.Meta
 	meta.CreatedAt = cs.manifest.Metadata.CreatedAt
 	setMeta(cs.manifest, meta)
+	if err := s.refreshBranchLists(ctx, id, cs.manifest); err != nil {
+		return "", err
+	}
 
 	var msg strings.Builder
 	msg.WriteString("Update session: " + firstLine(meta.Title, 72) + "\n\n")

@@ -526,7 +526,13 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	}
 	if req.Branch == "" {
 		cs.manifest.ThoughtFiles = append(cs.manifest.ThoughtFiles, name)
+		if err := s.refreshBranchLists(ctx, id, cs.manifest); err != nil {
+			return "", err
+		}
 	} else {
+		if req.NewBranch {
+			keepOnly(cs.manifest, req.Branch)
+		}
 		cs.manifest.BranchFiles[req.Branch] = append(cs.manifest.BranchFiles[req.Branch], name)
 	}
 	meta := req.Meta
