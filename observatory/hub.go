@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -619,16 +618,6 @@ func (h *hub) sendError(c *client, topic string, err error) {
 func errorPayload(err error) ErrorPayload {
 	e := ledger.AsError(err)
 	return ErrorPayload{Code: e.Code, Message: e.Error(), Details: e.Details}
-}
-
-// sortSessions puts the most recently updated first, ties by id.
-func sortSessions(list []Session) {
-	slices.SortFunc(list, func(a, b Session) int {
-		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 }
 
 // statusCache remembers each session's completion, keyed by what the

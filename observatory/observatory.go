@@ -55,6 +55,10 @@ const (
 	DefaultSubscribeEvery = 250 * time.Millisecond
 	// maxActive bounds the sessions:active list sent on joining.
 	maxActive = 100
+	// activeScan bounds the sessions activeSessions reads to find them:
+	// past it, the sessions still not completed are shown by the list's
+	// pages, not on joining.
+	activeScan = scanLimit
 )
 
 // Config configures an Observatory. Zero fields take the defaults.

@@ -34,64 +34,93 @@ func (o *Observatory) allSessions(ctx context.Context) ([]ledger.Session, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	now := o.now()
 	out := make(map[string]Session, len(list))
 	for _, s := range list {
-		o.statuses.mu.Lock()
-		e, ok := o.statuses.m[s.ID]
-		o.statuses.mu.Unlock()
-		if !ok || !e.updated.Equal(s.UpdatedAt) || e.count != s.ThoughtCount {
-			v, err := o.ledger.View(ctx, s.ID)
-			if err == nil && (!v.Session.UpdatedAt.Equal(s.UpdatedAt) || v.Session.ThoughtCount != s.ThoughtCount) {
-				// Another process wrote to it since this ledger read it.
-				v, err = o.ledger.Load(ctx, s.ID)
-			}
-			if err != nil {
-				if ledger.CodeOf(err) == ledger.CodeSessionNotFound {
-					continue // removed between listing and reading
-				}
-				return nil, nil, err
-			}
-			e = statusEntry{updated: s.UpdatedAt, count: s.ThoughtCount}
-			if last, ok := v.Graph.Last(); ok && !last.Data.NextThoughtNeeded {
-				e.completed, e.completedAt = true, last.Data.Timestamp
-			}
-			o.statuses.mu.Lock()
-			o.statuses.m[s.ID] = e
-			o.statuses.mu.Unlock()
+		obs, ok, err := o.sessionStatus(ctx, s)
+		if err != nil {
+			return nil, nil, err
 		}
-		status := StatusActive
-		var completedAt = e.completedAt
-		switch {
-		case e.completed:
-			status = StatusCompleted
-		case now.Sub(s.UpdatedAt) > o.cfg.AbandonAfter:
-			status = StatusAbandoned
+		if ok {
+			out[s.ID] = obs
 		}
-		obs := sessionOf(s, status, nil)
-		if e.completed {
-			obs.CompletedAt = &completedAt
-		}
-		out[s.ID] = obs
 	}
 	return list, out, nil
 }
 
-// activeSessions lists the active sessions, most recent first.
-func (o *Observatory) activeSessions(ctx context.Context) ([]Session, error) {
-	_, all, err := o.allSessions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := []Session{}
-	for _, s := range all {
-		if s.Status == StatusActive {
-			out = append(out, s)
+// sessionStatus gives a listed session with its status, reading the
+// session only when its listing entry changed since it was last read; ok
+// is false when it was removed since the listing.
+func (o *Observatory) sessionStatus(ctx context.Context, s ledger.Session) (Session, bool, error) {
+	o.statuses.mu.Lock()
+	e, ok := o.statuses.m[s.ID]
+	o.statuses.mu.Unlock()
+	if !ok || !e.updated.Equal(s.UpdatedAt) || e.count != s.ThoughtCount {
+		v, err := o.ledger.View(ctx, s.ID)
+		if err == nil && (!v.Session.UpdatedAt.Equal(s.UpdatedAt) || v.Session.ThoughtCount != s.ThoughtCount) {
+			// Another process wrote to it since this ledger read it.
+			v, err = o.ledger.Load(ctx, s.ID)
 		}
+		if err != nil {
+			if ledger.CodeOf(err) == ledger.CodeSessionNotFound {
+				return Session{}, false, nil
+			}
+			return Session{}, false, err
+		}
+		e = statusEntry{updated: s.UpdatedAt, count: s.ThoughtCount}
+		if last, ok := v.Graph.Last(); ok && !last.Data.NextThoughtNeeded {
+			e.completed, e.completedAt = true, last.Data.Timestamp
+		}
+		o.statuses.mu.Lock()
+		o.statuses.m[s.ID] = e
+		o.statuses.mu.Unlock()
 	}
-	sortSessions(out)
-	if len(out) > maxActive {
-		out = out[:maxActive]
+	status := StatusActive
+	switch {
+	case e.completed:
+		status = StatusCompleted
+	case o.now().Sub(s.UpdatedAt) > o.cfg.AbandonAfter:
+		status = StatusAbandoned
+	}
+	obs := sessionOf(s, status, nil)
+	if e.completed {
+		completedAt := e.completedAt
+		obs.CompletedAt = &completedAt
+	}
+	return obs, true, nil
+}
+
+// activeSessions lists the active sessions, most recently updated first.
+// It reads the session index newest first and stops at the first session
+// too old to be active, at maxActive of them, or after activeScan
+// sessions: joining costs the same with a hundred sessions or a hundred
+// thousand.
+func (o *Observatory) activeSessions(ctx context.Context) ([]Session, error) {
+	out := []Session{}
+	now := o.now()
+	for offset, scanned := 0, 0; len(out) < maxActive && scanned < activeScan; offset += indexPage {
+		page, total, err := o.ledger.ListPage(ctx, offset, indexPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page {
+			if now.Sub(s.UpdatedAt) > o.cfg.AbandonAfter {
+				return out, nil // the rest are older still
+			}
+			scanned++
+			obs, ok, err := o.sessionStatus(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			if ok && obs.Status == StatusActive {
+				out = append(out, obs)
+			}
+			if len(out) == maxActive || scanned == activeScan {
+				break
+			}
+		}
+		if len(page) == 0 || offset+len(page) >= total {
+			break
+		}
 	}
 	return out, nil
 }
