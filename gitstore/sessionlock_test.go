@@ -36,8 +36,9 @@ func (c *conflictCounter) Append(ctx context.Context, req ledger.AppendRequest) 
 // and appends while the other store waits its turn, so no Append meets a
 // conflict (without it, dozens do), no call fails, and every thought is
 // stored. THOUGHTBOX_SESSIONLOCK_THOUGHTS sets
-// how many thoughts each writer adds; the latencies are logged, for
-// BENCHMARKS.md, never asserted.
+// how many thoughts each writer adds; the latencies are logged for
+// BENCHMARKS.md ("Store: writes and reads at library level"), never
+// asserted.
 func TestTwoStoresTakeTurnsOnOneSession(t *testing.T) {
 	per := 40
 	if v := os.Getenv("THOUGHTBOX_SESSIONLOCK_THOUGHTS"); v != "" {

@@ -1,6 +1,7 @@
 package ledger_test
 
-// Benchmarks of issue 4 (see BENCHMARKS.md): search over 10,000 sessions
+// Benchmarks of issue 4 (BENCHMARKS.md, "Sessions: search, export,
+// analysis"): search over 10,000 sessions
 // and the export of a 10,000-thought session, on the real Git store in
 // memory. The fixtures take a while to build, so each is built once per
 // test binary.

@@ -8,7 +8,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/sandbox"
 )
 
-// The figures of BENCHMARKS.md, "Notebooks (issue 11)". Storage is the
+// The figures of BENCHMARKS.md, "Sandbox, notebooks, stopping". Storage is the
 // in-memory test store, so these are the notebook package's own costs
 // (the gitstore write is measured by gitstore's benchmarks).
 

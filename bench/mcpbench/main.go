@@ -1,7 +1,8 @@
 // Command mcpbench drives `thoughtbox serve --transport stdio` over a real
-// stdio connection, as an agent would, and reports the figures in
-// BENCHMARKS.md: durable thoughts per second, the initialize round trip,
-// and the server's resident memory after the run.
+// stdio connection, as an agent would, and reports the figures of
+// BENCHMARKS.md, "MCP over stdio against the reference server": durable
+// thoughts per second, the initialize round trip, and the server's
+// resident memory after the run.
 //
 //	go run ./bench/mcpbench                  # 1,000 then 10,000 thoughts
 //	go run ./bench/mcpbench -n 1000          # one run

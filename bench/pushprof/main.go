@@ -2,7 +2,8 @@
 // remote into one, through gitstore/remote alone, with a CPU profile and a heap
 // profile written every 10 seconds (the last one shows the transfer's peak
 // working set better than one taken after it): the harness behind the
-// push and clone rows of BENCHMARKS.md's "A million thoughts".
+// push and clone rows of BENCHMARKS.md's "Scale: 100,000 sessions, a
+// million thoughts".
 //
 //	git init --bare /tmp/r.git
 //	go run ./bench/pushprof -repo /tmp/big/projects/_default.git -remote /tmp/r.git -cpu push.prof -mem heap.prof

@@ -1,5 +1,6 @@
 // Command storebench measures the ledger's write path and reads at library
-// level (ledger over gitstore, no MCP): the figures in BENCHMARKS.md.
+// level (ledger over gitstore, no MCP): the figures in BENCHMARKS.md,
+// "Store: writes and reads at library level".
 //
 //	go run ./bench/storebench                 # everything, in a temp dir
 //	go run ./bench/storebench -only seq       # one part: seq, par, load, list

@@ -14,7 +14,7 @@ import (
 
 // TestServeStopsOnSignal: an idle `thoughtbox serve` ends with status 0 on
 // SIGINT and on SIGTERM, over both transports. (How fast is measured, not
-// asserted: BENCHMARKS.md.)
+// asserted: BENCHMARKS.md, "Sandbox, notebooks, stopping".)
 func TestServeStopsOnSignal(t *testing.T) {
 	t.Parallel()
 	bin := thoughtboxBinary(t)

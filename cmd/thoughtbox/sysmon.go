@@ -7,9 +7,9 @@ import "strings"
 // round trip of a lone agent, lets sysmon sleep until the next system
 // call, which wakes it and starts it polling again every 20 µs, backing
 // off only after a millisecond: with one agent that is most of every
-// call, six or seven wake-ups a thought, and about a sixth of the
-// server's processor time in a virtual machine (BENCHMARKS.md, "the
-// request path's CPU per thought"). A set schedtrace is the runtime's one
+// call, several wake-ups a thought, and a large share of the server's
+// processor time in a virtual machine (BENCHMARKS.md, "Tuning: what each
+// trick was measured to buy"). A set schedtrace is the runtime's one
 // switch that keeps sysmon from that sleep, so that it stays at its
 // backed-off 10 ms while nothing needs retaking; its period, the largest
 // the runtime takes (2^31-1 ms, 24.8 days of the host's uptime), puts the
@@ -57,9 +57,9 @@ func sysmonEnv(args, environ []string) ([]string, bool) {
 // runsServe reports whether args (without the program's name) name the
 // serve command, its first word that is not a flag, over HTTP. Over stdio
 // a client starts a server for each session it opens, and a second exec
-// would add the binary's start, some 30-40 ms, to every connect
-// (BENCHMARKS.md, "the runtime's monitor thread"): the setting is kept for
-// the long-lived HTTP server, where a lone agent's calls gain the most.
+// would add the binary's start to every connect (BENCHMARKS.md, "Tuning:
+// what each trick was measured to buy"): the setting is kept for the
+// long-lived HTTP server, where a lone agent's calls gain the most.
 // Over stdio the transport gets the same without it: its reader waits for
 // the next call in a system call, poll(2), which keeps a processor busy
 // and so sysmon awake (gateway/internal/stdio/poll_unix.go).

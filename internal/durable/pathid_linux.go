@@ -18,10 +18,9 @@ var noStatx atomic.Bool
 // the file with a fine-grained time instead of the coarse one, so every
 // write changes the inode. The write-ahead log's path is checked before
 // each append; on ext4 without a journal an fdatasync then writes the
-// inode's block as well as the data, synchronously: on this project's
-// benchmark machine about 40 µs more processor time and 60 µs more
-// latency per durable thought (BENCHMARKS.md, "The durable write path:
-// the log's inode (issue 12)"). Asking for neither time leaves the
+// inode's block as well as the data, synchronously, which costs processor
+// time and latency on every durable thought (BENCHMARKS.md, "Tuning: what
+// each trick was measured to buy"). Asking for neither time leaves the
 // timestamps coarse.
 func pathID(path string) (uint64, error) {
 	if !noStatx.Load() {

@@ -24,9 +24,9 @@ import (
 // and that is when the runtime's monitor thread, sysmon, goes into its
 // deep sleep: the next call's first system call wakes it, and it then
 // polls every 20 µs for a millisecond, which with one agent is the whole
-// of every call (BENCHMARKS.md, "the runtime's monitor thread"). A
-// goroutine waiting in a system call keeps its processor (for up to
-// 10 ms, after which sysmon hands it back and may sleep after all), so
+// of every call (BENCHMARKS.md, "Tuning: what each trick was measured to
+// buy"). A goroutine waiting in a system call keeps its processor (for up
+// to 10 ms, after which sysmon hands it back and may sleep after all), so
 // sysmon stays at its backed-off pace, and the call that arrives is read
 // on the same thread without the poller's hand-offs: poll(2), read(2),
 // and the answer's write(2) are the system calls of a call.

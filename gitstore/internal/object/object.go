@@ -170,9 +170,9 @@ func (t *Tree) EncodeFromInto(dst, prev []byte) ([]byte, delta.Edit) {
 	// may hold thousands.
 	// The edit is kept in the logged batch until the flush, so neither
 	// its ops nor the inserted bytes are given room to spare: with room
-	// for six ops and four entries, a server with 64 agents over HTTP was
-	// over 100 MB resident in 6 of 14 runs, without it in none of 5
-	// (BENCHMARKS.md, "Issue 12's rows after the seventh passes").
+	// for six ops and four entries, a server with 64 agents over HTTP
+	// was at times over 100 MB resident, and without that room never
+	// (BENCHMARKS.md, "Tuning: what each trick was measured to buy").
 	var ed delta.Edit
 	var ins []byte
 	off := 0            // position in prev

@@ -597,16 +597,17 @@ func (b *FS) gitHas(id object.Hash) bool {
 // flusher waits longer and carries more: after a flush of at least
 // busyRecords records the wait doubles, up to maxStretch times the
 // configured interval (a second at the default 100 ms); a quiet tick
-// brings it back. With 64 agents writing, a stretch of 4 left the flusher
-// near a fifth of the server's processor time; but the overlay holds every
-// batch logged since the last flush (some 2.5 kB a thought), and with a
-// stretch of 10 that was a second of 64 agents' thoughts, the largest part
-// of the server's live heap after the session graphs. Since busy flushes
-// put merges off (busyMaxPacks) a flush costs less, and a stretch of 5
-// (half a second) kept the server's processor time a thought where 10 had
-// it while its memory under load fell (BENCHMARKS.md, issue 12). A log
-// past bigLog bytes is flushed at once, which bounds the log, the overlay
-// and what another process replays, however busy the writers.
+// brings it back. With 64 agents writing, a short stretch left the
+// flusher a large share of the server's processor time; but the overlay
+// holds every batch logged since the last flush, and with a stretch of 10
+// that was a second of 64 agents' thoughts, the largest part of the
+// server's live heap after the session graphs. Since busy flushes put
+// merges off (busyMaxPacks) a flush costs less, and a stretch of 5 (half a
+// second) kept the server's processor time a thought where 10 had it while
+// its memory under load fell (BENCHMARKS.md, "Tuning: what each trick was
+// measured to buy"). A log past bigLog bytes is flushed at once, which
+// bounds the log, the overlay and what another process replays, however
+// busy the writers.
 const (
 	busyRecords = 32
 	maxStretch  = 5
@@ -984,12 +985,12 @@ func (b *FS) trimLog(ctx context.Context, recs []*wal.Batch, end int64, tr *wal.
 // write cache, and the log's fdatasync, which every writer waits for,
 // queues behind the syncs in flight. With eight at once, the flushes of
 // 64 agents' thoughts (64 refs and their 64 directories) held a group
-// commit up for 10-30 ms several times a run (once 300 ms), and each such
-// stall delays every agent's call at once; one at a time, such stalls
-// were under half as many (BENCHMARKS.md). The flush takes two to three
-// times longer, but it is off the writers' path. Only a flush of hundreds
-// of refs (a pull, an import), whose length the syncs would make, runs
-// them side by side.
+// commit up several times a run, and each such stall delays every agent's
+// call at once; one at a time, such stalls were under half as many
+// (BENCHMARKS.md, "Tuning: what each trick was measured to buy"). The
+// flush takes longer, but it is off the writers' path. Only a flush of
+// hundreds of refs (a pull, an import), whose length the syncs would
+// make, runs them side by side.
 func publishersFor(n int) int { return min(maxPublishers, 1+n/256) }
 
 const maxPublishers = 8

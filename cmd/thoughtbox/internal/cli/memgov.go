@@ -8,14 +8,11 @@ import (
 	"time"
 )
 
-// memoryFloor is the least soft memory limit the server sets. When it was
-// chosen (2026-11-23), at 25 MiB a server with a 10,000-thought session
-// stayed under 40 MB resident (16-17 MB of which were the binary's own
-// pages); 27 MiB gave 40-48 MB, at some 25% less CPU per thought for such
-// long sessions. On 2026-11-25 such a server sat at 42.7-44.7 MB, 10 s
-// after its 10,000 thoughts over HTTP, before the stepped raise and after
-// it (the binary has grown; BENCHMARKS.md, "The memory governor raises its
-// busy limit in steps").
+// memoryFloor is the least soft memory limit the server sets. It was
+// chosen to keep a server that has written a 10,000-thought session near
+// 40 MB resident, the binary's own pages included; a higher floor traded
+// a few MB for less CPU per thought on such long sessions. What such a
+// server measures now: BENCHMARKS.md, "Memory (RSS)".
 const memoryFloor = 25 << 20
 
 // The governor's pace and thresholds.
