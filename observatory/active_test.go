@@ -72,4 +72,16 @@ func TestSessionsActiveReadsOnlyRecentSessions(t *testing.T) {
 	if n := counted.loads.Load(); n > 3 {
 		t.Fatalf("joining read %d sessions of %d, want at most the 3 newest", n, old+2)
 	}
+
+	// A page of the list reads the page's sessions, not the ledger's.
+	counted.loads.Store(0)
+	c.send("observatory", "list:sessions", map[string]any{"limit": 5, "offset": 100})
+	var list observatory.SessionList
+	c.expect("observatory", "sessions:list", &list)
+	if len(list.Sessions) != 5 || list.Total != old+2 || !list.HasMore || list.Sessions[0].Status != observatory.StatusAbandoned {
+		t.Fatalf("sessions:list = %d sessions, total %d, more %v", len(list.Sessions), list.Total, list.HasMore)
+	}
+	if n := counted.loads.Load(); n > 5 {
+		t.Fatalf("a page of 5 read %d sessions of %d", n, old+2)
+	}
 }

@@ -133,6 +133,11 @@ func (o *Observatory) listSessions(ctx context.Context, q listQuery) (SessionLis
 	default:
 		return SessionList{}, ledger.InvalidField("status", "must be active, completed or abandoned, got %q", q.Status)
 	}
+	if q.Status == "" {
+		return o.pageSessions(ctx, ledger.SessionFilter{Tags: q.Tags, Search: q.Search, Limit: q.Limit, Offset: q.Offset})
+	}
+	// A status needs each session's last thought: the first such listing
+	// reads every session (later ones only those that changed).
 	list, all, err := o.allSessions(ctx)
 	if err != nil {
 		return SessionList{}, err
@@ -150,6 +155,27 @@ func (o *Observatory) listSessions(ctx context.Context, q listQuery) (SessionLis
 	out := SessionList{Sessions: make([]Session, 0, len(page.Sessions)), Total: page.Total, Limit: page.Limit, Offset: page.Offset, HasMore: page.More}
 	for _, s := range page.Sessions {
 		out.Sessions = append(out.Sessions, all[s.ID])
+	}
+	return out, nil
+}
+
+// pageSessions is listSessions without a status: the session index pages
+// and filters, and only the sessions of the page are read for their
+// status, so a page costs the same in a ledger of any size.
+func (o *Observatory) pageSessions(ctx context.Context, f ledger.SessionFilter) (SessionList, error) {
+	page, err := o.ledger.Sessions(ctx, f)
+	if err != nil {
+		return SessionList{}, err
+	}
+	out := SessionList{Sessions: make([]Session, 0, len(page.Sessions)), Total: page.Total, Limit: page.Limit, Offset: page.Offset, HasMore: page.More}
+	for _, s := range page.Sessions {
+		obs, ok, err := o.sessionStatus(ctx, s)
+		if err != nil {
+			return SessionList{}, err
+		}
+		if ok {
+			out.Sessions = append(out.Sessions, obs)
+		}
 	}
 	return out, nil
 }
