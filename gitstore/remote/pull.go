@@ -218,7 +218,7 @@ func (s *sharer) fetch(ctx context.Context, sess transport.UploadPackSession, li
 	if err != nil {
 		return nil, describeDialError(u, err)
 	}
-	r := resp
+	r := smallReads{resp}
 	var body interface{ Read([]byte) (int, error) } = r
 	switch {
 	case req.Capabilities.Supports(capability.Sideband64k):
@@ -452,3 +452,19 @@ func (l *lateWriter) Write(p []byte) (int, error) {
 	}
 	return l.w.Write(p)
 }
+
+// smallReads caps each read of an upload-pack response. go-git's response
+// reader allocates a buffer the size of every read it is asked for, and
+// an in-process server hands the pack over in many small writes, so the
+// pack installer's large copy buffer cost an allocation of that size per
+// small write.
+type smallReads struct{ r io.Reader }
+
+func (s smallReads) Read(p []byte) (int, error) {
+	if len(p) > maxResponseRead {
+		p = p[:maxResponseRead]
+	}
+	return s.r.Read(p)
+}
+
+const maxResponseRead = 16 << 10
