@@ -399,92 +399,110 @@ func (v *verifier) walk(chains []verifyChain) error {
 		v.keep(it, data)
 		switch it.typ {
 		case typeCommit:
-			if err := fsckCommit(data); err != nil {
-				v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
-			}
-			c, err := object.ParseCommit(data)
-			if err != nil {
-				v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
-				continue
-			}
-			info := commitInfo{}
-			if len(c.Parents) > 0 {
-				info.parent = c.Parents[0]
-			}
-			tr := trailers(c.Message)
-			info.session, info.branch = tr[trailerSession], tr[trailerBranch]
-			info.thought, _ = strconv.Atoi(tr[trailerThought])
-			v.commits[it.id] = info
-			// Report a commit of another session once, where the chain
-			// leaves the session, not for each of its ancestors.
-			child, fromChild := v.commits[it.commit]
-			if info.session != v.id && (!fromChild || child.session == v.id) {
-				subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
-				if info.session == "" {
-					v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session (written or rewritten outside Thoughtbox, e.g. by plain Git; its subject: %q)", it.id, it.what(), subject)
-				} else {
-					v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
-				}
-			}
-			if r := tr[trailerRevises]; r != "" {
-				sha, _, _ := strings.Cut(r, " ")
-				if to, err := object.ParseHash(sha); err == nil {
-					v.revises = append(v.revises, revisesLink{from: it.id, to: to})
-				}
-			}
-			// Parents are pushed first, so that a commit's tree is read
-			// before its parent's: from the newest version of each object
-			// to the oldest, the order in which a pack's delta chains
-			// (newest whole) resolve from the base cache.
-			for i := len(c.Parents) - 1; i >= 0; i-- {
-				if p := c.Parents[i]; !v.queued[p] {
-					v.queued[p] = true
-					stack = append(stack, walkItem{id: p, typ: typeCommit, commit: it.id})
-				}
-			}
-			if !v.queued[c.Tree] {
-				v.queued[c.Tree] = true
-				stack = append(stack, walkItem{id: c.Tree, typ: typeTree, commit: it.id})
-			}
+			v.walkCommit(it, data, &stack)
 		case typeTree:
-			// Against the last version checked at this path, only the
-			// entries that changed (and their neighbours) need checking.
-			region, bounds := data, []int(nil)
-			ref := v.trees[it.path]
-			if ref != nil {
-				if from, to, b, ok := ref.changedRegion(data); ok {
-					region, bounds = data[from:to], b
-				}
-			}
-			fsckErr := fsckTree(region)
-			if fsckErr != nil {
-				v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
-			}
-			err := scanTree(region, func(name []byte, dir bool, id hash) { push(it, name, dir, id) })
-			if err != nil {
-				v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
-			}
-			if how != packNot {
-				var rep *treeRep
-				if fsckErr == nil && err == nil {
-					rep = wholeTreeRep(data)
-				}
-				v.notePacked(key, typeTree, len(data), rep)
-			}
-			// Only a tree found whole serves as the next reference.
-			if fsckErr == nil && err == nil {
-				if bounds == nil {
-					bounds = treeBounds(data)
-				}
-				if bounds != nil || len(data) == 0 {
-					if v.trees == nil {
-						v.trees = map[string]*checkedTree{}
-					}
-					v.trees[it.path] = &checkedTree{data: data, bounds: bounds}
-				}
-			}
+			v.walkTree(it, data, key, how, push)
 		}
 	}
+	v.checkRevises()
+	return nil
+}
+
+// walkCommit checks a commit the walk read, records what verification
+// needs of it, and queues its parents and its tree on stack.
+func (v *verifier) walkCommit(it walkItem, data []byte, stack *[]walkItem) {
+	if err := fsckCommit(data); err != nil {
+		v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
+	}
+	c, err := object.ParseCommit(data)
+	if err != nil {
+		v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
+		return
+	}
+	info := commitInfo{}
+	if len(c.Parents) > 0 {
+		info.parent = c.Parents[0]
+	}
+	tr := trailers(c.Message)
+	info.session, info.branch = tr[trailerSession], tr[trailerBranch]
+	info.thought, _ = strconv.Atoi(tr[trailerThought])
+	v.commits[it.id] = info
+	// Report a commit of another session once, where the chain
+	// leaves the session, not for each of its ancestors.
+	child, fromChild := v.commits[it.commit]
+	if info.session != v.id && (!fromChild || child.session == v.id) {
+		subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+		if info.session == "" {
+			v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session (written or rewritten outside Thoughtbox, e.g. by plain Git; its subject: %q)", it.id, it.what(), subject)
+		} else {
+			v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
+		}
+	}
+	if r := tr[trailerRevises]; r != "" {
+		sha, _, _ := strings.Cut(r, " ")
+		if to, err := object.ParseHash(sha); err == nil {
+			v.revises = append(v.revises, revisesLink{from: it.id, to: to})
+		}
+	}
+	// Parents are pushed first, so that a commit's tree is read
+	// before its parent's: from the newest version of each object
+	// to the oldest, the order in which a pack's delta chains
+	// (newest whole) resolve from the base cache.
+	for i := len(c.Parents) - 1; i >= 0; i-- {
+		if p := c.Parents[i]; !v.queued[p] {
+			v.queued[p] = true
+			*stack = append(*stack, walkItem{id: p, typ: typeCommit, commit: it.id})
+		}
+	}
+	if !v.queued[c.Tree] {
+		v.queued[c.Tree] = true
+		*stack = append(*stack, walkItem{id: c.Tree, typ: typeTree, commit: it.id})
+	}
+}
+
+// walkTree checks a tree the walk read and queues its entries with push.
+func (v *verifier) walkTree(it walkItem, data []byte, key packKey, how int, push func(parent walkItem, name []byte, dir bool, id hash)) {
+	// Against the last version checked at this path, only the
+	// entries that changed (and their neighbours) need checking.
+	region, bounds := data, []int(nil)
+	ref := v.trees[it.path]
+	if ref != nil {
+		if from, to, b, ok := ref.changedRegion(data); ok {
+			region, bounds = data[from:to], b
+		}
+	}
+	fsckErr := fsckTree(region)
+	if fsckErr != nil {
+		v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
+	}
+	err := scanTree(region, func(name []byte, dir bool, id hash) { push(it, name, dir, id) })
+	if err != nil {
+		v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
+	}
+	if how != packNot {
+		var rep *treeRep
+		if fsckErr == nil && err == nil {
+			rep = wholeTreeRep(data)
+		}
+		v.notePacked(key, typeTree, len(data), rep)
+	}
+	// Only a tree found whole serves as the next reference.
+	if fsckErr == nil && err == nil {
+		if bounds == nil {
+			bounds = treeBounds(data)
+		}
+		if bounds != nil || len(data) == 0 {
+			if v.trees == nil {
+				v.trees = map[string]*checkedTree{}
+			}
+			v.trees[it.path] = &checkedTree{data: data, bounds: bounds}
+		}
+	}
+}
+
+// checkRevises reports each Thoughtbox-Revises trailer the walk found
+// whose commit is not among the walked ones and cannot be read whole.
+func (v *verifier) checkRevises() {
 	for _, r := range v.revises {
 		if _, ok := v.commits[r.to]; ok {
 			continue
@@ -494,7 +512,6 @@ func (v *verifier) walk(chains []verifyChain) error {
 				r.from, r.to, problemKind(problem), problem)
 		}
 	}
-	return nil
 }
 
 // scanTree calls fn for each entry of an encoded tree, without building a
