@@ -794,56 +794,8 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 			finals[u.Name] = u.New
 		}
 	}
-	// The log already serialised every writer of these refs (compare-and-
-	// swap when a batch was logged), so the flusher only publishes values.
-	// Deletions rewrite packed-refs, one at a time; each write is a file
-	// of its own, synced before its rename, and with many sessions those
-	// syncs were most of a flush's length (and the longer a flush, the
-	// more the log trim after it copies), so a flush of hundreds of refs
-	// runs them side by side; a smaller one, one at a time, so that the
-	// log's syncs do not queue behind them (publishersFor).
-	dirs := map[string]bool{}
-	var writes []string
-	for name, h := range finals {
-		if h != object.ZeroHash {
-			writes = append(writes, name)
-			continue
-		}
-		d, err := refs.DeleteWith(b.gitDir, name, b.refLockPolicy())
-		if err != nil {
-			return err
-		}
-		dirs[d] = true
-	}
-	writes = b.publishPacked(writes, finals)
-	var mu sync.Mutex
-	err := parallel(len(writes), func(i int) error {
-		name := writes[i]
-		ds, err := refs.WriteWith(b.gitDir, name, finals[name], b.refLockPolicy())
-		if errors.Is(err, fs.ErrExist) && !b.sharedWithGit {
-			// We hold flush.lock, so no live flusher of ours owns this
-			// lock: a flusher in a process that died left it.
-			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
-			ds, err = refs.Write(b.gitDir, name, finals[name])
-		}
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		for _, d := range ds {
-			dirs[d] = true
-		}
-		mu.Unlock()
-		return nil
-	})
+	writes, err := b.writeRefFiles(finals)
 	if err != nil {
-		return err
-	}
-	synced := make([]string, 0, len(dirs))
-	for d := range dirs {
-		synced = append(synced, d)
-	}
-	if err := parallel(len(synced), func(i int) error { return durable.SyncDir(synced[i]) }); err != nil {
 		return err
 	}
 
@@ -892,6 +844,65 @@ func (b *FS) publish(ctx context.Context, recs []*wal.Batch, end int64, ino uint
 	}
 	b.heads, b.nextHeads = b.nextHeads, nil
 	return nil
+}
+
+// writeRefFiles makes the ref files say what finals says (a zero hash
+// deletes the ref) and syncs their folders. It returns the refs written
+// as loose files: the caller notes them once it holds the log lock.
+func (b *FS) writeRefFiles(finals map[string]object.Hash) ([]string, error) {
+	// The log already serialised every writer of these refs (compare-and-
+	// swap when a batch was logged), so the flusher only publishes values.
+	// Deletions rewrite packed-refs, one at a time; each write is a file
+	// of its own, synced before its rename, and with many sessions those
+	// syncs were most of a flush's length (and the longer a flush, the
+	// more the log trim after it copies), so a flush of hundreds of refs
+	// runs them side by side; a smaller one, one at a time, so that the
+	// log's syncs do not queue behind them (publishersFor).
+	dirs := map[string]bool{}
+	var writes []string
+	for name, h := range finals {
+		if h != object.ZeroHash {
+			writes = append(writes, name)
+			continue
+		}
+		d, err := refs.DeleteWith(b.gitDir, name, b.refLockPolicy())
+		if err != nil {
+			return nil, err
+		}
+		dirs[d] = true
+	}
+	writes = b.publishPacked(writes, finals)
+	var mu sync.Mutex
+	err := parallel(len(writes), func(i int) error {
+		name := writes[i]
+		ds, err := refs.WriteWith(b.gitDir, name, finals[name], b.refLockPolicy())
+		if errors.Is(err, fs.ErrExist) && !b.sharedWithGit {
+			// We hold flush.lock, so no live flusher of ours owns this
+			// lock: a flusher in a process that died left it.
+			os.Remove(filepath.Join(b.gitDir, filepath.FromSlash(name)) + ".lock")
+			ds, err = refs.Write(b.gitDir, name, finals[name])
+		}
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		for _, d := range ds {
+			dirs[d] = true
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	synced := make([]string, 0, len(dirs))
+	for d := range dirs {
+		synced = append(synced, d)
+	}
+	if err := parallel(len(synced), func(i int) error { return durable.SyncDir(synced[i]) }); err != nil {
+		return nil, err
+	}
+	return writes, nil
 }
 
 // packedPublishMin is the fewest refs a flush publishes by rewriting
