@@ -73,6 +73,33 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 		return nil, fmt.Errorf("%s is not a Thoughtbox log", path)
 	}
 	rep := &LogRepair{}
+	out, damaged := salvageLog(gitDir, data, rep)
+	if !damaged {
+		return rep, nil
+	}
+	rep.Saved = path + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	if err := writeAside(rep.Saved, data); err != nil {
+		return nil, fmt.Errorf("keep a copy of the damaged log: %w", err)
+	}
+	// The salvaged log replaces the damaged one (written aside, synced,
+	// renamed); the next open replays it into Git.
+	if err := writeAside(path+".repaired", out); err != nil {
+		return nil, err
+	}
+	if err := durable.Rename(path+".repaired", path); err != nil {
+		return nil, err
+	}
+	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// salvageLog reads the log's records in data and returns the log of those
+// kept, counting in rep what it kept, lost and dropped. damaged is false
+// when nothing but a torn tail was wrong, which is no damage: the record
+// was never acknowledged.
+func salvageLog(gitDir string, data []byte, rep *LogRepair) (out []byte, damaged bool) {
 	// The refs as published, then as each kept record moves them.
 	moved := map[string]hash{}
 	current := func(name string) hash {
@@ -85,8 +112,7 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 		}
 		return h
 	}
-	out := append([]byte(nil), wal.Magic...)
-	damaged := false
+	out = append([]byte(nil), wal.Magic...)
 	dropped := map[string]bool{}
 	for off := len(wal.Magic); off+8 <= len(data); {
 		n := int(uint32(data[off])<<24 | uint32(data[off+1])<<16 | uint32(data[off+2])<<8 | uint32(data[off+3]))
@@ -134,25 +160,7 @@ func RepairLog(gitDir string) (*LogRepair, error) {
 		}
 		off += 8 + n
 	}
-	if !damaged {
-		return rep, nil
-	}
-	rep.Saved = path + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
-	if err := writeAside(rep.Saved, data); err != nil {
-		return nil, fmt.Errorf("keep a copy of the damaged log: %w", err)
-	}
-	// The salvaged log replaces the damaged one (written aside, synced,
-	// renamed); the next open replays it into Git.
-	if err := writeAside(path+".repaired", out); err != nil {
-		return nil, err
-	}
-	if err := durable.Rename(path+".repaired", path); err != nil {
-		return nil, err
-	}
-	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return out, damaged
 }
 
 // writeAside writes data to a new file at path and syncs it.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -399,92 +398,110 @@ func (v *verifier) walk(chains []verifyChain) error {
 		v.keep(it, data)
 		switch it.typ {
 		case typeCommit:
-			if err := fsckCommit(data); err != nil {
-				v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
-			}
-			c, err := object.ParseCommit(data)
-			if err != nil {
-				v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
-				continue
-			}
-			info := commitInfo{}
-			if len(c.Parents) > 0 {
-				info.parent = c.Parents[0]
-			}
-			tr := trailers(c.Message)
-			info.session, info.branch = tr[trailerSession], tr[trailerBranch]
-			info.thought, _ = strconv.Atoi(tr[trailerThought])
-			v.commits[it.id] = info
-			// Report a commit of another session once, where the chain
-			// leaves the session, not for each of its ancestors.
-			child, fromChild := v.commits[it.commit]
-			if info.session != v.id && (!fromChild || child.session == v.id) {
-				subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
-				if info.session == "" {
-					v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session (written or rewritten outside Thoughtbox, e.g. by plain Git; its subject: %q)", it.id, it.what(), subject)
-				} else {
-					v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
-				}
-			}
-			if r := tr[trailerRevises]; r != "" {
-				sha, _, _ := strings.Cut(r, " ")
-				if to, err := object.ParseHash(sha); err == nil {
-					v.revises = append(v.revises, revisesLink{from: it.id, to: to})
-				}
-			}
-			// Parents are pushed first, so that a commit's tree is read
-			// before its parent's: from the newest version of each object
-			// to the oldest, the order in which a pack's delta chains
-			// (newest whole) resolve from the base cache.
-			for i := len(c.Parents) - 1; i >= 0; i-- {
-				if p := c.Parents[i]; !v.queued[p] {
-					v.queued[p] = true
-					stack = append(stack, walkItem{id: p, typ: typeCommit, commit: it.id})
-				}
-			}
-			if !v.queued[c.Tree] {
-				v.queued[c.Tree] = true
-				stack = append(stack, walkItem{id: c.Tree, typ: typeTree, commit: it.id})
-			}
+			v.walkCommit(it, data, &stack)
 		case typeTree:
-			// Against the last version checked at this path, only the
-			// entries that changed (and their neighbours) need checking.
-			region, bounds := data, []int(nil)
-			ref := v.trees[it.path]
-			if ref != nil {
-				if from, to, b, ok := ref.changedRegion(data); ok {
-					region, bounds = data[from:to], b
-				}
-			}
-			fsckErr := fsckTree(region)
-			if fsckErr != nil {
-				v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
-			}
-			err := scanTree(region, func(name []byte, dir bool, id hash) { push(it, name, dir, id) })
-			if err != nil {
-				v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
-			}
-			if how != packNot {
-				var rep *treeRep
-				if fsckErr == nil && err == nil {
-					rep = wholeTreeRep(data)
-				}
-				v.notePacked(key, typeTree, len(data), rep)
-			}
-			// Only a tree found whole serves as the next reference.
-			if fsckErr == nil && err == nil {
-				if bounds == nil {
-					bounds = treeBounds(data)
-				}
-				if bounds != nil || len(data) == 0 {
-					if v.trees == nil {
-						v.trees = map[string]*checkedTree{}
-					}
-					v.trees[it.path] = &checkedTree{data: data, bounds: bounds}
-				}
-			}
+			v.walkTree(it, data, key, how, push)
 		}
 	}
+	v.checkRevises()
+	return nil
+}
+
+// walkCommit checks a commit the walk read, records what verification
+// needs of it, and queues its parents and its tree on stack.
+func (v *verifier) walkCommit(it walkItem, data []byte, stack *[]walkItem) {
+	if err := fsckCommit(data); err != nil {
+		v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
+	}
+	c, err := object.ParseCommit(data)
+	if err != nil {
+		v.fail("malformed commit %s (%s): %v", it.id, it.what(), err)
+		return
+	}
+	info := commitInfo{}
+	if len(c.Parents) > 0 {
+		info.parent = c.Parents[0]
+	}
+	tr := trailers(c.Message)
+	info.session, info.branch = tr[trailerSession], tr[trailerBranch]
+	info.thought, _ = strconv.Atoi(tr[trailerThought])
+	v.commits[it.id] = info
+	// Report a commit of another session once, where the chain
+	// leaves the session, not for each of its ancestors.
+	child, fromChild := v.commits[it.commit]
+	if info.session != v.id && (!fromChild || child.session == v.id) {
+		subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+		if info.session == "" {
+			v.fail("commit %s (%s) has no Thoughtbox-Session trailer: it is not a commit of this session (written or rewritten outside Thoughtbox, e.g. by plain Git; its subject: %q)", it.id, it.what(), subject)
+		} else {
+			v.fail("commit %s (%s) belongs to session %s", it.id, it.what(), info.session)
+		}
+	}
+	if r := tr[trailerRevises]; r != "" {
+		sha, _, _ := strings.Cut(r, " ")
+		if to, err := object.ParseHash(sha); err == nil {
+			v.revises = append(v.revises, revisesLink{from: it.id, to: to})
+		}
+	}
+	// Parents are pushed first, so that a commit's tree is read
+	// before its parent's: from the newest version of each object
+	// to the oldest, the order in which a pack's delta chains
+	// (newest whole) resolve from the base cache.
+	for i := len(c.Parents) - 1; i >= 0; i-- {
+		if p := c.Parents[i]; !v.queued[p] {
+			v.queued[p] = true
+			*stack = append(*stack, walkItem{id: p, typ: typeCommit, commit: it.id})
+		}
+	}
+	if !v.queued[c.Tree] {
+		v.queued[c.Tree] = true
+		*stack = append(*stack, walkItem{id: c.Tree, typ: typeTree, commit: it.id})
+	}
+}
+
+// walkTree checks a tree the walk read and queues its entries with push.
+func (v *verifier) walkTree(it walkItem, data []byte, key packKey, how int, push func(parent walkItem, name []byte, dir bool, id hash)) {
+	// Against the last version checked at this path, only the
+	// entries that changed (and their neighbours) need checking.
+	region, bounds := data, []int(nil)
+	ref := v.trees[it.path]
+	if ref != nil {
+		if from, to, b, ok := ref.changedRegion(data); ok {
+			region, bounds = data[from:to], b
+		}
+	}
+	fsckErr := fsckTree(region)
+	if fsckErr != nil {
+		v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
+	}
+	err := scanTree(region, func(name []byte, dir bool, id hash) { push(it, name, dir, id) })
+	if err != nil {
+		v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
+	}
+	if how != packNot {
+		var rep *treeRep
+		if fsckErr == nil && err == nil {
+			rep = wholeTreeRep(data)
+		}
+		v.notePacked(key, typeTree, len(data), rep)
+	}
+	// Only a tree found whole serves as the next reference.
+	if fsckErr == nil && err == nil {
+		if bounds == nil {
+			bounds = treeBounds(data)
+		}
+		if bounds != nil || len(data) == 0 {
+			if v.trees == nil {
+				v.trees = map[string]*checkedTree{}
+			}
+			v.trees[it.path] = &checkedTree{data: data, bounds: bounds}
+		}
+	}
+}
+
+// checkRevises reports each Thoughtbox-Revises trailer the walk found
+// whose commit is not among the walked ones and cannot be read whole.
+func (v *verifier) checkRevises() {
 	for _, r := range v.revises {
 		if _, ok := v.commits[r.to]; ok {
 			continue
@@ -494,7 +511,6 @@ func (v *verifier) walk(chains []verifyChain) error {
 				r.from, r.to, problemKind(problem), problem)
 		}
 	}
-	return nil
 }
 
 // scanTree calls fn for each entry of an encoded tree, without building a
@@ -528,234 +544,6 @@ func scanTree(data []byte, fn func(name []byte, dir bool, id hash)) error {
 		}
 	}
 	return nil
-}
-
-// thoughtFileName is the name of a thought file: its number, %03d.
-var thoughtFileName = regexp.MustCompile(`^[0-9]{3,}\.json$`)
-
-// checkChain checks a chain's tip: its session folder, its manifest, and
-// the thought files the manifest lists, against each other and against the
-// chain's commits.
-func (v *verifier) checkChain(c *verifyChain) {
-	isMain := c.branch == ""
-	at := fmt.Sprintf("%s (commit %s)", c.label(), c.tip)
-	readTree := func(id hash, what string) (*object.Tree, bool) {
-		data, ok := v.read(id, typeTree, func() string { return what })
-		if !ok {
-			return nil, false
-		}
-		t, err := object.ParseTree(data)
-		if err != nil {
-			return nil, false // reported by the walk
-		}
-		return t, true
-	}
-	commitData, ok := v.read(c.tip, typeCommit, func() string { return "the tip of " + c.ref })
-	if !ok {
-		return
-	}
-	pc, err := object.ParseCommit(commitData)
-	if err != nil {
-		return // reported by the walk
-	}
-	root, ok := readTree(pc.Tree, "the root tree of commit "+c.tip.String())
-	if !ok {
-		return
-	}
-	// The session folder: sessions/<id> or sessions/<partition>/<id>.
-	folderPath := "sessions"
-	var folder *object.Tree
-	if e, ok := root.Get("sessions"); ok && e.Dir {
-		sessions, ok := readTree(e.ID, "the tree sessions in commit "+c.tip.String())
-		if !ok {
-			return
-		}
-		if fe, ok := sessions.Get(v.id); ok && fe.Dir {
-			folderPath += "/" + v.id
-			if folder, ok = readTree(fe.ID, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
-				return
-			}
-		} else {
-			for _, pe := range sessions.Entries {
-				if !pe.Dir {
-					continue
-				}
-				part, ok := readTree(pe.ID, "the tree sessions/"+pe.Name+" in commit "+c.tip.String())
-				if !ok {
-					continue
-				}
-				if fe, ok := part.Get(v.id); ok && fe.Dir {
-					folderPath += "/" + pe.Name + "/" + v.id
-					if folder, ok = readTree(fe.ID, "the tree "+folderPath+" in commit "+c.tip.String()); !ok {
-						return
-					}
-					break
-				}
-			}
-		}
-	}
-	if folder == nil {
-		v.fail("%s: the commit's tree has no folder sessions/[<partition>/]%s", at, v.id)
-		return
-	}
-
-	// The manifest.
-	me, ok := folder.Get("manifest.json")
-	if !ok || me.Dir {
-		v.fail("%s: %s/manifest.json is missing", at, folderPath)
-		if isMain {
-			v.res.ManifestExists = false
-		}
-		return
-	}
-	if isMain {
-		v.res.ManifestExists = true
-	}
-	mdata, ok := v.read(me.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/manifest.json in commit %s", folderPath, c.tip) })
-	if !ok {
-		return
-	}
-	m, err := parseManifest(mdata)
-	if err == nil && m.ID != v.id {
-		err = fmt.Errorf("manifest.json names session %q", m.ID)
-	}
-	if err != nil {
-		v.fail("%s: %s/manifest.json is not a valid manifest: %v", at, folderPath, err)
-		return
-	}
-	if isMain {
-		v.res.ManifestValid = true
-	}
-
-	// The thought files: the main chain's in the folder, and on a branch's
-	// ref also the branch's in branches/<b>.
-	numbers := v.chainNumbers(c)
-	v.checkFiles(c, at, folderPath, folder, m.ThoughtFiles, "", numbers)
-	if !isMain {
-		dir := &object.Tree{}
-		dirPath := folderPath + "/branches/" + c.branch
-		if be, ok := folder.Get("branches"); ok && be.Dir {
-			if bt, ok := readTree(be.ID, "the tree "+folderPath+"/branches in commit "+c.tip.String()); ok {
-				if e, ok := bt.Get(c.branch); ok && e.Dir {
-					if dir, ok = readTree(e.ID, "the tree "+dirPath+" in commit "+c.tip.String()); !ok {
-						return
-					}
-				}
-			}
-		}
-		v.checkFiles(c, at, dirPath, dir, m.BranchFiles[c.branch], c.branch, numbers)
-	}
-}
-
-// checkFiles checks the thought files a manifest lists for one folder
-// (branch "" is the main chain's folder) against the folder's entries.
-func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tree, names []string, branch string, numbers map[string]map[int]bool) {
-	chain := "the main chain"
-	if branch != "" {
-		chain = "branch " + branch
-	}
-	missing := func(name string) {
-		switch {
-		case c.branch == "":
-			v.res.MissingThoughtFiles = append(v.res.MissingThoughtFiles, name)
-		case branch != "":
-			if v.res.MissingBranchFiles == nil {
-				v.res.MissingBranchFiles = map[string][]string{}
-			}
-			v.res.MissingBranchFiles[branch] = append(v.res.MissingBranchFiles[branch], name)
-		default:
-			v.fail("%s: the manifest lists %s/%s, which is not in the tree", at, dirPath, name)
-		}
-	}
-	listed := map[string]bool{}
-	for _, name := range names {
-		if listed[name] {
-			v.fail("%s: the manifest lists %s of %s twice", at, name, chain)
-			continue
-		}
-		listed[name] = true
-		if !thoughtFileName.MatchString(name) {
-			v.fail("%s: the manifest lists %q for %s, which is not a thought file name", at, name, chain)
-			continue
-		}
-		e, ok := dir.Get(name)
-		if !ok || e.Dir {
-			missing(name)
-			continue
-		}
-		n := fileNumber(name)
-		if numbers != nil && !numbers[branch][n] {
-			v.fail("%s: no commit of %s records thought %d (%s): none has the trailer Thoughtbox-Thought: %d", at, chain, n, name, n)
-		}
-		key := e.ID.String() + " " + dirPath + "/" + name
-		if v.checkedFiles[key] {
-			continue
-		}
-		v.checkedFiles[key] = true
-		data, ok := v.read(e.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/%s in commit %s", dirPath, name, c.tip) })
-		if !ok {
-			if v.status[e.ID] == problemMissing { // a corrupt file is reported as such
-				missing(name)
-			}
-			continue
-		}
-		var td ledger.ThoughtData
-		if err := decodeThoughtFile(data, &td); err != nil {
-			v.fail("%s: %s/%s does not parse: %v", at, dirPath, name, err)
-			continue
-		}
-		if td.ThoughtNumber != n {
-			v.fail("%s: %s/%s holds thoughtNumber %d, not %d", at, dirPath, name, td.ThoughtNumber, n)
-		}
-		if td.BranchID != branch {
-			v.fail("%s: %s/%s holds branchId %q, but the file is in the folder of %s", at, dirPath, name, td.BranchID, chain)
-		}
-		if v.maxText > 0 {
-			if n := len(td.Thought); n > v.maxText {
-				v.fail("%s: the thought in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, n, v.maxText)
-			}
-			if td.Critique != nil && len(td.Critique.Text) > v.maxText {
-				v.fail("%s: the critique in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, len(td.Critique.Text), v.maxText)
-			}
-		}
-	}
-	for _, e := range dir.Entries {
-		if !e.Dir && e.Name != "manifest.json" && !listed[e.Name] {
-			v.fail("%s: %s/%s is not listed in the manifest", at, dirPath, e.Name)
-		}
-	}
-}
-
-// chainNumbers returns, by branch ("" for the main chain), the thought
-// numbers that the commits on a ref's first-parent line recorded; nil when
-// the line is broken by a damaged commit or passes through a commit of
-// no (or another) session, both already reported once by the walk: the
-// thoughts a rewritten commit replaced, and the intact ones below it, are
-// not reported again one by one as missing.
-func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
-	out := map[string]map[int]bool{}
-	seen := map[hash]bool{}
-	for cur := c.tip; cur != zeroHash && !seen[cur]; {
-		seen[cur] = true
-		info, ok := v.commits[cur]
-		if !ok {
-			return nil
-		}
-		if info.session != v.id {
-			if info.parent == zeroHash {
-				break // the root: the session began on a commit of its own kind
-			}
-			return nil
-		}
-		if info.thought > 0 {
-			if out[info.branch] == nil {
-				out[info.branch] = map[int]bool{}
-			}
-			out[info.branch][info.thought] = true
-		}
-		cur = info.parent
-	}
-	return out
 }
 
 // DamagedRefs finds session refs that cannot be read: loose ref files under

@@ -147,77 +147,12 @@ func newGraph(sessionID string) *Graph {
 // itself, and never placing a branch thought before its fork point.
 func BuildGraph(s *StoredSession) *Graph {
 	g := newGraph(s.Meta.ID)
-
-	mainByCommit := make(map[CommitID]int, len(s.Main))
-	mainByNumber := make(map[int]int, len(s.Main))
-	for i, t := range s.Main {
-		mainByCommit[t.Commit] = i
-		if _, ok := mainByNumber[t.Data.ThoughtNumber]; !ok {
-			mainByNumber[t.Data.ThoughtNumber] = i
-		}
-	}
-	type cursor struct {
-		b      *StoredBranch
-		fork   int // index in s.Main of the fork point, -1 if unknown
-		next   int
-		chain  *chain
-		opened bool
-	}
-	curs := make([]*cursor, len(s.Branches))
-	for i := range s.Branches {
-		b := &s.Branches[i]
-		cur := &cursor{b: b, fork: -1}
-		if j, ok := mainByCommit[b.ForkCommit]; ok && b.ForkCommit != "" {
-			cur.fork = j
-		} else if len(b.Thoughts) > 0 && b.Thoughts[0].Data.BranchFromThought != nil {
-			if j, ok := mainByNumber[*b.Thoughts[0].Data.BranchFromThought]; ok {
-				cur.fork = j
-			}
-		}
-		if _, err := NewBranchID(b.ID); err != nil {
-			g.problem("branch %q: %v", b.ID, err)
-		}
-		curs[i] = cur
-	}
-
+	curs := g.branchCursors(s)
 	mainNodes := make([]*node, len(s.Main)) // by index in s.Main; nil if skipped
-	open := func(cur *cursor) {
-		cur.opened = true
-		var origin *node
-		from := 0
-		if cur.fork >= 0 {
-			origin = mainNodes[cur.fork]
-			from = s.Main[cur.fork].Data.ThoughtNumber
-		} else if len(cur.b.Thoughts) > 0 && cur.b.Thoughts[0].Data.BranchFromThought != nil {
-			from = *cur.b.Thoughts[0].Data.BranchFromThought
-		}
-		if origin == nil {
-			g.problem("branch %q: fork point (thought %d) not found on the main chain", cur.b.ID, from)
-		}
-		cur.chain = g.addBranch(BranchID(cur.b.ID), from, origin)
-	}
 
 	mi := 0
 	for {
-		var best *cursor // nil means main
-		found := false
-		if mi < len(s.Main) {
-			found = true
-		}
-		for _, cur := range curs {
-			if cur.next >= len(cur.b.Thoughts) || (cur.fork >= 0 && cur.fork >= mi) {
-				continue
-			}
-			ts := cur.b.Thoughts[cur.next].Data.Timestamp
-			switch {
-			case !found:
-				best, found = cur, true
-			case best == nil && ts.Before(s.Main[mi].Data.Timestamp):
-				best = cur
-			case best != nil && ts.Before(best.b.Thoughts[best.next].Data.Timestamp):
-				best = cur
-			}
-		}
+		best, found := nextBranchThought(s, curs, mi) // best nil means main
 		if !found {
 			break
 		}
@@ -236,7 +171,7 @@ func BuildGraph(s *StoredSession) *Graph {
 			continue
 		}
 		if !best.opened {
-			open(best)
+			g.openBranch(s, best, mainNodes)
 		}
 		t := best.b.Thoughts[best.next]
 		best.next++
@@ -254,13 +189,97 @@ func BuildGraph(s *StoredSession) *Graph {
 	}
 	for _, cur := range curs {
 		if !cur.opened { // a branch ref without thoughts
-			open(cur)
+			g.openBranch(s, cur, mainNodes)
 		}
 		if cur.b.Tip != "" {
 			cur.chain.tip = cur.b.Tip
 		}
 	}
 	return g
+}
+
+// branchCursor is BuildGraph's place in one stored branch.
+type branchCursor struct {
+	b      *StoredBranch
+	fork   int // index in s.Main of the fork point, -1 if unknown
+	next   int
+	chain  *chain
+	opened bool
+}
+
+// branchCursors finds each branch's fork point on the main chain, by its
+// fork commit or else by the number its first thought branches from, and
+// reports a branch whose name is not a valid branch id.
+func (g *Graph) branchCursors(s *StoredSession) []*branchCursor {
+	mainByCommit := make(map[CommitID]int, len(s.Main))
+	mainByNumber := make(map[int]int, len(s.Main))
+	for i, t := range s.Main {
+		mainByCommit[t.Commit] = i
+		if _, ok := mainByNumber[t.Data.ThoughtNumber]; !ok {
+			mainByNumber[t.Data.ThoughtNumber] = i
+		}
+	}
+	curs := make([]*branchCursor, len(s.Branches))
+	for i := range s.Branches {
+		b := &s.Branches[i]
+		cur := &branchCursor{b: b, fork: -1}
+		if j, ok := mainByCommit[b.ForkCommit]; ok && b.ForkCommit != "" {
+			cur.fork = j
+		} else if len(b.Thoughts) > 0 && b.Thoughts[0].Data.BranchFromThought != nil {
+			if j, ok := mainByNumber[*b.Thoughts[0].Data.BranchFromThought]; ok {
+				cur.fork = j
+			}
+		}
+		if _, err := NewBranchID(b.ID); err != nil {
+			g.problem("branch %q: %v", b.ID, err)
+		}
+		curs[i] = cur
+	}
+	return curs
+}
+
+// openBranch adds cur's branch to the graph, from its fork point's node
+// (mainNodes, by index in s.Main), or reports that the fork point is gone.
+func (g *Graph) openBranch(s *StoredSession, cur *branchCursor, mainNodes []*node) {
+	cur.opened = true
+	var origin *node
+	from := 0
+	if cur.fork >= 0 {
+		origin = mainNodes[cur.fork]
+		from = s.Main[cur.fork].Data.ThoughtNumber
+	} else if len(cur.b.Thoughts) > 0 && cur.b.Thoughts[0].Data.BranchFromThought != nil {
+		from = *cur.b.Thoughts[0].Data.BranchFromThought
+	}
+	if origin == nil {
+		g.problem("branch %q: fork point (thought %d) not found on the main chain", cur.b.ID, from)
+	}
+	cur.chain = g.addBranch(BranchID(cur.b.ID), from, origin)
+}
+
+// nextBranchThought picks whose thought comes next, mi being the next
+// main-chain thought's index: the earliest by timestamp among the main
+// chain's and each branch's whose fork point is already placed, ties
+// going to the main chain and then to the first branch. best is nil for
+// the main chain; found is false when every chain is done.
+func nextBranchThought(s *StoredSession, curs []*branchCursor, mi int) (best *branchCursor, found bool) {
+	if mi < len(s.Main) {
+		found = true
+	}
+	for _, cur := range curs {
+		if cur.next >= len(cur.b.Thoughts) || (cur.fork >= 0 && cur.fork >= mi) {
+			continue
+		}
+		ts := cur.b.Thoughts[cur.next].Data.Timestamp
+		switch {
+		case !found:
+			best, found = cur, true
+		case best == nil && ts.Before(s.Main[mi].Data.Timestamp):
+			best = cur
+		case best != nil && ts.Before(best.b.Thoughts[best.next].Data.Timestamp):
+			best = cur
+		}
+	}
+	return best, found
 }
 
 func (g *Graph) problem(format string, args ...any) {

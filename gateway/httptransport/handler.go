@@ -306,40 +306,8 @@ func writeRPCError(w http.ResponseWriter, status int, e *rpcError) {
 }
 
 func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version string) {
-	if !isJSON(r.Header.Get("Content-Type")) {
-		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
-		return
-	}
-	if j, sse := accepts(r.Header.Values("Accept")); !j || !sse {
-		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
-		return
-	}
-	if len(r.Header.Values(lastEventIDHeader)) > 0 {
-		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
-		return
-	}
-	buf := bodyPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	ok := h.readBody(w, r, buf)
-	var msgs []jsonrpc.Message
-	var batch bool
-	var derr *rpcError
-	if ok {
-		msgs, batch, derr = decodeBody(buf.Bytes())
-	}
-	if buf.Cap() <= 64<<10 {
-		bodyPool.Put(buf) // the messages hold no reference to it
-	}
+	msgs, batch, ok := h.readPOST(w, r, version)
 	if !ok {
-		return
-	}
-	if derr != nil {
-		writeRPCError(w, http.StatusBadRequest, derr)
-		return
-	}
-	if batch && version >= batchesUntil {
-		writeRPCError(w, http.StatusBadRequest, &rpcError{code: jsonrpc.CodeInvalidRequest, message: fmt.Sprintf(
-			"invalid request: JSON-RPC batches are not part of MCP %s and later (this request uses %s)", batchesUntil, version)})
 		return
 	}
 
@@ -366,27 +334,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 	s.startPOST()
 	defer s.endPOST()
 
-	var extra *mcp.RequestExtra
-	var calls []*jsonrpc.Request
-	isInit := false
-	for _, m := range msgs {
-		req, ok := m.(*jsonrpc.Request)
-		if !ok {
-			continue
-		}
-		if extra == nil {
-			extra = &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
-		}
-		if req.IsCall() {
-			// Each call its own Extra: it is how Correlate finds it.
-			e := *extra
-			req.Extra = &e
-			calls = append(calls, req)
-			isInit = isInit || req.Method == "initialize"
-		} else {
-			req.Extra = extra
-		}
-	}
+	calls, isInit := attachExtras(r, msgs)
 	if len(calls) == 0 {
 		if !s.deliver(s.takeDirect(msgs)) {
 			http.Error(w, "session is closing", http.StatusNotFound)
@@ -420,6 +368,72 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version stri
 		return
 	}
 	h.answer(w, r, s, st, batch)
+}
+
+// readPOST checks a POST's headers and reads its messages. When ok is
+// false the request has been answered with the reason it was refused.
+func (h *Handler) readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []jsonrpc.Message, batch, ok bool) {
+	if !isJSON(r.Header.Get("Content-Type")) {
+		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return nil, false, false
+	}
+	if j, sse := accepts(r.Header.Values("Accept")); !j || !sse {
+		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		return nil, false, false
+	}
+	if len(r.Header.Values(lastEventIDHeader)) > 0 {
+		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+		return nil, false, false
+	}
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	ok = h.readBody(w, r, buf)
+	var derr *rpcError
+	if ok {
+		msgs, batch, derr = decodeBody(buf.Bytes())
+	}
+	if buf.Cap() <= 64<<10 {
+		bodyPool.Put(buf) // the messages hold no reference to it
+	}
+	if !ok {
+		return nil, false, false
+	}
+	if derr != nil {
+		writeRPCError(w, http.StatusBadRequest, derr)
+		return nil, false, false
+	}
+	if batch && version >= batchesUntil {
+		writeRPCError(w, http.StatusBadRequest, &rpcError{code: jsonrpc.CodeInvalidRequest, message: fmt.Sprintf(
+			"invalid request: JSON-RPC batches are not part of MCP %s and later (this request uses %s)", batchesUntil, version)})
+		return nil, false, false
+	}
+	return msgs, batch, true
+}
+
+// attachExtras gives the requests among msgs the request's token and
+// header, and returns the calls among them (those that expect an answer)
+// and whether one of them is initialize.
+func attachExtras(r *http.Request, msgs []jsonrpc.Message) (calls []*jsonrpc.Request, isInit bool) {
+	var extra *mcp.RequestExtra
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		if extra == nil {
+			extra = &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
+		}
+		if req.IsCall() {
+			// Each call its own Extra: it is how Correlate finds it.
+			e := *extra
+			req.Extra = &e
+			calls = append(calls, req)
+			isInit = isInit || req.Method == "initialize"
+		} else {
+			req.Extra = extra
+		}
+	}
+	return calls, isInit
 }
 
 // answerInline runs a POST's lone call, taken directly, on the request's

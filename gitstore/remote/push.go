@@ -90,79 +90,10 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 	if err != nil {
 		return nil, err
 	}
-	only := map[string]bool{}
-	for _, id := range o.Sessions {
-		only[id] = true
-	}
-	force := map[string]bool{}
-	for _, id := range o.Force {
-		force[id] = true
-	}
-	groups := map[string][]string{}
-	for ref := range local {
-		if !gitstore.SharedRef(ref) {
-			continue
-		}
-		if id := gitstore.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
-			continue
-		}
-		if ref == "refs/heads/main" {
-			// Every ledger starts its own main (a README); only a remote
-			// without one gets ours.
-			if r, ok := remoteRefs[ref]; ok && r != local[ref] {
-				continue
-			}
-		}
-		g := groupOfRef(ref)
-		groups[g] = append(groups[g], ref)
-	}
-	names := make([]string, 0, len(groups))
-	for g := range groups {
-		names = append(names, g)
-		// main chain first, so that its commits precede a branch's
-		sort.Slice(groups[g], func(i, j int) bool { return gitstore.RefOrder(groups[g][i]) < gitstore.RefOrder(groups[g][j]) })
-	}
-	sort.Strings(names)
-
-	var cmds []*packp.Command
-	var sendTips []hash
-	var sendRefs []string
-	for _, g := range names {
-		var gcmds []*packp.Command
-		var rejected []Rejection
-		for _, ref := range groups[g] {
-			l, r := local[ref], remoteRefs[ref]
-			id := gitstore.SessionOfRef(ref)
-			switch {
-			case l == r:
-				res.UpToDate++
-				continue
-			case r == zeroHash || (id != "" && force[id]):
-			default:
-				reason, msg, err := s.pushCheck(ref, l, r)
-				if err != nil {
-					return nil, err
-				}
-				if reason != "" {
-					rejected = append(rejected, Rejection{Ref: ref, Session: id, Reason: reason, Message: msg})
-					continue
-				}
-			}
-			gcmds = append(gcmds, &packp.Command{Name: plumbing.ReferenceName(ref), Old: r, New: l})
-		}
-		if len(rejected) > 0 {
-			res.Rejected = append(res.Rejected, rejected...)
-			for _, c := range gcmds {
-				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: gitstore.SessionOfRef(c.Name.String()), Reason: RejectHeld,
-					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
-			}
-			continue
-		}
-		for _, c := range gcmds {
-			cmds = append(cmds, c)
-			sendTips = append(sendTips, c.New)
-			sendRefs = append(sendRefs, c.Name.String())
-		}
+	names, groups := pushGroups(local, remoteRefs, o)
+	cmds, sendTips, sendRefs, err := s.pushCommands(res, names, groups, local, remoteRefs, o)
+	if err != nil {
+		return nil, err
 	}
 	if len(cmds) == 0 {
 		return res, nil
@@ -213,10 +144,109 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 		// which, below.
 		return nil, describeDialError(u, err)
 	}
+	if err := s.readPushReport(ctx, remote, o, u, rs, cmds, res); err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "Sent in %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	return res, nil
+}
+
+// pushGroups picks the shared refs to push (only o.Sessions' when it is
+// set) and groups them by session, each group main chain first so that
+// its commits precede a branch's; names lists the groups in order.
+func pushGroups(local, remoteRefs map[string]hash, o TransferOptions) (names []string, groups map[string][]string) {
+	only := map[string]bool{}
+	for _, id := range o.Sessions {
+		only[id] = true
+	}
+	groups = map[string][]string{}
+	for ref := range local {
+		if !gitstore.SharedRef(ref) {
+			continue
+		}
+		if id := gitstore.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
+			continue
+		}
+		if ref == "refs/heads/main" {
+			// Every ledger starts its own main (a README); only a remote
+			// without one gets ours.
+			if r, ok := remoteRefs[ref]; ok && r != local[ref] {
+				continue
+			}
+		}
+		g := groupOfRef(ref)
+		groups[g] = append(groups[g], ref)
+	}
+	names = make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+		sort.Slice(groups[g], func(i, j int) bool { return gitstore.RefOrder(groups[g][i]) < gitstore.RefOrder(groups[g][j]) })
+	}
+	sort.Strings(names)
+	return names, groups
+}
+
+// pushCommands decides, group by group, which refs move: one that may not
+// move forward (and is not forced) is rejected, and holds back the rest
+// of its group, since a session moves whole. It counts the refs already
+// up to date and the rejections in res, and returns the update commands
+// with each one's tip and ref name, in order.
+func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string][]string, local, remoteRefs map[string]hash, o TransferOptions) (cmds []*packp.Command, sendTips []hash, sendRefs []string, err error) {
+	force := map[string]bool{}
+	for _, id := range o.Force {
+		force[id] = true
+	}
+	for _, g := range names {
+		var gcmds []*packp.Command
+		var rejected []Rejection
+		for _, ref := range groups[g] {
+			l, r := local[ref], remoteRefs[ref]
+			id := gitstore.SessionOfRef(ref)
+			switch {
+			case l == r:
+				res.UpToDate++
+				continue
+			case r == zeroHash || (id != "" && force[id]):
+			default:
+				reason, msg, err := s.pushCheck(ref, l, r)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if reason != "" {
+					rejected = append(rejected, Rejection{Ref: ref, Session: id, Reason: reason, Message: msg})
+					continue
+				}
+			}
+			gcmds = append(gcmds, &packp.Command{Name: plumbing.ReferenceName(ref), Old: r, New: l})
+		}
+		if len(rejected) > 0 {
+			res.Rejected = append(res.Rejected, rejected...)
+			for _, c := range gcmds {
+				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: gitstore.SessionOfRef(c.Name.String()), Reason: RejectHeld,
+					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
+			}
+			continue
+		}
+		for _, c := range gcmds {
+			cmds = append(cmds, c)
+			sendTips = append(sendTips, c.New)
+			sendRefs = append(sendRefs, c.Name.String())
+		}
+	}
+	return cmds, sendTips, sendRefs, nil
+}
+
+// readPushReport records in res what the remote did with each command:
+// updated, or refused with the remote's reason. A main refused because
+// the remote got one meanwhile is not a rejection. An error means the
+// remote could not store the pack at all.
+func (s *sharer) readPushReport(ctx context.Context, remote string, o TransferOptions, u string, rs *packp.ReportStatus, cmds []*packp.Command, res *PushResult) error {
 	failed := map[string]string{}
 	if rs != nil {
 		if rs.UnpackStatus != "" && rs.UnpackStatus != "ok" {
-			return nil, fmt.Errorf("%s could not store the pack: %s", redactURL(u), rs.UnpackStatus)
+			return fmt.Errorf("%s could not store the pack: %s", redactURL(u), rs.UnpackStatus)
 		}
 		for _, cs := range rs.CommandStatuses {
 			if cs.Status != "ok" {
@@ -246,10 +276,7 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 		}
 		res.Updated = append(res.Updated, ch)
 	}
-	if progress != nil {
-		fmt.Fprintf(progress, "Sent in %s\n", time.Since(start).Round(time.Millisecond))
-	}
-	return res, nil
+	return nil
 }
 
 // pushCheck says whether our tip l may replace the remote's r.

@@ -2,8 +2,9 @@
 // import graph with `go list -deps -json` and fails on any arrow that
 // doc/architecture.md forbids, naming the chain of imports that breaks it.
 // It also holds the test that every section of the benchmarks page cited
-// in the module's code and documents exists there, and the test that every
+// in the module's code and documents exists there, the test that every
 // THOUGHTBOX_ setting the product reads is in the README's settings
-// table. The package has no
-// code of its own; Check and the rules live in its test files.
+// table, and the one that keeps the product packages' functions and files
+// short (TestSizes). The package has no code of its own; Check and the
+// rules live in its test files.
 package archtest

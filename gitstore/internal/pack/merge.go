@@ -234,29 +234,6 @@ func (s *packStream) copyTo(w io.Writer, src int, off, n int64) error {
 // that a newer pack's first version of the same path replaced (see links)
 // becomes a delta of that version, read back through read.
 func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash) (object.Type, []byte, error)) error {
-	// Per pack, indexed like its entries (in offset order): an entry's
-	// delta base, its depth below the whole object its chain starts from,
-	// that root, and (for a root) the depth of its deepest delta.
-	type prep struct {
-		entries  []rawEntry
-		refBases []object.Hash
-		end      int64 // where the last entry's payload ends
-		base     []int32
-		depth    []int32
-		root     []int32
-		maxBelow []int32
-	}
-	// span is where entry i's compressed payload lies in its pack.
-	span := func(p *prep, i int32) (off, n int64) {
-		e := &p.entries[i]
-		next := p.end
-		if int(i)+1 < len(p.entries) {
-			next = p.entries[i+1].off
-		}
-		return e.off + int64(e.hdr), next - e.off - int64(e.hdr)
-	}
-	preps := make([]prep, len(newestFirst))
-	olderOf := map[object.Hash]Link{} // older version → the Link to the newer version that replaced it
 	files := make([]*os.File, len(newestFirst))
 	defer func() {
 		for _, f := range files {
@@ -268,21 +245,97 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 	pb := getPackBuffers(io.Discard)
 	defer putPackBuffers(pb)
 	br := pb.reader()
-	total := 0
+	preps, olderOf, total, err := readMergeSources(packDir, linksDir, newestFirst, files, br)
+	if err != nil {
+		return err
+	}
+	plan, err := planMerge(newestFirst, preps, olderOf, total, files, read, pb)
+	if err != nil {
+		return err
+	}
+	// What only the planning needed goes before the index is built, so
+	// that the merge's peak is the larger of the two phases, not their sum.
+	for pi := range preps {
+		p := &preps[pi]
+		p.base, p.depth, p.root, p.maxBelow = nil, nil, nil, nil
+	}
+
+	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	pb.bw.Reset(tmp)
+	bw := pb.bw
+	cw := &countingWriter{w: bw, sum: sha1.New()}
+	idx, err := writeMerged(cw, plan, preps, files, br)
+	if err != nil {
+		return err
+	}
+	keep := plan.keep
+	// Only the index is needed from here on.
+	plan, preps = nil, nil
+	name, err := finishPack(packDir, tmp, bw, cw, idx)
+	if err != nil {
+		return err
+	}
+	WriteLinks(linksDir, "pack-"+name.String(), keep)
+	for _, pe := range newestFirst {
+		base := filepath.Join(packDir, pe.name)
+		os.Remove(base + ".idx") // the index first: without it git ignores the pack
+		os.Remove(base + ".pack")
+		os.Remove(filepath.Join(linksDir, pe.name))
+	}
+	return durable.SyncDir(packDir)
+}
+
+// mergeSource is one pack of a merge, its entries indexed in offset
+// order: an entry's delta base, its depth below the whole object its
+// chain starts from, that root, and (for a root) the depth of its deepest
+// delta.
+type mergeSource struct {
+	entries  []rawEntry
+	refBases []object.Hash
+	end      int64 // where the last entry's payload ends
+	base     []int32
+	depth    []int32
+	root     []int32
+	maxBelow []int32
+}
+
+// span is where entry i's compressed payload lies in its pack.
+func (p *mergeSource) span(i int32) (off, n int64) {
+	e := &p.entries[i]
+	next := p.end
+	if int(i)+1 < len(p.entries) {
+		next = p.entries[i+1].off
+	}
+	return e.off + int64(e.hdr), next - e.off - int64(e.hdr)
+}
+
+// readMergeSources opens each pack of the merge into files (the caller
+// closes them) and reads its entries' layout, and the links recorded for
+// it: olderOf maps an older version to the Link to the newer version that
+// replaced it, the newest pack's link winning. total counts the entries
+// of every pack, duplicates included.
+func readMergeSources(packDir, linksDir string, newestFirst []*Entry, files []*os.File, br *bufio.Reader) (preps []mergeSource, olderOf map[object.Hash]Link, total int, err error) {
+	preps = make([]mergeSource, len(newestFirst))
+	olderOf = map[object.Hash]Link{}
 	for pi, pe := range newestFirst {
 		f, err := os.Open(filepath.Join(packDir, pe.name+".pack"))
 		if err != nil {
-			return err
+			return nil, nil, 0, err
 		}
 		files[pi] = f
 		entries, refBases, err := readRawEntries(pe, f, br)
 		if err != nil {
-			return err
+			return nil, nil, 0, err
 		}
 		n := len(entries)
 		total += n
 		ints := make([]int32, 4*n)
-		p := prep{entries: entries, refBases: refBases, end: pe.size - 20,
+		p := mergeSource{entries: entries, refBases: refBases, end: pe.size - 20,
 			base: ints[:n], depth: ints[n : 2*n], root: ints[2*n : 3*n], maxBelow: ints[3*n:]}
 		for i, e := range entries {
 			p.base[i], p.root[i] = -1, int32(i)
@@ -305,14 +358,30 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 			}
 		}
 	}
+	return preps, olderOf, total, nil
+}
 
+// mergePlan is the merged pack before it is written: its entries in
+// order, their headers, the payloads re-encoded as deltas, and the links
+// to carry over.
+type mergePlan struct {
+	out    []outEntry
+	redone map[int32][]byte // re-encoded payloads, by index in out
+	heads  []byte           // every entry's header, out[i].head indexes it
+	keep   []Link           // links whose older version is outside this merge
+}
+
+// planMerge lays out the merged pack: each object once, from the newest
+// pack that holds it, OFS deltas re-pointed at their bases' new offsets,
+// and a whole older version re-encoded as a delta of its newer one when
+// the chain stays within maxLinkedDepth. The maps that find an object's
+// place are dropped on return, before the pack is written.
+func planMerge(newestFirst []*Entry, preps []mergeSource, olderOf map[object.Hash]Link, total int, files []*os.File, read func(object.Hash) (object.Type, []byte, error), pb *packBuffers) (*mergePlan, error) {
 	// where maps every object of the merge to its entry in out; placed
 	// maps each source entry (by pack, then index) to the same.
 	where := make(map[object.Hash]int32, total)
 	placed := make([][]int32, len(preps))
-	out := make([]outEntry, 0, total)
-	redone := map[int32][]byte{} // re-encoded payloads, by index in out
-	var heads []byte             // every entry's header, out[i].head indexes it
+	plan := &mergePlan{out: make([]outEntry, 0, total), redone: map[int32][]byte{}}
 	pos := int64(12)
 	var zbuf bytes.Buffer
 	for pi := range preps {
@@ -324,114 +393,90 @@ func Merge(packDir, linksDir string, newestFirst []*Entry, read func(object.Hash
 				placed[pi][i] = at
 				continue
 			}
-			h0 := len(heads)
-			heads = appendEntryHeader(heads, int(e.typ), int(e.size))
+			h0 := len(plan.heads)
+			plan.heads = appendEntryHeader(plan.heads, int(e.typ), int(e.size))
 			var data []byte
 			depth := int32(0)
 			switch {
 			case e.typ == ofsDeltaType:
 				if p.base[i] < 0 {
-					return fmt.Errorf("pack %s: delta at %d has no base at %d", newestFirst[pi].name, e.off, e.baseOff)
+					return nil, fmt.Errorf("pack %s: delta at %d has no base at %d", newestFirst[pi].name, e.off, e.baseOff)
 				}
-				b := &out[placed[pi][p.base[i]]]
-				heads = appendOfsOffset(heads, pos-b.pos)
+				b := &plan.out[placed[pi][p.base[i]]]
+				plan.heads = appendOfsOffset(plan.heads, pos-b.pos)
 				depth = b.depth + 1
 			case e.typ == refDeltaType:
-				heads = append(heads, p.refBases[e.baseOff][:]...)
+				plan.heads = append(plan.heads, p.refBases[e.baseOff][:]...)
 			default:
 				l, linked := olderOf[e.id]
 				at, newerPlaced := where[l.Newer]
 				if linked && newerPlaced {
-					n := &out[at]
+					n := &plan.out[at]
 					if n.depth+1+p.maxBelow[i] <= maxLinkedDepth {
-						off, size := span(p, int32(i))
+						off, size := p.span(int32(i))
 						if h, d, ok := relink(int(e.size), files[pi], off, size, l, pos-n.pos, read, pb, &zbuf); ok {
-							heads = append(heads[:h0], h...)
+							plan.heads = append(plan.heads[:h0], h...)
 							data = d
 							depth = n.depth + 1
 						}
 					}
 				}
 			}
-			at := int32(len(out))
+			at := int32(len(plan.out))
 			placed[pi][i] = at
 			where[e.id] = at
-			oe := outEntry{id: e.id, pos: pos, depth: depth, head: [2]int32{int32(h0), int32(len(heads))}, src: int32(pi), at: int32(i)}
+			oe := outEntry{id: e.id, pos: pos, depth: depth, head: [2]int32{int32(h0), int32(len(plan.heads))}, src: int32(pi), at: int32(i)}
 			size := int64(len(data))
 			if data != nil {
 				oe.src = -1
-				redone[at] = data
+				plan.redone[at] = data
 			} else {
-				_, size = span(p, int32(i))
+				_, size = p.span(int32(i))
 			}
-			out = append(out, oe)
-			pos += int64(len(heads)-h0) + size
+			plan.out = append(plan.out, oe)
+			pos += int64(len(plan.heads)-h0) + size
 		}
 	}
-	// What only the planning above needed goes before the index is built,
-	// so that the merge's peak is the larger of the two phases, not their
-	// sum. The links to keep are found now, while where still exists.
-	var keep []Link // links whose older version is outside this merge
+	// The links to keep are found now, while where still exists.
 	for older, l := range olderOf {
 		if _, in := where[older]; !in {
-			keep = append(keep, l)
+			plan.keep = append(plan.keep, l)
 		}
 	}
-	where, placed = nil, nil
-	for pi := range preps {
-		p := &preps[pi]
-		p.base, p.depth, p.root, p.maxBelow = nil, nil, nil, nil
-	}
+	return plan, nil
+}
 
-	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	pb.bw.Reset(tmp)
-	bw := pb.bw
-	cw := &countingWriter{w: bw, sum: sha1.New()}
+// writeMerged writes the planned pack's header and entries to cw, copying
+// each payload that was not re-encoded straight from its source pack, and
+// returns the index of what it wrote.
+func writeMerged(cw *countingWriter, plan *mergePlan, preps []mergeSource, files []*os.File, br *bufio.Reader) ([]indexed, error) {
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(out)))
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(plan.out)))
 	cw.Write(hdr[:])
-	idx := make([]indexed, 0, len(out))
+	idx := make([]indexed, 0, len(plan.out))
 	stream := &packStream{r: br, files: files, src: -1}
 	w := &crcWriter{w: cw}
-	for i, o := range out {
+	for i, o := range plan.out {
 		off := cw.n
 		w.crc = 0
-		if _, err := w.Write(heads[o.head[0]:o.head[1]]); err != nil {
-			return err
+		if _, err := w.Write(plan.heads[o.head[0]:o.head[1]]); err != nil {
+			return nil, err
 		}
 		if o.src < 0 {
-			if _, err := w.Write(redone[int32(i)]); err != nil {
-				return err
+			if _, err := w.Write(plan.redone[int32(i)]); err != nil {
+				return nil, err
 			}
 		} else {
-			from, n := span(&preps[o.src], o.at)
+			from, n := preps[o.src].span(o.at)
 			if err := stream.copyTo(w, int(o.src), from, n); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		idx = append(idx, indexed{off: uint64(off), id: o.id, crc: w.crc})
 	}
-	// Only the index is needed from here on.
-	out, preps, heads, redone = nil, nil, nil, nil
-	name, err := finishPack(packDir, tmp, bw, cw, idx)
-	if err != nil {
-		return err
-	}
-	WriteLinks(linksDir, "pack-"+name.String(), keep)
-	for _, pe := range newestFirst {
-		base := filepath.Join(packDir, pe.name)
-		os.Remove(base + ".idx") // the index first: without it git ignores the pack
-		os.Remove(base + ".pack")
-		os.Remove(filepath.Join(linksDir, pe.name))
-	}
-	return durable.SyncDir(packDir)
+	return idx, nil
 }
 
 // relink re-encodes a whole entry as a delta of the newer version that

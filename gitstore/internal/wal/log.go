@@ -245,10 +245,45 @@ func (l *Log) peek() error {
 // left a torn record at the end, which was never acknowledged and is cut
 // off here.
 func (l *Log) sync(ctx context.Context) error {
+	if err := l.followReplacement(ctx); err != nil {
+		return err
+	}
+	if l.off > 0 && l.off+8 <= l.size {
+		// The usual turn of a lone writer: the bytes after the last record
+		// are still the zeros laid ahead of it (see Append), so nobody
+		// appended since, and the file's size is not needed. Anything
+		// else (a record, a file cut short) takes the full way below.
+		var hdr [8]byte
+		if n, err := l.f.ReadAt(hdr[:], l.off); n == len(hdr) && err == nil && binary.BigEndian.Uint32(hdr[:4]) == 0 {
+			return nil
+		}
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if l.off == 0 {
+		if size, err = l.startOrCheckMagic(size); err != nil {
+			return err
+		}
+		l.off = int64(len(Magic))
+	}
+	if size < l.off {
+		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", l.path, l.off, size)
+	}
+	l.size = size
+	return l.readNewRecords(size)
+}
+
+// followReplacement makes l.f the file at l.path, locked: a flush in
+// another process may have replaced the file since l.f was opened. The old
+// file's lock is released only once the new one's is held.
+func (l *Log) followReplacement(ctx context.Context) error {
 	for {
 		pid, err := durable.PathID(l.path)
 		if err == nil && l.ino != 0 && pid == l.ino {
-			break
+			return nil
 		}
 		if err == nil && l.ino == 0 {
 			fid, ferr := durable.FileID(l.f)
@@ -278,48 +313,37 @@ func (l *Log) sync(ctx context.Context) error {
 		l.f, l.ino = nf, fid
 		l.reset()
 	}
-	if l.off > 0 && l.off+8 <= l.size {
-		// The usual turn of a lone writer: the bytes after the last record
-		// are still the zeros laid ahead of it (see Append), so nobody
-		// appended since, and the file's size is not needed. Anything
-		// else (a record, a file cut short) takes the full way below.
-		var hdr [8]byte
-		if n, err := l.f.ReadAt(hdr[:], l.off); n == len(hdr) && err == nil && binary.BigEndian.Uint32(hdr[:4]) == 0 {
-			return nil
+}
+
+// startOrCheckMagic is the first read of a log file of size bytes: one
+// too short to hold the magic is new (or was never completed) and is
+// started durably; any other must begin with the magic. It returns the
+// file's size after.
+func (l *Log) startOrCheckMagic(size int64) (int64, error) {
+	if size < int64(len(Magic)) {
+		if err := l.f.Truncate(0); err != nil {
+			return 0, err
 		}
-	}
-	fi, err := l.f.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size()
-	if l.off == 0 {
-		if size < int64(len(Magic)) {
-			// new (or never completed) log: start it
-			if err := l.f.Truncate(0); err != nil {
-				return err
-			}
-			if _, err := l.f.WriteAt(Magic, 0); err != nil {
-				return err
-			}
-			if err := durable.Datasync(l.f); err != nil {
-				return err
-			}
-			if err := durable.SyncDir(filepath.Dir(l.path)); err != nil {
-				return err
-			}
-			size = int64(len(Magic))
-		} else {
-			if err := l.checkMagic(); err != nil {
-				return err
-			}
+		if _, err := l.f.WriteAt(Magic, 0); err != nil {
+			return 0, err
 		}
-		l.off = int64(len(Magic))
+		if err := durable.Datasync(l.f); err != nil {
+			return 0, err
+		}
+		if err := durable.SyncDir(filepath.Dir(l.path)); err != nil {
+			return 0, err
+		}
+		return int64(len(Magic)), nil
 	}
-	if size < l.off {
-		return fmt.Errorf("%s shrank from %d to %d bytes under its lock", l.path, l.off, size)
+	if err := l.checkMagic(); err != nil {
+		return 0, err
 	}
-	l.size = size
+	return size, nil
+}
+
+// readNewRecords hands the records after l.off, up to size, to
+// opt.Record, and cuts off a torn record at the end.
+func (l *Log) readNewRecords(size int64) error {
 	// Records follow one another up to the end of the file or to the
 	// zeros a writer laid down ahead of itself (a record's length is never
 	// zero): see Append.
