@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/thoughtbox/thoughtbox/agentconfig"
 )
 
 // agentFile is one agent's file as a test sets it up: what is there
@@ -193,4 +196,33 @@ func parseAgentFile(t *testing.T, f agentFile) map[string]any {
 		t.Fatalf("%s: %s is not JSON: %v\n%s", f.agent, f.rel, err, data)
 	}
 	return v
+}
+
+// TestEnableAgentREADMETable holds the README's table of agents to the
+// agents enable knows: one row each, with the exact command and, for a
+// project file, its path.
+func TestEnableAgentREADMETable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile("(?m)^\\| ([^|]+) \\| `thoughtbox enable --agent ([a-z-]+)` \\| (.+) \\|$").FindAllStringSubmatch(string(readme), -1)
+	if len(rows) != len(agentconfig.Agents()) {
+		t.Errorf("the README's table has %d agents, enable knows %d", len(rows), len(agentconfig.Agents()))
+	}
+	for _, a := range agentconfig.Agents() {
+		i := slices.IndexFunc(rows, func(r []string) bool { return r[2] == a.Name })
+		if i < 0 {
+			t.Errorf("the README's table has no row for --agent %s", a.Name)
+			continue
+		}
+		row := rows[i]
+		if row[1] != a.Title {
+			t.Errorf("--agent %s: the README calls it %q, enable %q", a.Name, row[1], a.Title)
+		}
+		file, _ := a.File(agentconfig.Places{Worktree: "."})
+		if !a.User && !strings.HasPrefix(row[3], "`"+filepath.ToSlash(filepath.Clean(file))+"`") {
+			t.Errorf("--agent %s: the README says %s, enable writes %s", a.Name, row[3], file)
+		}
+	}
 }
