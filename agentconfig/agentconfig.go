@@ -153,6 +153,9 @@ func (a Agent) File(p Places) (string, error) {
 		// Claude Desktop has no official Linux build; the community builds
 		// follow the XDG layout.
 		dir = getenv("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(dir) {
+			dir = "" // the XDG rule: a relative path is ignored
+		}
 		if dir == "" && p.Home != "" {
 			dir = filepath.Join(p.Home, ".config")
 		}

@@ -81,7 +81,9 @@ func TestMergeJSONRefuses(t *testing.T) {
 		`{"mcpServers": []}`:                   "mcpServers is not a JSON object",
 		`{"mcpServers": {"thoughtbox": "x"}}`:  "mcpServers.thoughtbox is not a JSON object",
 		`{"mcpServers": {}, "mcpServers": {}}`: `"mcpServers" appears twice`,
-		`{"mcpServers": {"thoughtbox": {"args": 1, "args": 2}}}`: `"args" appears twice`,
+		`{"mcpServers": {"thoughtbox": {"args": 1, "args": 2}}}`:                   `"args" appears twice`,
+		`{"mcpServers": {"thoughtbox": {"url": "http://127.0.0.1:1731/mcp"}}}`:     "mcpServers.thoughtbox connects to a server by URL (url)",
+		`{"mcpServers": {"thoughtbox": {"type": "sse", "command": "thoughtbox"}}}`: `(type "sse")`,
 	} {
 		_, _, err := mergeJSON([]byte(in), "mcpServers", "thoughtbox", plain)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -179,12 +181,13 @@ func TestMergeTOMLRefuses(t *testing.T) {
 		"model\n":                        "expected = after the key model",
 		"a = 1 2\n":                      "line 1: unexpected",
 		"x = \"\\q\"\n":                  "bad escape",
-		"mcp_servers.thoughtbox.command = \"x\"\n":             "outside a [mcp_servers.thoughtbox] table",
-		"[mcp_servers]\nthoughtbox = { command = \"x\" }\n":    "outside a [mcp_servers.thoughtbox] table",
-		"mcp_servers = { other = { command = \"x\" } }\n":      "outside",
-		"[[mcp_servers]]\nname = 1\n":                          "array of tables",
-		"[mcp_servers.thoughtbox]\n[mcp_servers.thoughtbox]\n": "appears twice",
-		"[mcp_servers.thoughtbox]\nargs = []\nargs = []\n":     "more than once",
+		"mcp_servers.thoughtbox.command = \"x\"\n":                        "outside a [mcp_servers.thoughtbox] table",
+		"[mcp_servers]\nthoughtbox = { command = \"x\" }\n":               "outside a [mcp_servers.thoughtbox] table",
+		"mcp_servers = { other = { command = \"x\" } }\n":                 "outside",
+		"[[mcp_servers]]\nname = 1\n":                                     "array of tables",
+		"[mcp_servers.thoughtbox]\n[mcp_servers.thoughtbox]\n":            "appears twice",
+		"[mcp_servers.thoughtbox]\nargs = []\nargs = []\n":                "more than once",
+		"[mcp_servers.thoughtbox]\nurl = \"http://127.0.0.1:1731/mcp\"\n": "mcp_servers.thoughtbox connects to a server by URL",
 	} {
 		_, _, err := mergeTOML([]byte(in), "mcp_servers", "thoughtbox", plain)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -234,6 +237,10 @@ func TestClaudeDesktopFile(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.goos, got, err, c.want)
 		}
+	}
+	env["XDG_CONFIG_HOME"] = "relative/ignored"
+	if got, _ := a.File(Places{Home: "/home/me", GOOS: "linux", Getenv: getenv}); got != filepath.Join("/home/me", ".config", "Claude", "claude_desktop_config.json") {
+		t.Errorf("relative XDG_CONFIG_HOME: %q", got)
 	}
 	env["XDG_CONFIG_HOME"] = "/xdg"
 	if got, _ := a.File(Places{Home: "/home/me", GOOS: "linux", Getenv: getenv}); got != filepath.Join("/xdg", "Claude", "claude_desktop_config.json") {

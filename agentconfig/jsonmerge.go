@@ -117,6 +117,9 @@ func mergeJSON(data []byte, servers, name string, want []field) ([]byte, Outcome
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := remoteEntry(entry, servers+"."+name); err != nil {
+		return nil, 0, err
+	}
 	outcome := Unchanged
 	if ei < 0 {
 		outcome = Added
@@ -189,4 +192,26 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// ErrRemoteEntry is returned for an entry of ours that reaches a server by
+// URL (a shared `thoughtbox serve`): turning it into a command would
+// silently drop the user's choice, so it is left for them to decide.
+var ErrRemoteEntry = errors.New("connects to a server by URL")
+
+// remoteEntry refuses an entry that names a URL or a transport other than
+// stdio.
+func remoteEntry(entry []member, path string) error {
+	for _, m := range entry {
+		switch m.key {
+		case "url", "httpUrl", "serverUrl":
+			return fmt.Errorf("%s %w (%s); enable writes a command entry: remove that entry to have it written, or leave this agent out", path, ErrRemoteEntry, m.key)
+		case "type":
+			var typ string
+			if json.Unmarshal(m.value, &typ) == nil && typ != "stdio" {
+				return fmt.Errorf("%s %w (type %q); enable writes a command entry: remove that entry to have it written, or leave this agent out", path, ErrRemoteEntry, typ)
+			}
+		}
+	}
+	return nil
 }

@@ -525,6 +525,11 @@ type edit struct {
 
 // editTable sets want's keys in the table whose header is stmts[header].
 func editTable(data []byte, stmts []stmt, header int, want []field) ([]byte, Outcome, error) {
+	for i := header + 1; i < len(stmts) && stmts[i].kind != stmtTable && stmts[i].kind != stmtArrayTable; i++ {
+		if st := stmts[i]; st.kind == stmtKeyValue && st.path[0] == "url" {
+			return nil, 0, fmt.Errorf("%s %w (url); enable writes a command entry: remove that table to have it written, or leave this agent out", strings.Join(stmts[header].path, "."), ErrRemoteEntry)
+		}
+	}
 	var edits []edit
 	for _, f := range want {
 		line := f.key + " = " + tomlValue(f.value) + "\n"
