@@ -74,6 +74,9 @@ func (s *tomlScanner) endLine() error {
 	}
 	if s.peek() == '\r' {
 		s.pos++
+		if s.peek() != '\n' {
+			return s.fail("a carriage return without a line feed")
+		}
 	}
 	switch s.peek() {
 	case '\n':
@@ -215,7 +218,7 @@ func (s *tomlScanner) value() error {
 	if text == "" {
 		return s.fail("expected a value")
 	}
-	if strings.ContainsAny(text, " \t") && !localDateTime.MatchString(text) {
+	if strings.ContainsAny(text, " \t\r") && !localDateTime.MatchString(text) {
 		return s.fail("unexpected %q in a value", text)
 	}
 	for s.pos > start && (s.data[s.pos-1] == ' ' || s.data[s.pos-1] == '\t' || s.data[s.pos-1] == '\r') {
@@ -495,10 +498,10 @@ func mergeTOML(data []byte, servers, name string, want []field) ([]byte, Outcome
 	if header < 0 {
 		var b bytes.Buffer
 		b.Write(data)
+		if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+			b.WriteByte('\n')
+		}
 		if len(bytes.TrimSpace(data)) > 0 {
-			if !bytes.HasSuffix(data, []byte("\n")) {
-				b.WriteByte('\n')
-			}
 			b.WriteByte('\n')
 		}
 		fmt.Fprintf(&b, "[%s.%s]\n", servers, name)
@@ -562,9 +565,15 @@ func editTable(data []byte, stmts []stmt, header int, want []field) ([]byte, Out
 	if len(edits) == 0 {
 		return data, Unchanged, nil
 	}
-	// Apply from the end, so that earlier offsets stay right; insertions
-	// at one place keep want's order.
-	slices.SortStableFunc(edits, func(a, b edit) int { return b.start - a.start })
+	// Apply from the end, so that earlier offsets stay right: by start,
+	// and at one start a replacement before the insertions there (which
+	// then land in front of it); insertions at one place keep want's order.
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		if a.start != b.start {
+			return b.start - a.start
+		}
+		return b.end - a.end
+	})
 	out := slices.Clone(data)
 	for i := 0; i < len(edits); {
 		j := i
