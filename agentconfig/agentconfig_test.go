@@ -161,6 +161,11 @@ func TestMergeTOMLUpdatesInPlace(t *testing.T) {
 	if got, o, err := mergeTOML([]byte(same), "mcp_servers", "thoughtbox", plain); err != nil || o != Unchanged || string(got) != same {
 		t.Errorf("same entry: %v, %v, %q", o, err, got)
 	}
+	// A byte-order mark, and TOML 1.1's escapes, are read.
+	bom := "\ufeffname = \"\\e[1m\\x41\"\n[mcp_servers.thoughtbox]\ncommand = \"thoughtbox\"\nargs = [\"mcp\"]\n"
+	if got, o, err := mergeTOML([]byte(bom), "mcp_servers", "thoughtbox", plain); err != nil || o != Unchanged || string(got) != bom {
+		t.Errorf("BOM and 1.1 escapes: %v, %v", o, err)
+	}
 	// A path with a backslash and a quote is escaped.
 	win := []field{{"command", `C:\Program Files\"tb"\thoughtbox.exe`}}
 	got, _, err := mergeTOML(nil, "mcp_servers", "thoughtbox", win)

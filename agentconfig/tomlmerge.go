@@ -96,6 +96,9 @@ func scanTOML(data []byte) ([]stmt, error) {
 		return nil, errors.New("not TOML: not UTF-8")
 	}
 	s := &tomlScanner{data: data}
+	if bytes.HasPrefix(data, []byte("\ufeff")) {
+		s.pos = 3 // a byte-order mark some editors write
+	}
 	var out []stmt
 	for s.pos < len(data) {
 		st := stmt{start: s.pos}
@@ -360,11 +363,10 @@ func unquoteTOML(q string) (string, bool) {
 			b.WriteByte('\r')
 		case '"', '\\':
 			b.WriteByte(body[i])
-		case 'u', 'U':
-			n := 4
-			if body[i] == 'U' {
-				n = 8
-			}
+		case 'e': // TOML 1.1, which newer readers accept
+			b.WriteByte(0x1b)
+		case 'x', 'u', 'U':
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[body[i]]
 			if i+1+n > len(body) {
 				return "", false
 			}
