@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
+	"github.com/thoughtbox/thoughtbox/agentconfig"
 	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -101,11 +104,45 @@ func workingDir(env Env) string {
 	return "."
 }
 
-type enableCmd struct{}
+type enableCmd struct {
+	Agent []string `name:"agent" placeholder:"NAME" help:"Also write the MCP server entry for this agent (repeatable): claude-code, cursor, vscode, codex, gemini, claude-desktop; and install the commit hooks."`
+	List  bool     `name:"list" help:"List the agents --agent knows and the file each one writes, then exit."`
+}
 
-// Run records thoughtbox.enabled in the repository's .git/config.
+// Validate refuses an unknown agent before anything runs (a usage error).
+func (c *enableCmd) Validate() error {
+	if c.List && len(c.Agent) > 0 {
+		return errors.New("--list and --agent do not go together")
+	}
+	for _, name := range c.Agent {
+		if _, ok := agentconfig.Lookup(name); !ok {
+			return fmt.Errorf("--agent %q: unknown agent; known: %s", name, strings.Join(agentconfig.Names(), ", "))
+		}
+	}
+	return nil
+}
+
+type enableOutput struct {
+	Worktree string                   `json:"worktree"`
+	Enabled  bool                     `json:"enabled"`
+	Changed  bool                     `json:"changed"`
+	Hooks    []coderepo.InstalledHook `json:"hooks,omitempty"`
+	Agents   []*agentconfig.Change    `json:"agents,omitempty"`
+}
+
+// Run records thoughtbox.enabled in the repository's .git/config; with
+// --agent, it also installs the hooks and writes each agent's entry. Every
+// agent's file is read and merged before anything is written, so a file
+// that cannot be merged leaves everything as it was.
 func (c *enableCmd) Run(a *app) error {
+	if c.List {
+		return c.list(a)
+	}
 	r, err := a.code.worktree(a.ctx)
+	if err != nil {
+		return err
+	}
+	changes, err := planAgents(a, r, c.Agent)
 	if err != nil {
 		return err
 	}
@@ -116,16 +153,109 @@ func (c *enableCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	out := enableOutput{Worktree: r.Worktree, Enabled: true, Changed: changed, Agents: changes}
+	if len(changes) > 0 {
+		if out.Hooks, err = r.InstallHooks(a.ctx, hookCommand()); err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			if err := ch.Apply(); err != nil {
+				return fmt.Errorf("%s: %w", ch.File, err)
+			}
+		}
+	}
 	if a.format == FormatJSON {
-		return writeJSON(a.env.Stdout, map[string]any{"worktree": r.Worktree, "enabled": true, "changed": changed})
+		return writeJSON(a.env.Stdout, out)
 	}
 	if changed {
 		fmt.Fprintf(a.env.Stdout, "enabled: %s keeps its reasoning in %s (refs/thoughtbox/v1/, set in .git/config)\n", r.Worktree, r.CommonDir)
 	} else {
 		fmt.Fprintf(a.env.Stdout, "already enabled: %s\n", r.Worktree)
 	}
-	fmt.Fprintln(a.env.Stderr, "hint: 'thoughtbox hooks install' links your commits to the reasoning behind them")
+	if len(changes) == 0 {
+		fmt.Fprintln(a.env.Stderr, "hint: 'thoughtbox hooks install' links your commits to the reasoning behind them")
+		return nil
+	}
+	printHooks(a, out.Hooks)
+	for _, ch := range changes {
+		fmt.Fprintln(a.env.Stdout, ch.Describe())
+		if ch.Agent == "codex" {
+			fmt.Fprintln(a.env.Stderr, "hint: Codex reads a project's .codex/config.toml only once you trust the project")
+		}
+	}
 	return nil
+}
+
+// agentPlaces is where the agents' files go for the worktree r.
+func agentPlaces(a *app, worktree string) agentconfig.Places {
+	getenv := func(n string) string { v, _ := a.env.LookupEnv(n); return v }
+	home := getenv("HOME")
+	if runtime.GOOS == "windows" && getenv("USERPROFILE") != "" {
+		home = getenv("USERPROFILE")
+	}
+	return agentconfig.Places{Worktree: worktree, Home: home, GOOS: runtime.GOOS, Getenv: getenv}
+}
+
+// planAgents reads and merges every named agent's file (each once),
+// writing nothing.
+func planAgents(a *app, r *coderepo.Repo, names []string) ([]*agentconfig.Change, error) {
+	places := agentPlaces(a, r.Worktree)
+	launch := agentconfig.Launch{Command: "thoughtbox", Binary: hookCommand()}
+	var out []*agentconfig.Change
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		agent, _ := agentconfig.Lookup(name) // Validate checked the name
+		ch, err := agentconfig.Plan(agent, places, launch)
+		var fe *agentconfig.FileError
+		if errors.As(err, &fe) {
+			return nil, &failure{msg: fmt.Sprintf("--agent %s: %v", name, err),
+				hints: []string{"fix or move the file, then run this again; no file and no setting was changed"}}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--agent %s: %w", name, err)
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+type agentListing struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	File  string `json:"file"`
+	Key   string `json:"key"`
+	Scope string `json:"scope"`
+}
+
+// list names the agents and their files: a project file relative to the
+// repository, a user file where it is on this machine.
+func (c *enableCmd) list(a *app) error {
+	var rows []agentListing
+	for _, ag := range agentconfig.Agents() {
+		row := agentListing{Name: ag.Name, Title: ag.Title, Key: ag.Key + "." + agentconfig.ServerName, Scope: "project"}
+		if ag.User {
+			row.Scope = "user"
+		}
+		file, err := ag.File(agentPlaces(a, ""))
+		if err != nil {
+			file = "(" + err.Error() + ")"
+		}
+		row.File = file
+		rows = append(rows, row)
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, rows)
+	}
+	tw := tabwriter.NewWriter(a.env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tNAME\tFILE\tKEY")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Title, r.File, r.Key)
+	}
+	return tw.Flush()
 }
 
 type disableCmd struct{}

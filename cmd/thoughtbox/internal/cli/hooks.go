@@ -28,6 +28,12 @@ func (c *hooksInstallCmd) Run(a *app) error {
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, hooks)
 	}
+	printHooks(a, hooks)
+	return nil
+}
+
+// printHooks says what hooks install (or enable --agent) wrote.
+func printHooks(a *app, hooks []coderepo.InstalledHook) {
 	for _, h := range hooks {
 		if h.Chained != "" {
 			fmt.Fprintf(a.env.Stdout, "installed %s (runs %s first)\n", h.Path, filepath.Base(h.Chained))
@@ -35,7 +41,6 @@ func (c *hooksInstallCmd) Run(a *app) error {
 			fmt.Fprintf(a.env.Stdout, "installed %s\n", h.Path)
 		}
 	}
-	return nil
 }
 
 // hookCommand is how a hook runs this program: thoughtbox as found on
