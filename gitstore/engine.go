@@ -273,3 +273,24 @@ func Slug(s string) string { return slug(s) }
 
 // BlobSize returns the size of a blob, -1 for an object of another type.
 func (s *Store) BlobSize(id object.Hash) (int, error) { return s.blobSize(id) }
+
+// The same questions asked of the store's own layout: a ledger kept in a
+// code repository shares the refs under refs/thoughtbox/v1/ instead, and
+// never the code's branches.
+
+// SharedRefRoot is the folder every ref a transfer moves lives under:
+// refs/heads/ or refs/thoughtbox/v1/.
+func (s *Store) SharedRefRoot() string { return s.lay.refRoot() }
+
+// SessionOfRef names the session a ref of the store's layout belongs to.
+func (s *Store) SessionOfRef(ref string) string { return s.lay.sessionOfRef(ref) }
+
+// NotebookOfRef names the notebook a ref of the store's layout holds.
+func (s *Store) NotebookOfRef(ref string) string { return s.lay.notebookOfRef(ref) }
+
+// SharedRef reports whether push and pull move ref in the store's layout
+// (main only in a standalone one).
+func (s *Store) SharedRef(ref string) bool { return s.lay.shared(ref) }
+
+// ValidSharedRef is ValidSharedRef in the store's layout.
+func (s *Store) ValidSharedRef(name string) bool { return s.lay.validSharedRef(name) }

@@ -296,7 +296,7 @@ func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups m
 		if len(problems) == 0 {
 			continue
 		}
-		id := gitstore.SessionOfRef(groups[g][0])
+		id := s.SessionOfRef(groups[g][0])
 		delete(groups, g)
 		refs := make([]string, 0, len(moving))
 		for ref := range moving {
@@ -304,9 +304,9 @@ func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups m
 		}
 		sort.Slice(refs, func(i, j int) bool { return gitstore.RefOrder(refs[i]) < gitstore.RefOrder(refs[j]) })
 		for _, ref := range refs {
-			keep := gitstore.QuarantinePrefix + remote + "/" + strings.TrimPrefix(ref, "refs/heads/")
+			keep := gitstore.QuarantinePrefix + remote + "/" + strings.TrimPrefix(ref, s.SharedRefRoot())
 			kept[keep] = moving[ref]
-			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: gitstore.NotebookOfRef(ref), Ref: ref, KeptAs: keep,
+			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: s.NotebookOfRef(ref), Ref: ref, KeptAs: keep,
 				Tip: moving[ref].String(), Problems: problems})
 		}
 	}
@@ -351,12 +351,12 @@ func (s *sharer) checkGroup(ctx context.Context, g string, refs []string, remote
 	var problems []string
 	var err error
 	switch first := refs[0]; {
-	case gitstore.SessionOfRef(first) != "":
-		problems, err = s.CheckIncomingSession(ctx, gitstore.SessionOfRef(first), moving, maxBytes)
+	case s.SessionOfRef(first) != "":
+		problems, err = s.CheckIncomingSession(ctx, s.SessionOfRef(first), moving, maxBytes)
 	case first == gitstore.KnowledgeRef:
 		problems, err = s.checkIncomingKnowledge(moving[gitstore.KnowledgeRef], maxBytes)
-	case gitstore.NotebookOfRef(first) != "":
-		problems = s.checkIncomingNotebook(gitstore.NotebookOfRef(first), moving[first], maxBytes)
+	case s.NotebookOfRef(first) != "":
+		problems = s.checkIncomingNotebook(s.NotebookOfRef(first), moving[first], maxBytes)
 		if len(problems) == 0 {
 			local, rerr := s.ReadRef(first)
 			if rerr != nil {

@@ -99,7 +99,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		advertised[h] = true
 		// Only refs of our layout, with names we would write ourselves: a
 		// remote's ref names become file names here.
-		if gitstore.SharedRef(n) && n != "refs/heads/main" && gitstore.ValidSharedRef(n) {
+		if s.ValidSharedRef(n) {
 			remoteRefs[n] = h
 		}
 	}
@@ -137,7 +137,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	for ref := range remoteRefs {
 		// A session deleted here stays deleted: the remote still has it,
 		// and restore, not pull, brings it back.
-		if id := gitstore.SessionOfRef(ref); id != "" {
+		if id := s.SessionOfRef(ref); id != "" {
 			if gone, err := s.IsDeleted(id); err != nil {
 				return nil, err
 			} else if gone {
@@ -147,7 +147,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 				continue
 			}
 		}
-		g := groupOfRef(ref)
+		g := s.groupOfRef(ref)
 		groups[g] = append(groups[g], ref)
 	}
 	sort.Strings(res.Deleted)
@@ -405,14 +405,14 @@ func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]h
 		}
 	}
 	for _, p := range plans {
-		id := gitstore.SessionOfRef(p.ref)
+		id := s.SessionOfRef(p.ref)
 		if p.action == "keep" {
 			gp.upToDate++
 			continue
 		}
 		if diverged {
 			// Keep the remote's chain beside ours; change nothing of ours.
-			keep := gitstore.DivergedPrefix + remote + "/" + strings.TrimPrefix(p.ref, "refs/heads/")
+			keep := gitstore.DivergedPrefix + remote + "/" + strings.TrimPrefix(p.ref, s.SharedRefRoot())
 			cur, err := s.ReadRef(keep)
 			if err != nil {
 				return nil, err

@@ -64,6 +64,9 @@ type PushResult struct {
 	Rejected []Rejection `json:"rejected"`
 	Objects  int         `json:"objects"`
 	Bytes    int64       `json:"bytes"`
+	// Withheld lists the sessions of TransferOptions.Exclude the push
+	// left out, sorted.
+	Withheld []string `json:"withheld,omitempty"`
 }
 
 // push sends the project's sessions and knowledge to a remote (a remote
@@ -86,11 +89,12 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 		remoteRefs[n] = h
 	}
 
-	local, err := s.ListRefs("refs/heads/")
+	local, err := s.ListRefs(s.SharedRefRoot())
 	if err != nil {
 		return nil, err
 	}
-	names, groups := pushGroups(local, remoteRefs, o)
+	names, groups, withheld := s.pushGroups(local, remoteRefs, o)
+	res.Withheld = withheld
 	cmds, sendTips, sendRefs, err := s.pushCommands(res, names, groups, local, remoteRefs, o)
 	if err != nil {
 		return nil, err
@@ -116,7 +120,7 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := pw.addHistory(tip, groupOfRef(sendRefs[i])); err != nil {
+		if err := pw.addHistory(tip, s.groupOfRef(sendRefs[i])); err != nil {
 			return nil, fmt.Errorf("pack %s: %w", sendRefs[i], err)
 		}
 	}
@@ -156,17 +160,26 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 // pushGroups picks the shared refs to push (only o.Sessions' when it is
 // set) and groups them by session, each group main chain first so that
 // its commits precede a branch's; names lists the groups in order.
-func pushGroups(local, remoteRefs map[string]hash, o TransferOptions) (names []string, groups map[string][]string) {
-	only := map[string]bool{}
+func (s *sharer) pushGroups(local, remoteRefs map[string]hash, o TransferOptions) (names []string, groups map[string][]string, withheld []string) {
+	only, exclude, left := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, id := range o.Sessions {
 		only[id] = true
 	}
+	for _, id := range o.Exclude {
+		exclude[id] = true
+	}
 	groups = map[string][]string{}
 	for ref := range local {
-		if !gitstore.SharedRef(ref) {
+		if !s.SharedRef(ref) {
 			continue
 		}
-		if id := gitstore.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
+		if id := s.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
+			continue
+		} else if exclude[id] {
+			if !left[id] {
+				left[id] = true
+				withheld = append(withheld, id)
+			}
 			continue
 		}
 		if ref == "refs/heads/main" {
@@ -176,7 +189,7 @@ func pushGroups(local, remoteRefs map[string]hash, o TransferOptions) (names []s
 				continue
 			}
 		}
-		g := groupOfRef(ref)
+		g := s.groupOfRef(ref)
 		groups[g] = append(groups[g], ref)
 	}
 	names = make([]string, 0, len(groups))
@@ -185,7 +198,8 @@ func pushGroups(local, remoteRefs map[string]hash, o TransferOptions) (names []s
 		sort.Slice(groups[g], func(i, j int) bool { return gitstore.RefOrder(groups[g][i]) < gitstore.RefOrder(groups[g][j]) })
 	}
 	sort.Strings(names)
-	return names, groups
+	sort.Strings(withheld)
+	return names, groups, withheld
 }
 
 // pushCommands decides, group by group, which refs move: one that may not
@@ -203,7 +217,7 @@ func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string
 		var rejected []Rejection
 		for _, ref := range groups[g] {
 			l, r := local[ref], remoteRefs[ref]
-			id := gitstore.SessionOfRef(ref)
+			id := s.SessionOfRef(ref)
 			switch {
 			case l == r:
 				res.UpToDate++
@@ -224,7 +238,7 @@ func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string
 		if len(rejected) > 0 {
 			res.Rejected = append(res.Rejected, rejected...)
 			for _, c := range gcmds {
-				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: gitstore.SessionOfRef(c.Name.String()), Reason: RejectHeld,
+				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: s.SessionOfRef(c.Name.String()), Reason: RejectHeld,
 					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
 			}
 			continue
@@ -267,10 +281,10 @@ func (s *sharer) readPushReport(ctx context.Context, remote string, o TransferOp
 					continue
 				}
 			}
-			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: gitstore.SessionOfRef(ref), Reason: RejectRefused, Message: msg})
+			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: s.SessionOfRef(ref), Reason: RejectRefused, Message: msg})
 			continue
 		}
-		ch := RefChange{Ref: ref, Session: gitstore.SessionOfRef(ref), New: c.New.String()}
+		ch := RefChange{Ref: ref, Session: s.SessionOfRef(ref), New: c.New.String()}
 		if c.Old != zeroHash {
 			ch.Old = c.Old.String()
 		}
@@ -483,8 +497,8 @@ func byteSize(n int64) string {
 // groupOfRef is the unit a transfer moves whole: a session's refs go
 // together, so that a remote never gets a branch without the main chain it
 // forks from. A notebook is one ref, and so a group of its own.
-func groupOfRef(ref string) string {
-	if id := gitstore.SessionOfRef(ref); id != "" {
+func (s *sharer) groupOfRef(ref string) string {
+	if id := s.SessionOfRef(ref); id != "" {
 		return "session " + id
 	}
 	return ref

@@ -4,8 +4,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
-
-	"github.com/thoughtbox/thoughtbox/gitstore"
 )
 
 // remoteKnown is what the remote has of what a push sends: everything
@@ -18,7 +16,7 @@ import (
 func (s *sharer) remoteKnown(cmds []*packp.Command, remoteRefs map[string]hash) (map[hash]bool, error) {
 	bySession := map[string][]hash{}
 	for ref, h := range remoteRefs {
-		if id := gitstore.SessionOfRef(ref); id != "" {
+		if id := s.SessionOfRef(ref); id != "" {
 			bySession[id] = append(bySession[id], h)
 		}
 	}
@@ -26,7 +24,7 @@ func (s *sharer) remoteKnown(cmds []*packp.Command, remoteRefs map[string]hash) 
 	done := map[string]bool{}
 	for _, c := range cmds {
 		name := c.Name.String()
-		if id := gitstore.SessionOfRef(name); id != "" {
+		if id := s.SessionOfRef(name); id != "" {
 			if done[id] {
 				continue
 			}

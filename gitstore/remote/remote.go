@@ -59,6 +59,10 @@ type TransferOptions struct {
 	// Force lists sessions whose refs on the remote may be replaced even
 	// though they are not ancestors of ours (push only).
 	Force []string
+	// Exclude lists sessions a push never sends, whatever Sessions
+	// says (the private sessions of a code repository); the result names
+	// those it left out.
+	Exclude []string
 	// MaxThoughtBytes is the longest thought (and critique) text a pull
 	// accepts, in bytes, measured as the ledger measures a thought it is
 	// given; 0 means DefaultMaxThoughtBytes (1 MiB). Files are bounded by
@@ -314,3 +318,7 @@ func redactURL(raw string) string {
 // ValidRemoteName says why name cannot name a remote, or nil if it can; the
 // command line checks it before opening anything.
 func ValidRemoteName(name string) error { return validRemoteName(name) }
+
+// NormalizeURL checks a remote URL as AddRemote does and makes a local path
+// absolute: two spellings of one remote compare equal once normalized.
+func NormalizeURL(raw string) (string, error) { return normalizeURL(raw) }
