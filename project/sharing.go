@@ -56,14 +56,14 @@ var (
 	ErrNoKeptChain       = gitstore.ErrNoKeptChain
 )
 
-// ErrCodeRepository is returned by the sharing operations (remotes, push,
-// pull) of a ledger kept in a code repository: there the repository's
-// remotes are the user's code remotes, and reasoning must never reach one
-// by accident. Sharing from a code repository goes through a remote bound
-// on purpose, which this version does not offer yet.
-var ErrCodeRepository = errors.New("the ledger is kept in a code repository; its remotes are the code's, and push, pull and remotes work on standalone projects only")
+// ErrCodeRepository is returned by remote add, remove and list for a
+// ledger kept in a code repository: there the repository's remotes are
+// the user's code remotes, managed with git; reasoning goes only to the
+// URL bound with Bind (see bound.go).
+var ErrCodeRepository = errors.New("the ledger is kept in a code repository; its remotes are the code's (see 'git remote'), and reasoning goes only to the remote bound with 'thoughtbox remote bind'")
 
-// checkSharing refuses sharing for a ledger kept in a code repository.
+// checkSharing refuses remote management for a ledger kept in a code
+// repository.
 func checkSharing(cfg *config.Config) error {
 	if cfg.Code != nil {
 		return ErrCodeRepository
@@ -119,6 +119,14 @@ func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*PushRe
 		return nil, err
 	}
 	to.Sessions, to.Force = o.Sessions, o.Force
+	if r := codeRepo(p); r != nil {
+		if name, err = boundTarget(ctx, r, name, "push"); err != nil {
+			return nil, err
+		}
+		if to.Exclude, err = r.PrivateSessions(); err != nil {
+			return nil, err
+		}
+	}
 	return remote.Push(ctx, p.store, name, to)
 }
 
@@ -129,6 +137,11 @@ func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*P
 	to, err := transferOptions(p.cfg, progress)
 	if err != nil {
 		return nil, err
+	}
+	if r := codeRepo(p); r != nil {
+		if name, err = boundTarget(ctx, r, name, "pull"); err != nil {
+			return nil, err
+		}
 	}
 	return p.pull(ctx, name, to)
 }
@@ -202,9 +215,6 @@ func (p *Project) DropDiverged(ctx context.Context, keptAs string) error {
 // transferOptions reads the credentials, transport choice and thought
 // limit of push and pull from the configuration.
 func transferOptions(cfg *config.Config, progress io.Writer) (remote.TransferOptions, error) {
-	if err := checkSharing(cfg); err != nil {
-		return remote.TransferOptions{}, err
-	}
 	o := remote.TransferOptions{
 		Progress:         progress,
 		Token:            cfg.Getenv(config.EnvGitToken),

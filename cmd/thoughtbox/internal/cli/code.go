@@ -289,6 +289,9 @@ type statusOutput struct {
 	Worktree      string `json:"worktree,omitempty"`
 	Project       string `json:"project,omitempty"`
 	ActiveSession string `json:"activeSession,omitempty"`
+	// BoundRemote is the URL a code repository's reasoning may be pushed
+	// to ("" when none is bound: nothing is pushed).
+	BoundRemote string `json:"boundRemote,omitempty"`
 }
 
 // Run says which ledger the working directory (or --repo) uses.
@@ -301,6 +304,7 @@ func (c *statusCmd) Run(a *app) error {
 		out = statusOutput{Ledger: "code", Repository: cr.CommonDir, Worktree: cr.Worktree}
 		r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 		out.ActiveSession, _ = r.ActiveSession()
+		out.BoundRemote, _ = r.Binding(a.ctx)
 	}
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, out)
@@ -312,6 +316,11 @@ func (c *statusCmd) Run(a *app) error {
 			fmt.Fprintf(a.env.Stdout, "active session: %s\n", out.ActiveSession)
 		} else {
 			fmt.Fprintln(a.env.Stdout, "active session: none")
+		}
+		if out.BoundRemote != "" {
+			fmt.Fprintf(a.env.Stdout, "reasoning remote: %s (push and pull go there only)\n", out.BoundRemote)
+		} else {
+			fmt.Fprintln(a.env.Stdout, "reasoning remote: none bound, nothing is pushed ('thoughtbox remote bind <remote-or-url>')")
 		}
 	case "memory":
 		fmt.Fprintf(a.env.Stdout, "ledger: in memory (THOUGHTBOX_STORAGE=memory), project %s\n", out.Project)

@@ -22,6 +22,50 @@ type remoteCmd struct {
 	Add    remoteAddCmd    `cmd:"" help:"Add a Git remote to share the project's ledger through."`
 	List   remoteListCmd   `cmd:"" default:"1" help:"List the project's remotes."`
 	Remove remoteRemoveCmd `cmd:"" aliases:"rm" help:"Forget a remote (chains kept from it after a divergence stay)."`
+	Bind   remoteBindCmd   `cmd:"" help:"In a code repository: record in .git/config the one URL its reasoning may be pushed to and pulled from."`
+	Unbind remoteUnbindCmd `cmd:"" help:"In a code repository: forget the bound URL; reasoning is pushed nowhere until you bind again."`
+}
+
+type remoteBindCmd struct {
+	Remote string `arg:"" name:"remote-or-url" help:"A git remote of the repository (its push URL is bound; a remote with several push URLs is refused: name the URL) or a URL or path."`
+}
+
+func (c *remoteBindCmd) Run(a *app) error {
+	b, err := a.proj.Bind(a.ctx, c.Remote)
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, b)
+	}
+	via := ""
+	if b.Remote != "" {
+		via = fmt.Sprintf(" (remote %s)", b.Remote)
+	}
+	fmt.Fprintf(a.env.Stdout, "bound: reasoning is pushed to %s%s and nowhere else; recorded in .git/config, so clones and forks are not bound\n", b.URL, via)
+	return nil
+}
+
+type remoteUnbindCmd struct{}
+
+func (c *remoteUnbindCmd) Run(a *app) error {
+	was, err := a.proj.Bound(a.ctx)
+	if err != nil {
+		return err
+	}
+	changed, err := a.proj.Unbind(a.ctx)
+	if err != nil {
+		return err
+	}
+	if a.format == FormatJSON {
+		return writeJSON(a.env.Stdout, map[string]any{"unbound": was.URL, "changed": changed})
+	}
+	if changed {
+		fmt.Fprintf(a.env.Stdout, "unbound %s: reasoning is pushed nowhere until you bind a remote again\n", was.URL)
+	} else {
+		fmt.Fprintln(a.env.Stdout, "no reasoning remote was bound")
+	}
+	return nil
 }
 
 type remoteAddCmd struct {
@@ -103,6 +147,9 @@ func (c *pushCmd) Run(a *app) error {
 	res, err := a.proj.Push(a.ctx, c.Remote, o)
 	if err != nil {
 		return err
+	}
+	if n := len(res.Withheld); n > 0 && a.format != FormatJSON {
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: %s marked private not pushed\n", plural(n, "session", "sessions"))
 	}
 	if a.format == FormatJSON {
 		if err := writeJSON(a.env.Stdout, res); err != nil {

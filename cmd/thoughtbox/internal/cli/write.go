@@ -199,6 +199,14 @@ type editCmd struct {
 	Description *string  `placeholder:"TEXT" help:"New description ('' clears it)."`
 	Tags        []string `name:"tag" placeholder:"TAG" help:"Replace the tags with these; repeat the flag for more."`
 	NoTags      bool     `name:"no-tags" help:"Remove every tag."`
+	Private     bool     `name:"private" help:"In a code repository: never push this session (kept in .git/thoughtbox, not in the ledger)."`
+	NoPrivate   bool     `name:"no-private" help:"Let push send this session again."`
+}
+
+// metadata says whether the command changes the session itself (a
+// commit), not only its private mark.
+func (c *editCmd) metadata() bool {
+	return c.Title != nil || c.Description != nil || len(c.Tags) > 0 || c.NoTags
 }
 
 // Validate checks the flags (exit 2).
@@ -206,8 +214,11 @@ func (c *editCmd) Validate() error {
 	if c.NoTags && len(c.Tags) > 0 {
 		return fmt.Errorf("--no-tags and --tag cannot be combined")
 	}
-	if c.Title == nil && c.Description == nil && len(c.Tags) == 0 && !c.NoTags {
-		return fmt.Errorf("nothing to change: give --title, --description, --tag or --no-tags")
+	if c.Private && c.NoPrivate {
+		return fmt.Errorf("--private and --no-private cannot be combined")
+	}
+	if !c.metadata() && !c.Private && !c.NoPrivate {
+		return fmt.Errorf("nothing to change: give --title, --description, --tag, --no-tags, --private or --no-private")
 	}
 	if c.Title != nil && strings.TrimSpace(*c.Title) == "" {
 		return fmt.Errorf("--title must not be empty")
@@ -219,6 +230,21 @@ func (c *editCmd) Run(a *app) error {
 	id, err := a.resolve(c.ID)
 	if err != nil {
 		return err
+	}
+	if c.Private || c.NoPrivate {
+		// The mark first: it changes nothing in the ledger, and a
+		// standalone ledger refuses it before any commit is made.
+		changed, err := a.proj.SetPrivate(id, c.Private)
+		if err != nil {
+			return err
+		}
+		if !c.metadata() {
+			if a.format == FormatJSON {
+				return writeJSON(a.env.Stdout, map[string]any{"id": id, "private": c.Private, "changed": changed})
+			}
+			_, err = fmt.Fprintf(a.env.Stdout, "session %s %s\n", id, map[bool]string{true: "is private: push never sends it", false: "is not private: push sends it"}[c.Private])
+			return err
+		}
 	}
 	p := ledger.UpdateSessionParams{Title: c.Title, Description: c.Description}
 	if len(c.Tags) > 0 || c.NoTags {
