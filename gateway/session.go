@@ -9,6 +9,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -29,7 +30,7 @@ var sessionOps = []subOp{
 	sub("list_deleted", sessionListDeleted),
 }
 
-const sessionArgsNote = "update changes the session with one commit, its thoughts untouched; delete moves its refs under refs/thoughtbox/deleted/ with a record, and restore brings it back;" +
+const sessionArgsNote = "update changes the session with one commit, its thoughts untouched (private, only in a code repository, marks it never to be pushed, with no commit); delete moves its refs under refs/thoughtbox/deleted/ with a record, and restore brings it back;" +
 	" sessionId defaults to the active session (not for delete and restore)"
 
 // sessionOp runs a session sub-operation.
@@ -223,31 +224,60 @@ type sessionUpdateParams struct {
 	Title       *string   `json:"title,omitempty"`
 	Description *string   `json:"description,omitempty"`
 	Tags        *[]string `json:"tags,omitempty"`
+	// Private marks the session private (true: no push ever sends it) or
+	// lifts the mark; only where the ledger is kept in a code
+	// repository, whose remotes are the code's.
+	Private *bool `json:"private,omitempty"`
 }
 
 func (p *sessionUpdateParams) check() error {
-	if p.Title == nil && p.Description == nil && p.Tags == nil {
-		return ledger.InvalidField("title", "give at least one of title, description and tags")
+	if p.Title == nil && p.Description == nil && p.Tags == nil && p.Private == nil {
+		return ledger.InvalidField("title", "give at least one of title, description, tags and private")
 	}
 	return nil
 }
 
 type sessionUpdateReply struct {
 	Session ledger.Session `json:"session"`
+	Private *bool          `json:"private,omitempty"`
 	Message string         `json:"message"`
 }
 
-// sessionUpdate changes a session's title, description or tags.
+// sessionUpdate changes a session's title, description or tags, and its
+// private mark, which is kept beside the code repository's Git config,
+// not in the ledger: the mark never travels with the session.
 func sessionUpdate(ctx context.Context, c *call, p *sessionUpdateParams) (any, error) {
 	id, err := c.activeSession(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	var msg []string
+	if p.Private != nil {
+		var repo *coderepo.Repo
+		if c.g.opts.CodeRepo != nil {
+			repo = c.g.opts.CodeRepo(c.project)
+		}
+		if repo == nil {
+			return nil, ledger.InvalidField("private", "applies only where the ledger is kept in a code repository (thoughtbox enable); project %q shares through its own remotes", c.project)
+		}
+		if _, err := repo.SetPrivate(id, *p.Private); err != nil {
+			return nil, err
+		}
+		msg = append(msg, map[bool]string{true: "Session marked private: no push sends it.", false: "Session no longer private: the next push sends it."}[*p.Private])
+	}
+	if p.Title == nil && p.Description == nil && p.Tags == nil {
+		v, err := c.viewOf(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &sessionUpdateReply{Session: v.Session, Private: p.Private, Message: strings.Join(msg, " ")}, nil
+	}
 	s, err := c.ledger.UpdateSession(ctx, id, ledger.UpdateSessionParams{Title: p.Title, Description: p.Description, Tags: p.Tags}, c.author())
 	if err != nil {
 		return nil, err
 	}
-	return &sessionUpdateReply{Session: s, Message: "Session updated with one commit on its main chain; its thoughts are unchanged."}, nil
+	msg = append(msg, "Session updated with one commit on its main chain; its thoughts are unchanged.")
+	return &sessionUpdateReply{Session: s, Private: p.Private, Message: strings.Join(msg, " ")}, nil
 }
 
 type sessionDeleteParams struct {
