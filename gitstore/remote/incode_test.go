@@ -1,0 +1,93 @@
+package remote_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/gitstore/remote/remotetest"
+	"github.com/thoughtbox/thoughtbox/ledger"
+)
+
+// inCode opens a ledger with the code repository's layout on a new
+// repository, as remotetest.New does for a standalone one.
+func inCode(t *testing.T, name string) (*remotetest.Clone, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name+".git")
+	s, err := gitstore.Open(dir, gitstore.Options{Layout: gitstore.InCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &remotetest.Clone{T: t, Name: name, Store: s, Ledger: ledger.New(s, ledger.Options{})}, dir
+}
+
+// TestPushPullInCode: a ledger kept in a code repository pushes only its
+// refs under refs/thoughtbox/v1/ — not the code's branch beside them, not
+// an excluded session, which the result names — and a pull takes them
+// into the same names.
+func TestPushPullInCode(t *testing.T) {
+	o := remote.TransferOptions{BuiltinFile: true}
+	bare := remotetest.BareRemote(t)
+	a, aDir := inCode(t, "alice")
+	b, _ := inCode(t, "bob")
+	shared, private := a.Start("Shared"), a.Start("Private")
+	a.Think(shared, "one")
+	a.Think(private, "secret")
+	if err := a.Store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A code branch of the same repository, pointing at a reasoning
+	// commit: only the layout's refs may leave.
+	repo, err := gogit.PlainOpen(aDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := repo.Reference(plumbing.ReferenceName("refs/thoughtbox/v1/sessions/"+shared+"/main"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", tip.Hash())); err != nil {
+		t.Fatal(err)
+	}
+
+	o.Exclude = []string{private}
+	res := a.Push(bare, o)
+	if !slices.Equal(res.Withheld, []string{private}) || len(res.Updated) != 1 || res.Updated[0].Session != shared {
+		t.Fatalf("push: withheld %v, updated %+v", res.Withheld, res.Updated)
+	}
+	rrepo, err := gogit.PlainOpen(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := rrepo.References()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Name() != plumbing.HEAD {
+			names = append(names, r.Name().String())
+		}
+		return nil
+	})
+	if want := []string{"refs/thoughtbox/v1/sessions/" + shared + "/main"}; !slices.Equal(names, want) {
+		t.Fatalf("remote refs %v, want %v", names, want)
+	}
+
+	o.Exclude = nil
+	got := b.Pull(bare, o)
+	if len(got.Created) != 1 || !strings.HasPrefix(got.Created[0].Ref, "refs/thoughtbox/v1/sessions/") {
+		t.Fatalf("pull: %+v", got.Created)
+	}
+	if th, want := b.Thoughts(shared), a.Thoughts(shared); len(th) != 1 || !slices.Equal(th, want) {
+		t.Fatalf("bob reads %q, alice %q", th, want)
+	}
+}
