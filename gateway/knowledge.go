@@ -65,13 +65,7 @@ func (c *call) knowledgeZone() (*ledger.Knowledge, error) {
 	// (navigate, bind_root) reads and writes that project's patterns,
 	// from the store behind its ledger.
 	if c.ledger != c.g.ledger {
-		pk, ok := c.ledger.Knowledge()
-		if !ok {
-			e := ledger.Errorf(ledger.CodeInvalidOperation, "project %q keeps no knowledge zone", c.project)
-			e.Details = map[string]any{"project": c.project}
-			return nil, e
-		}
-		k = pk
+		k = c.ledger.Knowledge()
 	}
 	return k, nil
 }

@@ -371,7 +371,7 @@ func TestKnowledgeFollowsTheProject(t *testing.T) {
 		}
 		return out
 	}
-	otherK, _ := other.Knowledge()
+	otherK := other.Knowledge()
 	if got := titles(otherK); len(got) != 1 || got[0] != "Other pattern" {
 		t.Errorf("the other project's zone holds %v", got)
 	}

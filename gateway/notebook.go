@@ -67,12 +67,7 @@ func (c *call) notebooks() (*notebook.Service, error) {
 	if newService == nil {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "notebooks are not configured on this server")
 	}
-	store, ok := c.ledger.NotebookStore()
-	if !ok {
-		e := ledger.Errorf(ledger.CodeInvalidOperation, "project %q keeps no notebooks", c.project)
-		e.Details = map[string]any{"project": c.project}
-		return nil, e
-	}
+	store := c.ledger.NotebookStore()
 	g := c.g
 	g.nbMu.Lock()
 	defer g.nbMu.Unlock()

@@ -16,12 +16,6 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/thoughtbox/thoughtbox/internal/durable"
-	"github.com/thoughtbox/thoughtbox/ledger"
-)
-
-var (
-	_ ledger.AccessKeeper = (*Store)(nil)
-	_ ledger.AccessLookup = (*Store)(nil)
 )
 
 // accessTimes keeps sessions' lastAccessedAt beside the repository:

@@ -38,7 +38,7 @@ func TestSmallLedgerFixture(t *testing.T) {
 		t.Errorf("branches: %+v, want warmup", b)
 	}
 	for _, id := range []string{testfixture.CacheSession, testfixture.OpenSession} {
-		res, err := l.Verify(ctx, id)
+		res, err := l.Verify(ctx, id, ledger.VerifyOptions{})
 		if err != nil || !res.Valid {
 			t.Errorf("verify %s: %+v, %v", id, res, err)
 		}

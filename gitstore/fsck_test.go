@@ -43,7 +43,7 @@ func TestNastyTextIsCleanForFsck(t *testing.T) {
 		t.Fatal(err)
 	}
 	gitCLI(t, dir, "fsck", "--strict", "--full", "--no-dangling")
-	res, err := s.Verify(ctx, id)
+	res, err := s.Verify(ctx, id, ledger.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,7 @@ import (
 // file and the few loose refs — and uses a record only while its session's
 // refs still have the tips it was read at.
 
-var (
-	_ ledger.SessionIndexer = (*Store)(nil)
-	_ ledger.SessionIndex   = (*storeIndex)(nil)
-)
+var _ ledger.SessionIndex = (*storeIndex)(nil)
 
 // SessionIndex implements ledger.SessionIndexer: the on-disk index, or nil
 // for memory storage (the ledger's own index serves that).

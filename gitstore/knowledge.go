@@ -26,8 +26,6 @@ import (
 // "Thoughtbox-Knowledge: pattern/<id>" trailer. People may edit these files
 // by hand and push them back, so reading is lenient (parseKnowledge).
 
-var _ ledger.KnowledgeStore = (*Store)(nil)
-
 func knowledgeDir(kind ledger.KnowledgeKind) (string, error) {
 	switch kind {
 	case ledger.KindPattern:

@@ -40,7 +40,7 @@ func TestMemoryStoreLongSession(t *testing.T) {
 			a.Branch(id, "alt", 40, "another way from 40")
 		}
 	}
-	res, err := a.Store.Verify(ctx, id)
+	res, err := a.Store.Verify(ctx, id, ledger.VerifyOptions{})
 	if err != nil || !res.Valid {
 		t.Fatalf("verify: %v %+v", err, res)
 	}

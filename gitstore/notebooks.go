@@ -23,8 +23,6 @@ import (
 // maxNotebookIDLen bounds a notebook id, and so its ref's file name.
 const maxNotebookIDLen = 64
 
-var _ ledger.NotebookStore = (*Store)(nil)
-
 // validNotebookID is the store's own rule for the id in a ref name: the
 // notebook package's rule (lowercase letters, digits and '-', 1 to 64),
 // re-checked here because a pulled ref name becomes a file name.
@@ -302,9 +300,7 @@ func nextSlash(p string, i int) int {
 	return i + 1 + j
 }
 
-var _ ledger.NotebookDeleter = (*Store)(nil)
-
-// DeleteNotebook implements ledger.NotebookDeleter: one batch through the
+// DeleteNotebook implements ledger.NotebookStore: one batch through the
 // log removes the notebook's ref and points deletedNotebookRef at a record
 // commit (the notebook's last tree, first parent its tip, second parent
 // the record it replaces), so `git log` of the record reads the whole

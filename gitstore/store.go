@@ -85,11 +85,9 @@ type Store struct {
 	ahead aheadQueue
 }
 
-var (
-	_ ledger.Store         = (*Store)(nil)
-	_ ledger.ChainCatchUp  = (*Store)(nil)
-	_ ledger.SessionLocker = (*Store)(nil)
-)
+// The one check that the store, on disk and in memory, has every part
+// the ledger uses.
+var _ ledger.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the bare repository at gitDir, recovering
 // anything a crashed writer left in its log.

@@ -42,8 +42,9 @@ const maxVerifyErrors = 50
 //     some commit of the chain recorded each listed thought.
 //
 // A session that has no ref at all is ledger.ErrSessionNotFound; damage is
-// reported in the result, never as an error.
-func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidationResult, error) {
+// reported in the result, never as an error. opts.Full rebuilds and
+// hashes every version of every packed object (see ledger.VerifyOptions).
+func (s *Store) Verify(ctx context.Context, id string, opts ledger.VerifyOptions) (ledger.IntegrityValidationResult, error) {
 	if err := validSessionID(id); err != nil {
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %v", ledger.ErrSessionNotFound, err)
 	}
@@ -61,7 +62,7 @@ func (s *Store) Verify(ctx context.Context, id string) (ledger.IntegrityValidati
 		return ledger.IntegrityValidationResult{}, fmt.Errorf("%w: %s", ledger.ErrSessionNotFound, id)
 	}
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}, full: fullVerify(ctx)}
+		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{}, full: opts.Full}
 	res := &v.res
 	res.SessionExists = true
 

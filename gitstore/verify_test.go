@@ -51,7 +51,7 @@ func TestVerifyWholeSession(t *testing.T) {
 	want := ledger.IntegrityValidationResult{Valid: true, SessionExists: true, ManifestExists: true, ManifestValid: true}
 	check := func(t *testing.T, s *Store, id string) {
 		t.Helper()
-		got, err := s.Verify(context.Background(), id)
+		got, err := s.Verify(context.Background(), id, ledger.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestVerifyWholeSession(t *testing.T) {
 		for _, id := range ids {
 			check(t, s, id)
 		}
-		if _, err := s.Verify(context.Background(), "a1b2c3d4-0000-4000-8000-00000000000f"); !errors.Is(err, ledger.ErrSessionNotFound) {
+		if _, err := s.Verify(context.Background(), "a1b2c3d4-0000-4000-8000-00000000000f", ledger.VerifyOptions{}); !errors.Is(err, ledger.ErrSessionNotFound) {
 			t.Errorf("Verify of an unknown session: %v, want ErrSessionNotFound", err)
 		}
 	})
@@ -131,7 +131,7 @@ func TestVerifyDamagedPack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := s.Verify(context.Background(), id)
+	res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func TestVerifyDamagedDelta(t *testing.T) {
 	for n := 1; n <= 60; n++ {
 		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
 	}
-	if res, err := s.Verify(context.Background(), id); err != nil || !res.Valid {
+	if res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil || !res.Valid {
 		t.Fatalf("Verify before the damage: %+v, %v", res, err)
 	}
 	if err := s.Close(); err != nil {
@@ -203,7 +203,7 @@ func TestVerifyDamagedDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := s.Verify(context.Background(), id); err != nil || !res.Valid {
+	if res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil || !res.Valid {
 		t.Fatalf("Verify of the packed session: %+v, %v", res, err)
 	}
 	// A delta entry holding a tree.
@@ -254,13 +254,13 @@ func TestVerifyDamagedDelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, ctx := range []context.Context{context.Background(), WithFullVerify(context.Background())} {
-		res, err := s.Verify(ctx, id)
+	for _, full := range []bool{false, true} {
+		res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{Full: full})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
-			t.Errorf("Verify (full %v) after damaging the delta of tree %s = %+v; want it named corrupt", fullVerify(ctx), victim, res)
+			t.Errorf("Verify (full %v) after damaging the delta of tree %s = %+v; want it named corrupt", full, victim, res)
 		}
 	}
 }
@@ -305,11 +305,7 @@ func TestVerifyDamagedPackIndex(t *testing.T) {
 		if _, err := s.LoadSession(context.Background(), id); err != nil {
 			t.Fatalf("the session does not load through the changed index: %v", err)
 		}
-		ctx := context.Background()
-		if full {
-			ctx = WithFullVerify(ctx)
-		}
-		res, err := s.Verify(ctx, id)
+		res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{Full: full})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,7 +127,7 @@ func TestTornTailStillOpens(t *testing.T) {
 		t.Fatalf("a torn tail must still open: %v", err)
 	}
 	defer s2.Close()
-	if _, err := s2.Verify(context.Background(), id); err != nil && !errors.Is(err, ledger.ErrSessionNotFound) {
+	if _, err := s2.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil && !errors.Is(err, ledger.ErrSessionNotFound) {
 		t.Fatal(err)
 	}
 }

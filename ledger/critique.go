@@ -43,7 +43,7 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 		return nil, err
 	}
 	defer st.mu.Unlock()
-	unlock, locked, err := l.lockSession(ctx, st.id)
+	unlock, err := l.lockSession(ctx, st.id)
 	if err != nil {
 		return nil, err
 	}
@@ -51,10 +51,10 @@ func (l *Ledger) AddCritique(ctx context.Context, sessionID string, branch Branc
 
 	id := NodeID(st.id, branch, thoughtNumber)
 	var out *CritiqueResult
-	err = Retry(ctx, MaxAppendAttempts, func(ctx context.Context, attempt int) error { return conflictPause(ctx, locked, attempt) }, func(attempt int) error {
+	err = Retry(ctx, MaxAppendAttempts, noPause, func(attempt int) error {
 		if attempt > 1 {
-			// As in AddThought: after a pause unless the session is
-			// locked, a fresh view.
+			// As in AddThought: at once (the session is locked), a
+			// fresh view.
 			if err := l.reloadLocked(ctx, st); err != nil {
 				return err
 			}

@@ -17,36 +17,27 @@ type DeletedSession struct {
 	Record    string    `json:"record"`
 }
 
-// SessionDeleter is implemented by stores that can delete a session
-// recoverably and restore it.
+// SessionDeleter is the part of a Store that deletes a session
+// recoverably and restores it.
 type SessionDeleter interface {
 	DeleteSession(ctx context.Context, id, title string, author Author, at time.Time) (DeletedSession, error)
 	RestoreSession(ctx context.Context, id string) (DeletedSession, error)
 	DeletedSessions() ([]DeletedSession, error)
-}
-
-func (l *Ledger) deleter() (SessionDeleter, error) {
-	d, ok := l.store.(SessionDeleter)
-	if !ok {
-		return nil, Errorf(CodeInvalidOperation, "this store cannot delete sessions")
-	}
-	return d, nil
+	// IsDeleted reports whether a session of this id was deleted (and not
+	// restored), so that asking for it names the way back.
+	IsDeleted(id string) (bool, error)
 }
 
 // DeleteSession takes a session out of the ledger: it no longer lists,
 // loads or searches, and its history is kept aside (with a record of who
 // deleted it and when) until RestoreSession brings it back.
 func (l *Ledger) DeleteSession(ctx context.Context, id string, author Author) (DeletedSession, error) {
-	d, err := l.deleter()
-	if err != nil {
-		return DeletedSession{}, err
-	}
 	st, err := l.acquire(ctx, id, true)
 	if err != nil {
 		return DeletedSession{}, err
 	}
 	defer st.mu.Unlock()
-	ds, err := d.DeleteSession(ctx, id, st.meta.Title, author, l.now())
+	ds, err := l.store.DeleteSession(ctx, id, st.meta.Title, author, l.now())
 	if errors.Is(err, ErrConflict) {
 		return DeletedSession{}, Errorf(CodeInvalidOperation, "session %q could not be deleted: %v", id, err).with("sessionId", id)
 	}
@@ -68,11 +59,7 @@ func (l *Ledger) DeleteSession(ctx context.Context, id string, author Author) (D
 
 // RestoreSession brings a deleted session back as it was.
 func (l *Ledger) RestoreSession(ctx context.Context, id string) (DeletedSession, error) {
-	d, err := l.deleter()
-	if err != nil {
-		return DeletedSession{}, err
-	}
-	ds, err := d.RestoreSession(ctx, id)
+	ds, err := l.store.RestoreSession(ctx, id)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		return DeletedSession{}, Errorf(CodeSessionNotFound, "session %q is not a deleted session: session {subOperation: \"list_deleted\"} (or thoughtbox sessions --deleted) lists them: %w", id, ErrSessionNotFound).with("sessionId", id)
@@ -86,11 +73,7 @@ func (l *Ledger) RestoreSession(ctx context.Context, id string) (DeletedSession,
 
 // DeletedSessions lists the deleted sessions, most recently deleted first.
 func (l *Ledger) DeletedSessions(ctx context.Context) ([]DeletedSession, error) {
-	d, err := l.deleter()
-	if err != nil {
-		return nil, err
-	}
-	list, err := d.DeletedSessions()
+	list, err := l.store.DeletedSessions()
 	if err != nil {
 		return nil, storageError("list deleted sessions", err)
 	}

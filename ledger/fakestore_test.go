@@ -3,19 +3,23 @@ package ledger_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
+	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// fakeStore is an in-memory Store with the compare-and-swap semantics the
-// ledger relies on. It refuses to overwrite a thought number on a chain, so
-// any attempt by the ledger to do so fails the test that made it.
+// fakeStore is the memory gitstore with what the ledger's tests watch and
+// steer: it counts Append calls, remembers the last request, lets a test
+// move a chain behind the ledger's back (beforeAppend, sneak) and report
+// damage (integrity). Embedding the real store keeps every part of
+// ledger.Store real, so the ledger's tests run on the store they will
+// meet; the store refuses to overwrite a thought number on a chain, so any
+// attempt by the ledger to do so fails the test that made it.
 type fakeStore struct {
+	*gitstore.Store
+
 	mu       sync.Mutex
-	seq      int
-	sessions map[string]*fakeSession
 	calls    int // Append calls, successful or not
 	appended int // thoughts committed through Append
 	last     ledger.AppendRequest
@@ -27,223 +31,103 @@ type fakeStore struct {
 	integrity *ledger.IntegrityValidationResult
 }
 
-type fakeSession struct {
-	meta     ledger.SessionMeta
-	main     []ledger.StoredThought
-	mainTip  ledger.CommitID
-	branches []*fakeBranch
-}
-
-type fakeBranch struct {
-	id       string
-	fork     ledger.CommitID
-	thoughts []ledger.StoredThought
-	tip      ledger.CommitID
-}
-
 func newFakeStore() *fakeStore {
-	return &fakeStore{sessions: map[string]*fakeSession{}}
-}
-
-func (s *fakeStore) commitID() ledger.CommitID {
-	s.seq++
-	return ledger.CommitID(fmt.Sprintf("c%d", s.seq))
-}
-
-func (s *fakeStore) CreateSession(_ context.Context, meta ledger.SessionMeta, _ ledger.Author) (ledger.SessionMeta, ledger.CommitID, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.sessions[meta.ID]; ok {
-		return ledger.SessionMeta{}, "", fmt.Errorf("session %s exists", meta.ID)
+	s, err := gitstore.OpenMemory(gitstore.Options{})
+	if err != nil {
+		panic(err)
 	}
-	meta.PartitionPath = meta.CreatedAt.Format("2006-01")
-	c := s.commitID()
-	s.sessions[meta.ID] = &fakeSession{meta: meta, mainTip: c}
-	return meta, c, nil
+	return &fakeStore{Store: s}
 }
 
-func (s *fakeStore) Append(_ context.Context, req ledger.AppendRequest) (ledger.CommitID, error) {
+func (s *fakeStore) Append(ctx context.Context, req ledger.AppendRequest) (ledger.CommitID, error) {
 	s.mu.Lock()
 	hook := s.beforeAppend
+	s.calls++
+	s.last = req
 	s.mu.Unlock()
 	if hook != nil {
 		hook(req)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls++
-	s.last = req
-	return s.appendLocked(req.Meta.ID, req.Branch, req.ExpectedTip, req.NewBranch, req.Thought, true)
+	c, err := s.Store.Append(ctx, req)
+	if err == nil {
+		s.mu.Lock()
+		s.appended++
+		s.mu.Unlock()
+	}
+	return c, err
 }
 
 // sneak commits a thought as another process would: against the chain's
 // current head, bypassing the ledger under test.
 func (s *fakeStore) sneak(id, branch string, d ledger.ThoughtData) ledger.CommitID {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.sessions[id]
-	tip, newBranch := sess.mainTip, false
+	ctx := context.Background()
+	ss, err := s.Store.LoadSession(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	req := ledger.AppendRequest{Meta: ss.Meta, Branch: branch, ExpectedTip: ss.MainTip, Thought: d,
+		Author: ledger.Author{Name: "another process", Email: "other@fake.invalid"}}
 	if branch != "" {
-		if b := sess.branch(branch); b != nil {
-			tip = b.tip
-		} else {
-			newBranch = true
-			for _, t := range sess.main {
+		req.NewBranch = true
+		for _, b := range ss.Branches {
+			if b.ID == branch {
+				req.ExpectedTip, req.NewBranch = b.Tip, false
+			}
+		}
+		if req.NewBranch {
+			for _, t := range ss.Main {
 				if t.Data.ThoughtNumber == *d.BranchFromThought {
-					tip = t.Commit
+					req.ExpectedTip = t.Commit
 				}
 			}
 		}
 	}
-	c, err := s.appendLocked(id, branch, tip, newBranch, d, false)
+	c, err := s.Store.Append(ctx, req)
 	if err != nil {
-		panic(err)
+		panic(fmt.Sprintf("sneak %d onto %s %q: %v", d.ThoughtNumber, id, branch, err))
 	}
 	return c
 }
 
-func (s *fakeStore) appendLocked(id, branch string, expected ledger.CommitID, newBranch bool, d ledger.ThoughtData, counted bool) (ledger.CommitID, error) {
-	sess := s.sessions[id]
-	if sess == nil {
-		return "", ledger.ErrSessionNotFound
+func (s *fakeStore) LoadSession(ctx context.Context, id string) (*ledger.StoredSession, error) {
+	ss, err := s.Store.LoadSession(ctx, id)
+	if err == nil {
+		ss.Integrity = s.integrityOr(ss.Integrity)
 	}
-	var chain *[]ledger.StoredThought
-	var tip *ledger.CommitID
-	switch b := sess.branch(branch); {
-	case branch == "":
-		chain, tip = &sess.main, &sess.mainTip
-	case newBranch:
-		if b != nil {
-			return "", ledger.ErrConflict
-		}
-		if !slices.ContainsFunc(sess.main, func(t ledger.StoredThought) bool { return t.Commit == expected }) {
-			return "", fmt.Errorf("fork commit %s is not on the main chain", expected)
-		}
-		b = &fakeBranch{id: branch, fork: expected, tip: expected}
-		sess.branches = append(sess.branches, b)
-		chain, tip = &b.thoughts, &b.tip
-	case b == nil:
-		return "", fmt.Errorf("no branch %q", branch)
-	default:
-		chain, tip = &b.thoughts, &b.tip
-	}
-	if *tip != expected {
-		return "", ledger.ErrConflict
-	}
-	for _, t := range *chain {
-		if t.Data.ThoughtNumber == d.ThoughtNumber {
-			return "", fmt.Errorf("fake store: refusing to overwrite thought %d on %q", d.ThoughtNumber, branch)
-		}
-	}
-	c := s.commitID()
-	*chain = append(*chain, ledger.StoredThought{Data: d, Commit: c})
-	*tip = c
-	if d.Timestamp.After(sess.meta.UpdatedAt) {
-		sess.meta.UpdatedAt = d.Timestamp
-	}
-	if counted {
-		s.appended++
-	}
-	return c, nil
+	return ss, err
 }
 
-func (s *fakeStore) AddCritique(_ context.Context, req ledger.CritiqueRequest) (ledger.CommitID, error) {
+func (s *fakeStore) Verify(ctx context.Context, id string, opts ledger.VerifyOptions) (ledger.IntegrityValidationResult, error) {
+	res, err := s.Store.Verify(ctx, id, opts)
+	if err == nil {
+		res = s.integrityOr(res)
+	}
+	return res, err
+}
+
+func (s *fakeStore) integrityOr(r ledger.IntegrityValidationResult) ledger.IntegrityValidationResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess := s.sessions[req.Meta.ID]
-	if sess == nil {
-		return "", ledger.ErrSessionNotFound
-	}
-	chain, tip := &sess.main, &sess.mainTip
-	if req.Branch != "" {
-		b := sess.branch(req.Branch)
-		if b == nil {
-			return "", ledger.ErrThoughtNotFound
-		}
-		chain, tip = &b.thoughts, &b.tip
-	}
-	if *tip != req.ExpectedTip {
-		return "", ledger.ErrConflict
-	}
-	for i := range *chain {
-		if (*chain)[i].Data.ThoughtNumber == req.ThoughtNumber {
-			c := req.Critique
-			(*chain)[i].Data.Critique = &c
-			*tip = s.commitID()
-			return *tip, nil
-		}
-	}
-	return "", ledger.ErrThoughtNotFound
-}
-
-func (f *fakeSession) branch(id string) *fakeBranch {
-	for _, b := range f.branches {
-		if b.id == id {
-			return b
-		}
-	}
-	return nil
-}
-
-func (s *fakeStore) LoadSession(_ context.Context, id string) (*ledger.StoredSession, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.sessions[id]
-	if sess == nil {
-		return nil, ledger.ErrSessionNotFound
-	}
-	out := &ledger.StoredSession{
-		Meta:      sess.meta,
-		Main:      slices.Clone(sess.main),
-		MainTip:   sess.mainTip,
-		Integrity: s.integrityLocked(),
-	}
-	for _, b := range sess.branches {
-		out.Branches = append(out.Branches, ledger.StoredBranch{
-			ID: b.id, ForkCommit: b.fork, Thoughts: slices.Clone(b.thoughts), Tip: b.tip,
-		})
-	}
-	return out, nil
-}
-
-func (s *fakeStore) integrityLocked() ledger.IntegrityValidationResult {
 	if s.integrity != nil {
 		return *s.integrity
 	}
-	return ledger.IntegrityValidationResult{Valid: true, SessionExists: true, ManifestExists: true, ManifestValid: true}
-}
-
-func (s *fakeStore) ListSessions(context.Context) ([]ledger.SessionSummary, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []ledger.SessionSummary
-	for _, sess := range s.sessions {
-		n := len(sess.main)
-		for _, b := range sess.branches {
-			n += len(b.thoughts)
-		}
-		out = append(out, ledger.SessionSummary{Meta: sess.meta, ThoughtCount: n, BranchCount: len(sess.branches)})
-	}
-	return out, nil
-}
-
-func (s *fakeStore) Verify(_ context.Context, id string) (ledger.IntegrityValidationResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sessions[id] == nil {
-		return ledger.IntegrityValidationResult{}, ledger.ErrSessionNotFound
-	}
-	return s.integrityLocked(), nil
+	return r
 }
 
 // numbers lists the thought numbers stored on a chain, in commit order.
 func (s *fakeStore) numbers(id, branch string) []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.sessions[id]
-	ts := sess.main
-	if branch != "" {
-		ts = sess.branch(branch).thoughts
+	ss, err := s.Store.LoadSession(context.Background(), id)
+	if err != nil {
+		panic(err)
+	}
+	var ts []ledger.StoredThought
+	if branch == "" {
+		ts = ss.Main
+	}
+	for _, b := range ss.Branches {
+		if b.ID == branch {
+			ts = b.Thoughts
+		}
 	}
 	var out []int
 	for _, t := range ts {

@@ -65,8 +65,8 @@ type KnowledgeWrite struct {
 	When time.Time
 }
 
-// KnowledgeStore persists the knowledge zone. Implementations must be safe
-// for concurrent use.
+// KnowledgeStore is the part of a Store that persists the knowledge zone.
+// Implementations must be safe for concurrent use.
 type KnowledgeStore interface {
 	// ListKnowledge returns every entry of a kind, in no particular order.
 	ListKnowledge(ctx context.Context, kind KnowledgeKind) ([]KnowledgeEntry, error)
@@ -660,11 +660,7 @@ func appendDistinct(dst, src []string) []string {
 
 // Knowledge returns the knowledge zone kept in the ledger's own store, so
 // that whoever holds a project's ledger reaches that project's zone (and
-// no other's); false if the store keeps no knowledge zone.
-func (l *Ledger) Knowledge() (*Knowledge, bool) {
-	ks, ok := l.store.(KnowledgeStore)
-	if !ok {
-		return nil, false
-	}
-	return NewKnowledge(ks, KnowledgeOptions{Now: l.now}), true
+// no other's).
+func (l *Ledger) Knowledge() *Knowledge {
+	return NewKnowledge(l.store, KnowledgeOptions{Now: l.now})
 }

@@ -15,42 +15,29 @@ import (
 )
 
 // MaxAppendAttempts bounds how often AddThought tries after another
-// writer moved the chain. With a store that locks sessions across
-// processes (SessionLocker) a writer holds the session while it catches
-// up, numbers and appends, so it conflicts at most once — when another
-// process wrote since its view was read — and retries at once. Without
-// one (or against a writer that does not lock, such as an older binary),
-// each retry follows a catch-up and a short random pause so that racing
-// writers stop colliding in step; only sustained contention reaches the
-// caller.
+// writer moved the chain. The store locks sessions across processes
+// (SessionLocker), so a writer holds the session while it catches up,
+// numbers and appends: it conflicts at most once — when another process
+// wrote since its view was read — and retries at once, after a catch-up.
+// Only writers that do not take the lock (an older binary) make it
+// conflict again; this bounds how long they can.
 const MaxAppendAttempts = 128
 
-// lockSession takes the session's inter-process lock when the store has
-// one; unlock is never nil.
-func (l *Ledger) lockSession(ctx context.Context, id string) (unlock func(), locked bool, err error) {
-	sl, ok := l.store.(SessionLocker)
-	if !ok {
-		return func() {}, false, nil
-	}
-	unlock, err = sl.LockSession(ctx, id)
+// lockSession takes the session's inter-process lock.
+func (l *Ledger) lockSession(ctx context.Context, id string) (unlock func(), err error) {
+	unlock, err = l.store.LockSession(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return nil, false, storageError("lock session "+id, err)
+		return nil, storageError("lock session "+id, err)
 	}
-	return unlock, true, nil
+	return unlock, nil
 }
 
-// conflictPause waits before a retry after ErrConflict: not at all when
-// the session is locked (nobody else can move it now), else a short
-// random pause.
-func conflictPause(ctx context.Context, locked bool, attempt int) error {
-	if locked {
-		return ctx.Err()
-	}
-	return RandomPause(ctx, attempt)
-}
+// noPause is the wait before a retry after ErrConflict: none, since the
+// session is locked and nobody who takes the lock can move it now.
+func noPause(ctx context.Context, _ int) error { return ctx.Err() }
 
 // Options configures a Ledger. The zero value is ready to use.
 type Options struct {
@@ -253,7 +240,7 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 		return nil, err
 	}
 	defer st.mu.Unlock()
-	unlock, locked, err := l.lockSession(ctx, st.id)
+	unlock, err := l.lockSession(ctx, st.id)
 	if err != nil {
 		return nil, err
 	}
@@ -261,8 +248,7 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 
 	var p plan
 	var result *AddResult
-	pause := func(ctx context.Context, attempt int) error { return conflictPause(ctx, locked, attempt) }
-	err = Retry(ctx, MaxAppendAttempts, pause, func(attempt int) error {
+	err = Retry(ctx, MaxAppendAttempts, noPause, func(attempt int) error {
 		if attempt > 1 {
 			// The chain moved under the last attempt: take what it gained.
 			if err := l.catchUpLocked(ctx, st, p); err != nil {
@@ -271,7 +257,7 @@ func (l *Ledger) AddThought(ctx context.Context, sessionID string, in ThoughtInp
 		}
 		var err error
 		p, err = st.graph.plan(in, branch)
-		if err == nil && locked && attempt == 1 && !p.newBranch {
+		if err == nil && attempt == 1 && !p.newBranch {
 			// Holding the session, catch up with what other processes
 			// wrote before trying, instead of failing once on
 			// compare-and-swap when they took turns with us.
@@ -360,15 +346,14 @@ func (l *Ledger) catchUpLocked(ctx context.Context, st *sessionState, p plan) er
 // at all (a writer that holds the session checks before its first try),
 // and finding nothing new is no reason to reload.
 func (l *Ledger) catchUp(ctx context.Context, st *sessionState, p plan, lost bool) error {
-	cu, ok := l.store.(ChainCatchUp)
 	c := st.graph.main
 	if p.branch != "" {
 		c = st.graph.branches[p.branch]
 	}
-	if !ok || p.newBranch || c == nil || c.tip == "" {
+	if p.newBranch || c == nil || c.tip == "" {
 		return l.reloadLocked(ctx, st)
 	}
-	thoughts, tip, ok, err := cu.ThoughtsSince(ctx, st.id, string(p.branch), c.tip)
+	thoughts, tip, ok, err := l.store.ThoughtsSince(ctx, st.id, string(p.branch), c.tip)
 	if err == nil && ok && len(thoughts) == 0 && !lost && tip == c.tip {
 		return nil
 	}
@@ -466,11 +451,7 @@ func (l *Ledger) viewLocked(st *sessionState) *SessionView {
 // keeping the later of two times.
 func (l *Ledger) loadAccess() {
 	l.accessOnce.Do(func() {
-		k, ok := l.store.(AccessKeeper)
-		if !ok {
-			return
-		}
-		stored := k.Accessed()
+		stored := l.store.Accessed()
 		l.mu.Lock()
 		for id, t := range stored {
 			if t.After(l.accessed[id]) {
@@ -511,10 +492,8 @@ func (l *Ledger) Resolve(ctx context.Context, prefix string) (string, error) {
 	}
 	// An exact id wins over the ids it is a prefix of, so when the store
 	// can tell that one exists, no listing is needed.
-	if sc, ok := l.store.(SessionChecker); ok {
-		if found, err := sc.HasSession(ctx, prefix); err == nil && found {
-			return prefix, nil
-		}
+	if found, err := l.store.HasSession(ctx, prefix); err == nil && found {
+		return prefix, nil
 	}
 	sums, err := l.store.ListSessions(ctx)
 	if err != nil {
@@ -582,8 +561,8 @@ func closestIDs(sums []SessionSummary, lower string, n int) []string {
 // Verify checks a session's integrity: the store's check and, when that
 // passes, the graph rules (see BuildGraph), which need the session read.
 // A damaged session is a result with Valid false, not an error.
-func (l *Ledger) Verify(ctx context.Context, id string) (IntegrityValidationResult, error) {
-	res, err := l.store.Verify(ctx, id)
+func (l *Ledger) Verify(ctx context.Context, id string, opts VerifyOptions) (IntegrityValidationResult, error) {
+	res, err := l.store.Verify(ctx, id, opts)
 	if err != nil {
 		return res, l.loadError(id, "verify", err)
 	}
@@ -655,13 +634,9 @@ func (l *Ledger) reloadLocked(ctx context.Context, st *sessionState) error {
 }
 
 // deletedError is the SESSION_NOT_FOUND for a session that was deleted
-// here (a store that can tell), naming the way back; nil otherwise.
+// here, naming the way back; nil otherwise.
 func (l *Ledger) deletedError(id string) *Error {
-	d, ok := l.store.(interface{ IsDeleted(string) (bool, error) })
-	if !ok {
-		return nil
-	}
-	if gone, _ := d.IsDeleted(id); !gone {
+	if gone, _ := l.store.IsDeleted(id); !gone {
 		return nil
 	}
 	e := Errorf(CodeSessionNotFound, "session %q was deleted: restore brings it back (session {subOperation: \"restore\", sessionId}, or thoughtbox restore <id>): %w", id, ErrSessionNotFound).with("sessionId", id)
@@ -696,8 +671,8 @@ func (l *Ledger) touch(id string, t time.Time) {
 		l.accessed[id] = t
 	}
 	l.mu.Unlock()
-	if k, ok := l.store.(AccessKeeper); ok && newer {
-		k.RecordAccess(id, t)
+	if newer {
+		l.store.RecordAccess(id, t)
 	}
 }
 
@@ -739,10 +714,5 @@ func (l *Ledger) publish(e Event) {
 
 // Prepare lets the store do ahead of time what the next write of a chain
 // just written to will need (see Preparer); a transport calls it when it
-// has answered a call and has none waiting. Without a Preparer it does
-// nothing.
-func (l *Ledger) Prepare() {
-	if p, ok := l.store.(Preparer); ok {
-		p.Prepare()
-	}
-}
+// has answered a call and has none waiting.
+func (l *Ledger) Prepare() { l.store.Prepare() }

@@ -38,7 +38,7 @@ func TestStartSession(t *testing.T) {
 			s, err := e.l.StartSession(context.Background(), tt.params, agent)
 			tt.err.check(t, err)
 			if err != nil {
-				if len(e.store.sessions) != 0 {
+				if sums, err := e.store.ListSessions(context.Background()); err != nil || len(sums) != 0 {
 					t.Errorf("refused session was stored")
 				}
 				return
@@ -66,7 +66,7 @@ func TestUnknownSession(t *testing.T) {
 	if _, err := e.l.View(context.Background(), "nope"); !errors.Is(err, ledger.ErrSessionNotFound) {
 		t.Errorf("View on unknown session: %v", err)
 	}
-	if _, err := e.l.Verify(context.Background(), "nope"); !errors.Is(err, ledger.ErrSessionNotFound) {
+	if _, err := e.l.Verify(context.Background(), "nope", ledger.VerifyOptions{}); !errors.Is(err, ledger.ErrSessionNotFound) {
 		t.Errorf("Verify on unknown session: %v", err)
 	}
 }
@@ -402,7 +402,7 @@ func TestLoadDamagedSession(t *testing.T) {
 	if diff := cmp.Diff([]string{"002.json"}, v.Integrity.MissingThoughtFiles); diff != "" {
 		t.Errorf("missing files (-want +got):\n%s", diff)
 	}
-	res, err := e.l.Verify(context.Background(), id)
+	res, err := e.l.Verify(context.Background(), id, ledger.VerifyOptions{})
 	if err != nil || res.Valid {
 		t.Errorf("Verify = %+v, %v; want invalid, no error", res, err)
 	}

@@ -23,12 +23,7 @@ var ErrNoChange = errors.New("nothing to change")
 
 // UpdateSession changes a session's title, description or tags with one
 // commit on its main chain, authored by author. The thoughts are untouched.
-// A session whose store cannot edit sessions is refused.
 func (l *Ledger) UpdateSession(ctx context.Context, id string, p UpdateSessionParams, author Author) (Session, error) {
-	editor, ok := l.store.(SessionEditor)
-	if !ok {
-		return Session{}, Errorf(CodeInvalidOperation, "this store cannot change a session's metadata")
-	}
 	if p.Title == nil && p.Description == nil && p.Tags == nil {
 		return Session{}, InvalidField("title", "give at least one of title, description and tags: %w", ErrNoChange)
 	}
@@ -77,7 +72,7 @@ func (l *Ledger) UpdateSession(ctx context.Context, id string, p UpdateSessionPa
 		meta := st.meta
 		meta.Title, meta.Description, meta.Tags = next.Title, next.Description, next.Tags
 		meta.UpdatedAt = l.now()
-		commit, err := editor.UpdateSession(ctx, UpdateSessionRequest{Meta: meta, ExpectedTip: st.graph.main.tip, Changed: changed, Author: author})
+		commit, err := l.store.UpdateSession(ctx, UpdateSessionRequest{Meta: meta, ExpectedTip: st.graph.main.tip, Changed: changed, Author: author})
 		if err != nil {
 			serr := storageError(fmt.Sprintf("update session %s", id), err)
 			if errors.Is(err, ErrConflict) {

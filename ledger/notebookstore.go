@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// NotebookStore keeps notebooks, each on its own ref refs/heads/notebooks/<id>,
+// NotebookStore is the part of a Store that keeps notebooks, each on its own ref refs/heads/notebooks/<id>,
 // whose tree holds only notebooks/<id>/... (files relative to that folder:
 // "notebook.json", "cells/01-title.md", ...). A ref per notebook keeps the
 // history of one notebook apart from the others and from the sessions, so
@@ -19,6 +19,12 @@ type NotebookStore interface {
 	// on refs/heads/notebooks/<ID>, moving the ref by compare-and-swap from ExpectedTip ("" = create;
 	// ErrConflict if the ref moved or, for a create, exists). Durable when it returns, like a thought.
 	WriteNotebook(ctx context.Context, w NotebookWrite) (CommitID, error)
+	// DeleteNotebook removes the notebook's ref by compare-and-swap from
+	// expectedTip ("" = wherever it is) without losing its history: the
+	// notebook leaves listings and reads, and a record kept outside the
+	// shared refs still reaches every commit it had. ErrNotebookNotFound if
+	// there is no such notebook, ErrConflict if the ref moved.
+	DeleteNotebook(ctx context.Context, id string, expectedTip CommitID, author Author, at time.Time) (DeletedNotebook, error)
 }
 
 // NotebookHead names one stored notebook and where its ref points.
@@ -46,21 +52,8 @@ var ErrNotebookNotFound = errors.New("notebook not found")
 
 // NotebookStore returns the ledger's own store as a NotebookStore, so that
 // whoever holds a project's ledger reaches that project's notebooks (and no
-// other's); false if the store keeps no notebooks.
-func (l *Ledger) NotebookStore() (NotebookStore, bool) {
-	ns, ok := l.store.(NotebookStore)
-	return ns, ok
-}
-
-// NotebookDeleter is a NotebookStore that can delete a notebook without
-// losing its history: the notebook leaves listings and reads, and a record
-// kept outside the shared refs still reaches every commit it had.
-type NotebookDeleter interface {
-	// DeleteNotebook removes the notebook's ref by compare-and-swap from
-	// expectedTip ("" = wherever it is). ErrNotebookNotFound if there is no
-	// such notebook, ErrConflict if the ref moved.
-	DeleteNotebook(ctx context.Context, id string, expectedTip CommitID, author Author, at time.Time) (DeletedNotebook, error)
-}
+// other's).
+func (l *Ledger) NotebookStore() NotebookStore { return l.store }
 
 // DeletedNotebook says what a delete removed and where its history is kept.
 type DeletedNotebook struct {

@@ -44,8 +44,7 @@ func TestRetry(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	calls := 0
-	locked := func(ctx context.Context, attempt int) error { return conflictPause(ctx, true, attempt) }
-	err := Retry(cctx, 10, locked, func(int) error { calls++; return Again(final) })
+	err := Retry(cctx, 10, noPause, func(int) error { calls++; return Again(final) })
 	if !errors.Is(err, context.Canceled) || calls != 1 {
 		t.Fatalf("cancelled: %v after %d calls", err, calls)
 	}

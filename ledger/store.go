@@ -94,8 +94,39 @@ type SessionSummary struct {
 	BranchCount  int
 }
 
-// Store persists sessions. Implementations must be safe for concurrent use.
+// Store is everything the ledger asks of its storage, as one interface
+// composed of named parts. gitstore.Store implements all of it, on disk
+// (gitstore.Open) and in memory (gitstore.OpenMemory). Keeping it one
+// interface is what makes a wrapper (metrics, read-only, a test spy) safe:
+// one that misses a part does not compile, where a part found by type
+// assertion would be lost without a word — the cross-process lock
+// (writers would race), the session index (every listing would read every
+// session), the access times. A wrapper embeds the store it wraps and
+// overrides the methods it watches.
+//
+// Where a store has nothing to do for a part, the part says what it
+// returns then (Prepare does nothing, SessionIndex is nil, LockSession
+// hands back an unlock that does nothing, ThoughtsSince declines);
+// each of these is a documented answer, not an absence.
+// Implementations must be safe for concurrent use.
 type Store interface {
+	SessionStore
+	ChainCatchUp
+	Preparer
+	AccessKeeper
+	AccessLookup
+	SessionChecker
+	SessionEditor
+	SessionLocker
+	SessionDeleter
+	SessionIndexer
+	KnowledgeStore
+	NotebookStore
+}
+
+// SessionStore is the core of a Store: sessions, their chains and their
+// check.
+type SessionStore interface {
 	// CreateSession records a new, empty session and returns its metadata
 	// with PartitionPath filled in, and the commit that started it.
 	CreateSession(ctx context.Context, meta SessionMeta, author Author) (SessionMeta, CommitID, error)
@@ -111,12 +142,24 @@ type Store interface {
 	// ListSessions summarises every session.
 	ListSessions(ctx context.Context) ([]SessionSummary, error)
 	// Verify checks one session's integrity without failing on damage.
-	Verify(ctx context.Context, id string) (IntegrityValidationResult, error)
+	Verify(ctx context.Context, id string, opts VerifyOptions) (IntegrityValidationResult, error)
 }
 
-// ChainCatchUp is what a Store may offer so that a writer that lost a race
-// (ErrConflict) catches up with only what the chain gained, instead of
-// loading the whole session again.
+// VerifyOptions tunes Store.Verify.
+type VerifyOptions struct {
+	// Full rebuilds and hashes every version of every object reached, as
+	// git fsck does, instead of taking packed deltas through their checked
+	// base. It costs the square of a session's length; it checks what the
+	// pack's writer computed (each object id), where the default check
+	// relies on the pack index's CRC-32 for that and looks for damage
+	// since. A store with no packed deltas checks the same either way.
+	Full bool
+}
+
+// ChainCatchUp is the part of a Store that lets a writer that lost a race
+// (ErrConflict) catch up with only what the chain gained, instead of
+// loading the whole session again. A store that cannot tell declines
+// (ok false) and the ledger loads the session.
 type ChainCatchUp interface {
 	// ThoughtsSince returns the thoughts committed on a chain ("" for the
 	// main chain) after the commit since, oldest first, and the chain's
@@ -125,18 +168,19 @@ type ChainCatchUp interface {
 	ThoughtsSince(ctx context.Context, sessionID, branch string, since CommitID) (thoughts []StoredThought, tip CommitID, ok bool, err error)
 }
 
-// Preparer is what a Store may offer to use the time between an agent's
+// Preparer is the part of a Store that uses the time between an agent's
 // calls: Prepare does ahead of time what the next write of a chain just
-// written to will need. It must be cheap to call when there is nothing to
-// do, and safe at any time (it touches only what the store holds in
-// memory).
+// written to will need. Only the stdio transport calls it (between
+// calls, when none is waiting), so a store with nothing to prepare does
+// nothing. It must be cheap to call when there is nothing to do, and safe
+// at any time (it touches only what the store holds in memory).
 type Preparer interface {
 	Prepare()
 }
 
-// AccessKeeper is what a Store may offer so that sessions' lastAccessedAt
-// outlives the process. Access is not content: it is kept beside the
-// ledger, not committed.
+// AccessKeeper is the part of a Store that keeps sessions' lastAccessedAt
+// beyond the ledger's own memory (on disk, beyond the process). Access is
+// not content: it is kept beside the ledger, not committed.
 type AccessKeeper interface {
 	// Accessed returns the last access time of every session it knows.
 	Accessed() map[string]time.Time
@@ -144,23 +188,23 @@ type AccessKeeper interface {
 	RecordAccess(id string, t time.Time)
 }
 
-// AccessLookup is what an AccessKeeper may offer so that a page of
-// sessions reads the access times of that page's sessions only, instead
-// of a copy of every session's.
+// AccessLookup is the part of a Store that lets a page of sessions read
+// the access times of that page's sessions only, instead of a copy of
+// every session's (AccessKeeper.Accessed).
 type AccessLookup interface {
 	AccessedAt(id string) time.Time
 }
 
-// SessionChecker is what a Store may offer so that naming a session by
-// its whole id costs that session, not a listing of the ledger: Resolve
+// SessionChecker is the part of a Store that makes naming a session by
+// its whole id cost that session, not a listing of the ledger: Resolve
 // asks it first.
 type SessionChecker interface {
 	// HasSession reports whether a session with exactly this id exists.
 	HasSession(ctx context.Context, id string) (bool, error)
 }
 
-// SessionEditor is what a Store may offer so that a session's title,
-// description and tags can be changed after it started.
+// SessionEditor is the part of a Store that changes a session's title,
+// description and tags after it started.
 type SessionEditor interface {
 	// UpdateSession commits req.Meta as the session's metadata on its main
 	// chain. It returns ErrConflict when the chain's head is no longer
@@ -177,14 +221,16 @@ type UpdateSessionRequest struct {
 	Author  Author
 }
 
-// SessionLocker is what a Store shared by several processes may offer so
-// that writers of one session take turns instead of racing: LockSession
-// holds off every other holder of the same session's lock — in any
-// process — until unlock is called. It is fair (two processes alternate)
-// and bounded: a holder that does not let go makes it fail, naming the
-// holder, after the store's lock timeout. Within a process the ledger
-// already serialises a session's writers; this extends that across
-// processes, and compare-and-swap (ErrConflict) stays the safety net.
+// SessionLocker is the part of a Store that makes writers of one session
+// take turns instead of racing when several processes share the store:
+// LockSession holds off every other holder of the same session's lock —
+// in any process — until unlock is called. A store no other process can
+// reach (memory) returns an unlock that does nothing. It is fair (two
+// processes alternate) and bounded: a holder that does not let go makes it
+// fail, naming the holder, after the store's lock timeout. Within a
+// process the ledger already serialises a session's writers; this extends
+// that across processes, and compare-and-swap (ErrConflict) stays the
+// safety net.
 type SessionLocker interface {
 	LockSession(ctx context.Context, sessionID string) (unlock func(), err error)
 }

@@ -3,7 +3,7 @@ package ledger
 // A store that keeps its own index of sessions (gitstore keeps one on
 // disk) answers listings and searches without the ledger reading every
 // session; the ledger's in-memory index (searchIndex) serves stores that
-// do not (the memory store, test fakes).
+// do not (the memory store: its SessionIndex is nil).
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// SessionIndex is what a Store may offer so that a page of sessions, or a
+// SessionIndex is what a Store's SessionIndexer may hand out so that a page of sessions, or a
 // search, costs that page or that query rather than the whole ledger. The
 // store checks its index against what it holds now on every call: a
 // session it no longer holds is never answered, one that changed is read
@@ -33,8 +33,10 @@ type SessionIndex interface {
 	WarmIndex(ctx context.Context, pause func() bool) (int, error)
 }
 
-// SessionIndexer is how a Store says whether it has a SessionIndex (a
-// store may have one on disk and none in memory).
+// SessionIndexer is the part of a Store that says whether it has a
+// SessionIndex: nil when it has none (gitstore has one on disk and none
+// in memory), and the ledger then lists and searches its own in-memory
+// index.
 type SessionIndexer interface {
 	SessionIndex() SessionIndex
 }
@@ -86,12 +88,7 @@ func SessionWords(s *StoredSession) map[string]WordCount {
 }
 
 // storeIndex is the store's SessionIndex, or nil.
-func (l *Ledger) storeIndex() SessionIndex {
-	if si, ok := l.store.(SessionIndexer); ok {
-		return si.SessionIndex()
-	}
-	return nil
-}
+func (l *Ledger) storeIndex() SessionIndex { return l.store.SessionIndex() }
 
 // ListPage returns one page of sessions, most recently updated first
 // (ties: smaller id first), and how many there are. With a store that
@@ -125,21 +122,15 @@ func (l *Ledger) ListPage(ctx context.Context, offset, limit int) ([]Session, in
 }
 
 // accessLookup returns when each session was last accessed, reading only
-// the sessions asked for when the store can (AccessLookup), so that a page
-// does not cost every session's access time.
+// the sessions asked for (AccessLookup), so that a page does not cost
+// every session's access time.
 func (l *Ledger) accessLookup() func(id string) time.Time {
-	lookup, ok := l.store.(AccessLookup)
-	if !ok {
-		l.loadAccess()
-	}
 	return func(id string) time.Time {
 		l.mu.Lock()
 		at := l.accessed[id]
 		l.mu.Unlock()
-		if ok {
-			if t := lookup.AccessedAt(id); t.After(at) {
-				at = t
-			}
+		if t := l.store.AccessedAt(id); t.After(at) {
+			at = t
 		}
 		return at
 	}

@@ -715,14 +715,4 @@ func TestDeleteNotebook(t *testing.T) {
 	if _, err := svc.Delete(t.Context(), "Not An Id", agent); err == nil || !strings.Contains(err.Error(), "notebookId") {
 		t.Errorf("a bad id: %v, want an error naming notebookId", err)
 	}
-	// A store that cannot delete says so, and nothing changes.
-	plain := NewService(struct{ ledger.NotebookStore }{newMemStore()}, Options{WorkDir: t.TempDir()})
-	defer plain.Close()
-	kept := create(t, plain, "Kept", "blank", "typescript")
-	if _, err := plain.Delete(t.Context(), kept.ID, agent); !errors.As(err, &le) || le.Code != ledger.CodeInvalidOperation {
-		t.Errorf("delete on a store without it: %v, want INVALID_OPERATION", err)
-	}
-	if _, err := plain.Load(t.Context(), kept.ID); err != nil {
-		t.Errorf("the refused delete changed the notebook: %v", err)
-	}
 }

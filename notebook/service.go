@@ -501,19 +501,14 @@ func (s *Service) DeleteCell(ctx context.Context, notebookID, cellID string, aut
 }
 
 // Delete removes a notebook from the store, which keeps its history where
-// plain git still reads it (DeletedNotebook.Kept). A store that cannot
-// delete refuses with INVALID_OPERATION.
+// plain git still reads it (DeletedNotebook.Kept).
 func (s *Service) Delete(ctx context.Context, id string, author ledger.Author) (ledger.DeletedNotebook, error) {
 	if err := checkID(id); err != nil {
 		return ledger.DeletedNotebook{}, err
 	}
-	nd, ok := s.store.(ledger.NotebookDeleter)
-	if !ok {
-		return ledger.DeletedNotebook{}, ledger.Errorf(ledger.CodeInvalidOperation, "this store cannot delete notebooks")
-	}
 	defer s.lock(id)()
 	for attempt := 1; ; attempt++ {
-		d, err := nd.DeleteNotebook(ctx, id, "", author, s.opts.Now())
+		d, err := s.store.DeleteNotebook(ctx, id, "", author, s.opts.Now())
 		switch {
 		case errors.Is(err, ledger.ErrNotebookNotFound):
 			return ledger.DeletedNotebook{}, notebookNotFound(id)

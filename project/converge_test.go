@@ -101,7 +101,7 @@ func TestPullResumesAnInterruptedBranch(t *testing.T) {
 	if got := len(v.Graph.MainChain()); got != 3 {
 		t.Errorf("main chain has %d thoughts, want A's 3", got)
 	}
-	vr, err := b.Ledger().Verify(ctx, s.ID)
+	vr, err := b.Ledger().Verify(ctx, s.ID, ledger.VerifyOptions{})
 	if err != nil || !vr.Valid {
 		t.Errorf("verify: %+v, %v", vr, err)
 	}

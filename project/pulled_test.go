@@ -13,7 +13,8 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// countingStore is a gitstore.Store (every optional ability included)
+// countingStore is a gitstore.Store (every part of ledger.Store kept by
+// embedding)
 // that counts the appends made through it and those refused by
 // compare-and-swap.
 type countingStore struct {

@@ -764,7 +764,7 @@ func msCheckRepo(t *testing.T, repo string, rec *msRecord, unknown []msAck, shar
 		if n := ss.Graph.BranchCount(); n != 0 {
 			t.Errorf("session %s has branches: %d", id, n)
 		}
-		if res, err := l.Verify(ctx, id); err != nil || !res.Valid {
+		if res, err := l.Verify(ctx, id, ledger.VerifyOptions{}); err != nil || !res.Valid {
 			t.Errorf("ledger verify %s: %+v, %v", id, res, err)
 		}
 		numbers := map[int]string{}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
 // TestPullKeepsHostileObjectsOutOfTheLedger: a remote whose refs hold what
@@ -73,7 +74,7 @@ func TestPullKeepsHostileObjectsOutOfTheLedger(t *testing.T) {
 			}
 		}
 		for _, id := range []string{f.s1, f.s2} {
-			v, err := f.b.Verify(ctx, id)
+			v, err := f.b.Verify(ctx, id, ledger.VerifyOptions{})
 			if err != nil || !v.Valid {
 				t.Errorf("verify %s: %+v, %v", id, v, err)
 			}

@@ -240,7 +240,7 @@ func TestPullQuarantinesPlainGitCommit(t *testing.T) {
 		})
 		res := f.pull(TransferOptions{})
 		f.wantQuarantined(res, f.s1, "no Thoughtbox-Session trailer", before)
-		v, err := f.b.Verify(context.Background(), f.s1)
+		v, err := f.b.Verify(context.Background(), f.s1, ledger.VerifyOptions{})
 		if err != nil || !v.Valid {
 			t.Errorf("verify after the pull: %+v %v", v, err)
 		}

@@ -1,15 +1,14 @@
 package storetest
 
-// The contract of the optional abilities (ledger.ChainCatchUp and the
-// others Run lists after the core): each test skips a store that lacks its
-// ability.
+// The contract of the parts of ledger.Store beyond the core
+// (ledger.ChainCatchUp and the others Run lists after the core). Every
+// store has every part, so none of these is skipped; each reaches its part
+// through the composed interface.
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 )
 
 func testChainCatchUp(t *testing.T, s ledger.Store) {
-	cu := ability[ledger.ChainCatchUp](t, s)
+	var cu ledger.ChainCatchUp = s
 	ctx := context.Background()
 	c := create(t, s, 1)
 	start := c.tips[""]
@@ -70,7 +69,7 @@ func testChainCatchUp(t *testing.T, s ledger.Store) {
 }
 
 func testSessionEditor(t *testing.T, s ledger.Store) {
-	ed := ability[ledger.SessionEditor](t, s)
+	var ed ledger.SessionEditor = s
 	ctx := context.Background()
 	c := create(t, s, 1)
 	c.add("", thought(1, "one"))
@@ -96,7 +95,7 @@ func testSessionEditor(t *testing.T, s ledger.Store) {
 }
 
 func testSessionDeleter(t *testing.T, s ledger.Store) {
-	d := ability[ledger.SessionDeleter](t, s)
+	var d ledger.SessionDeleter = s
 	ctx := context.Background()
 	c := create(t, s, 1)
 	one := c.add("", thought(1, "one"))
@@ -149,7 +148,7 @@ func testSessionDeleter(t *testing.T, s ledger.Store) {
 }
 
 func testKnowledgeStore(t *testing.T, s ledger.Store) {
-	ks := ability[ledger.KnowledgeStore](t, s)
+	var ks ledger.KnowledgeStore = s
 	ctx := context.Background()
 	if list, err := ks.ListKnowledge(ctx, ledger.KindPattern); err != nil || len(list) != 0 {
 		t.Fatalf("patterns of a new store: %+v, %v", list, err)
@@ -215,7 +214,7 @@ func testKnowledgeStore(t *testing.T, s ledger.Store) {
 }
 
 func testNotebookStore(t *testing.T, s ledger.Store) {
-	ns := ability[ledger.NotebookStore](t, s)
+	var ns ledger.NotebookStore = s
 	ctx := context.Background()
 	if list, err := ns.ListNotebooks(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("notebooks of a new store: %+v, %v", list, err)
@@ -261,8 +260,7 @@ func testNotebookStore(t *testing.T, s ledger.Store) {
 }
 
 func testNotebookDeleter(t *testing.T, s ledger.Store) {
-	nd := ability[ledger.NotebookDeleter](t, s)
-	ns := ability[ledger.NotebookStore](t, s)
+	var nd, ns ledger.NotebookStore = s, s
 	ctx := context.Background()
 	if _, err := nd.DeleteNotebook(ctx, "nope", "", author, T0); !errors.Is(err, ledger.ErrNotebookNotFound) {
 		t.Errorf("deleting a missing notebook: %v, want ErrNotebookNotFound", err)
@@ -306,7 +304,7 @@ func testNotebookDeleter(t *testing.T, s ledger.Store) {
 }
 
 func testSessionLocker(t *testing.T, s ledger.Store) {
-	sl := ability[ledger.SessionLocker](t, s)
+	var sl ledger.SessionLocker = s
 	ctx := context.Background()
 	c := create(t, s, 1)
 	unlock, err := sl.LockSession(ctx, c.meta.ID)
@@ -330,7 +328,7 @@ func testSessionLocker(t *testing.T, s ledger.Store) {
 }
 
 func testAccessKeeper(t *testing.T, s ledger.Store) {
-	ak := ability[ledger.AccessKeeper](t, s)
+	var ak ledger.AccessKeeper = s
 	c := create(t, s, 1)
 	at := T0.Add(2 * time.Hour)
 	ak.RecordAccess(c.meta.ID, at)
@@ -343,13 +341,90 @@ func testAccessKeeper(t *testing.T, s ledger.Store) {
 	}
 }
 
-// ability returns s as the optional store ability T, or skips the test
-// when the store does not have it.
-func ability[T any](t *testing.T, s ledger.Store) T {
-	t.Helper()
-	a, ok := s.(T)
-	if !ok {
-		t.Skipf("the store is not a %s", strings.TrimPrefix(fmt.Sprintf("%T", (*T)(nil)), "*"))
+func testAccessLookup(t *testing.T, s ledger.Store) {
+	var al ledger.AccessLookup = s
+	c := create(t, s, 1)
+	if got := al.AccessedAt(c.meta.ID); !got.IsZero() {
+		t.Errorf("AccessedAt of a session never read: %s, want zero", got)
 	}
-	return a
+	at := T0.Add(3 * time.Hour)
+	s.RecordAccess(c.meta.ID, at)
+	if got := al.AccessedAt(c.meta.ID); !got.Equal(at) {
+		t.Errorf("AccessedAt(%s) = %s, want %s (what RecordAccess noted)", c.meta.ID, got, at)
+	}
+	if got := al.AccessedAt(sessionID(404)); !got.IsZero() {
+		t.Errorf("AccessedAt of an unknown session: %s, want zero", got)
+	}
+}
+
+func testSessionChecker(t *testing.T, s ledger.Store) {
+	var sc ledger.SessionChecker = s
+	ctx := context.Background()
+	c := create(t, s, 12)
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{c.meta.ID, true},
+		{c.meta.ID[:len(c.meta.ID)-1], false}, // a prefix is no whole id
+		{sessionID(404), false},
+		{"Not An Id/..", false},
+	} {
+		if got, err := sc.HasSession(ctx, tc.id); err != nil || got != tc.want {
+			t.Errorf("HasSession(%q) = %v, %v; want %v", tc.id, got, err, tc.want)
+		}
+	}
+	var d ledger.SessionDeleter = s
+	if gone, err := d.IsDeleted(c.meta.ID); err != nil || gone {
+		t.Errorf("IsDeleted of a live session: %v, %v", gone, err)
+	}
+	if _, err := d.DeleteSession(ctx, c.meta.ID, c.meta.Title, author, T0); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := sc.HasSession(ctx, c.meta.ID); err != nil || found {
+		t.Errorf("HasSession of a deleted session: %v, %v; want false", found, err)
+	}
+	if gone, err := d.IsDeleted(c.meta.ID); err != nil || !gone {
+		t.Errorf("IsDeleted of a deleted session: %v, %v; want true", gone, err)
+	}
+	if gone, err := d.IsDeleted(sessionID(404)); err != nil || gone {
+		t.Errorf("IsDeleted of a session that never was: %v, %v", gone, err)
+	}
+}
+
+// testSessionIndexer: a store may keep no index (nil); one it keeps
+// answers what ListSessions answers.
+func testSessionIndexer(t *testing.T, s ledger.Store) {
+	var si ledger.SessionIndexer = s
+	ix := si.SessionIndex()
+	if ix == nil {
+		return
+	}
+	ctx := context.Background()
+	a := create(t, s, 1)
+	a.add("", thought(1, "quokka sighted"))
+	create(t, s, 2)
+	page, total, err := ix.PageSessions(ctx, 0, 10)
+	if err != nil || total != 2 || len(page) != 2 {
+		t.Fatalf("PageSessions: %+v, %d, %v; want both sessions", page, total, err)
+	}
+	found, _, err := ix.FindSessions(ctx, []string{"quokka"})
+	if err != nil || len(found) != 1 || found[0].Summary.Meta.ID != a.meta.ID {
+		t.Errorf("FindSessions(quokka): %+v, %v; want %s", found, err, a.meta.ID)
+	}
+}
+
+// testPreparer: Prepare may be called at any time, as often as wanted, and
+// changes nothing a reader sees.
+func testPreparer(t *testing.T, s ledger.Store) {
+	var p ledger.Preparer = s
+	p.Prepare()
+	c := create(t, s, 1)
+	c.add("", thought(1, "one"))
+	p.Prepare()
+	p.Prepare()
+	c.add("", thought(2, "two"))
+	if got := numbers(c.load().Main); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("thoughts around Prepare: %v, want [1 2]", got)
+	}
 }

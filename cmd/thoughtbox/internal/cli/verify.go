@@ -88,12 +88,8 @@ func (c *verifyCmd) Run(a *app) error {
 
 	out := make([]verifyOutput, 0, len(list))
 	var invalid []string
-	ctx := a.ctx
-	if c.Full {
-		ctx = project.WithFullVerify(ctx)
-	}
 	for _, s := range list {
-		res, err := a.ledger.Verify(ctx, s.ID)
+		res, err := a.ledger.Verify(a.ctx, s.ID, ledger.VerifyOptions{Full: c.Full})
 		if err != nil {
 			if a.ctx.Err() != nil {
 				return err
