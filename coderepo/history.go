@@ -1,10 +1,8 @@
 package coderepo
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -103,56 +101,3 @@ type BlameRange struct {
 
 // NotCommitted is the id git blame gives lines changed in the worktree.
 const NotCommitted = "0000000000000000000000000000000000000000"
-
-// Blame runs git blame on path (relative to the root) in the worktree,
-// for lines from..to (both 0: the whole file), and groups consecutive
-// lines by the commit that last changed them.
-func (r *Repo) Blame(ctx context.Context, path string, from, to int) ([]BlameRange, error) {
-	args := []string{"blame", "--porcelain"}
-	if from > 0 {
-		if to < from {
-			to = from
-		}
-		args = append(args, "-L", strconv.Itoa(from)+","+strconv.Itoa(to))
-	}
-	out, err := r.git(ctx, append(args, "--", path)...)
-	if err != nil {
-		return nil, fmt.Errorf("git blame %s: %w", path, err)
-	}
-	return parseBlame(out)
-}
-
-// parseBlame reads git blame's porcelain form: each line's header
-// "<commit> <orig line> <final line> [<group size>]", header fields for a
-// commit's first appearance, then the line itself after a tab.
-func parseBlame(out string) ([]BlameRange, error) {
-	var ranges []BlameRange
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	header := true
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "\t") {
-			header = true
-			continue
-		}
-		if !header {
-			continue // a header field (author, summary …)
-		}
-		f := strings.Fields(l)
-		if len(f) < 3 || len(f[0]) != 40 {
-			return nil, fmt.Errorf("git blame: unexpected line %q", l)
-		}
-		line, err := strconv.Atoi(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("git blame: unexpected line %q", l)
-		}
-		header = false
-		if n := len(ranges); n > 0 && ranges[n-1].Commit == f[0] && ranges[n-1].To == line-1 {
-			ranges[n-1].To = line
-		} else {
-			ranges = append(ranges, BlameRange{From: line, To: line, Commit: f[0]})
-		}
-	}
-	return ranges, sc.Err()
-}
