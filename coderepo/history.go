@@ -31,11 +31,9 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	format := "--format=%H%x1f%s%x1f%(trailers:key=" + SessionTrailer + ",valueonly,unfold,separator=%x1f)%x1e"
 	args := []string{"log", "--no-color", format}
 	if !strings.Contains(rev, "..") {
-		id, err := r.ResolveCommit(ctx, rev)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, "-1", id)
+		// Peeled here rather than by a rev-parse first: one git process
+		// fewer for every why.
+		args = append(args, "-1", "--end-of-options", rev+"^{commit}")
 	} else {
 		args = append(args, "--end-of-options", rev)
 	}
