@@ -7,6 +7,10 @@
 //	go build -o /tmp/tb ./cmd/thoughtbox
 //	go run ./bench/coderepotime -bin /tmp/tb -repos /tmp/code10,/tmp/code50k -runs 80
 //
+// A repository written REPO=BIN is run with that binary instead (its
+// hooks installed by it), to compare two builds in the same rounds on
+// copies of one repository.
+//
 // It installs the hooks (thoughtbox hooks install) in each repository
 // first. Workloads, per repository:
 //
@@ -35,7 +39,7 @@ import (
 
 var (
 	bin       = flag.String("bin", "thoughtbox", "the thoughtbox binary")
-	repos     = flag.String("repos", "", "comma-separated repositories coderepogen built (required)")
+	repos     = flag.String("repos", "", "comma-separated repositories coderepogen built, each REPO or REPO=BIN (required)")
 	runs      = flag.Int("runs", 80, "rounds")
 	only      = flag.String("only", "hook,commit,commit-0,why,blame", "comma-separated workloads")
 	blamePath = flag.String("blame-path", "src/engine/big.go", "the blame file")
@@ -45,6 +49,7 @@ var (
 type workload struct {
 	name string
 	repo string
+	bin  string
 	// cmd makes round i's command.
 	cmd   func(i int) *exec.Cmd
 	times []time.Duration
@@ -56,10 +61,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "coderepotime: -repos is required; -runs at least 1")
 		os.Exit(2)
 	}
-	abin, err := exec.LookPath(*bin)
-	check(err)
-	abin, err = filepath.Abs(abin)
-	check(err)
 	empty, err := os.MkdirTemp("", "nohooks")
 	check(err)
 	defer os.RemoveAll(empty)
@@ -68,7 +69,15 @@ func main() {
 		want[w] = true
 	}
 	var ws []*workload
-	for _, repo := range strings.Split(*repos, ",") {
+	for _, spec := range strings.Split(*repos, ",") {
+		repo, b, ok := strings.Cut(spec, "=")
+		if !ok {
+			b = *bin
+		}
+		abin, err := exec.LookPath(b)
+		check(err)
+		abin, err = filepath.Abs(abin)
+		check(err)
 		ws = append(ws, workloads(repo, abin, empty, want)...)
 	}
 	load0 := machine.LoadAvg()
@@ -88,8 +97,8 @@ func main() {
 	fmt.Printf("coderepotime: %d runs each; load average before %s, after %s\n", *runs, load0, machine.LoadAvg())
 	for _, w := range ws {
 		slices.Sort(w.times)
-		fmt.Printf("%-9s %-28s p50 %7.1f ms  p95 %7.1f ms  min %7.1f ms\n", w.name, filepath.Base(w.repo),
-			ms(pct(w.times, 50)), ms(pct(w.times, 95)), ms(w.times[0]))
+		fmt.Printf("%-9s %-20s p50 %7.1f ms  p95 %7.1f ms  min %7.1f ms  (%s)\n", w.name, filepath.Base(w.repo),
+			ms(pct(w.times, 50)), ms(pct(w.times, 95)), ms(w.times[0]), filepath.Base(w.bin))
 	}
 }
 
@@ -105,7 +114,7 @@ func workloads(repo, bin, empty string, want map[string]bool) []*workload {
 	var ws []*workload
 	add := func(name string, cmd func(i int) *exec.Cmd) {
 		if want[name] {
-			ws = append(ws, &workload{name: name, repo: repo, cmd: cmd})
+			ws = append(ws, &workload{name: name, repo: repo, bin: bin, cmd: cmd})
 		}
 	}
 	add("hook", func(int) *exec.Cmd {
