@@ -17,6 +17,10 @@ type Commit struct {
 	// message's final trailer block, in order, without repeats. They are
 	// only claims: a reader checks each names a session that exists.
 	Sessions []string `json:"-"`
+	// Files are the files it changed against its parent, relative to
+	// the repository's root (all of them for a root commit; none listed
+	// for a merge, as git diff-tree lists none).
+	Files []string `json:"-"`
 }
 
 // Commits reads the commits rev names: one commit (HEAD, an id, a
@@ -26,10 +30,12 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("%q: expected a commit or a range A..B: %w", rev, ErrNoCommit)
 	}
-	// Record separator \x1e, field separator \x1f: neither is in a
-	// subject or a trailer value git prints on one line.
-	format := "--format=%H%x1f%s%x1f%(trailers:key=" + SessionTrailer + ",valueonly,unfold,separator=%x1f)%x1e"
-	args := []string{"log", "--no-color", format}
+	// Each record starts with \x1e; \x1f separates the id, the subject
+	// and the trailer values (none of them holds either on the line git
+	// prints), \x1d ends them; the changed files follow, one a line.
+	// Listing them here saves a git diff-tree per commit.
+	format := "--format=%x1e%H%x1f%s%x1f%(trailers:key=" + SessionTrailer + ",valueonly,unfold,separator=%x1f)%x1d"
+	args := []string{"log", "--no-color", format, "--name-only", "--no-renames", "--root"}
 	if !strings.Contains(rev, "..") {
 		// Peeled here rather than by a rev-parse first: one git process
 		// fewer for every why.
@@ -43,11 +49,11 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	}
 	var commits []Commit
 	for _, rec := range strings.Split(out, "\x1e") {
-		rec = strings.TrimLeft(rec, "\n")
-		if rec == "" {
+		head, files, ok := strings.Cut(rec, "\x1d")
+		if !ok {
 			continue
 		}
-		f := strings.Split(rec, "\x1f")
+		f := strings.Split(head, "\x1f")
 		if len(f) < 2 {
 			continue
 		}
@@ -56,6 +62,11 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 			v = strings.TrimSpace(v)
 			if v != "" && !contains(c.Sessions, v) {
 				c.Sessions = append(c.Sessions, v)
+			}
+		}
+		for _, l := range strings.Split(files, "\n") {
+			if l != "" {
+				c.Files = append(c.Files, l)
 			}
 		}
 		commits = append(commits, c)
@@ -70,22 +81,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// ChangedFiles lists the files commit changed against its first parent
-// (all of them, for a root commit), relative to the repository's root.
-func (r *Repo) ChangedFiles(ctx context.Context, commit string) ([]string, error) {
-	out, err := r.git(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "--no-renames", commit)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, l := range strings.Split(out, "\n") {
-		if l != "" {
-			files = append(files, l)
-		}
-	}
-	return files, nil
 }
 
 // BlameRange is a run of consecutive lines last changed by one commit.
