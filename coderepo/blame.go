@@ -221,19 +221,22 @@ func (r *Repo) Blame(ctx context.Context, path string, from, to int) ([]BlameRan
 		}
 		lines = []string{"-L", strconv.Itoa(from) + "," + strconv.Itoa(to)}
 	}
-	if c := r.readBlameCache(path); c != nil {
-		if ranges, changed, ok := r.blameSince(ctx, c, path, lines, ""); ok {
-			if changed {
-				// The walk back to c costs more with every commit: move
-				// the cache to HEAD.
-				r.refreshBlameCache(ctx, c, path)
-			}
-			return ranges, nil
+	head, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if head = strings.TrimSpace(head); err == nil {
+		c := r.readBlameCache(path)
+		if c != nil && c.commit != head {
+			// The walk back to c passes every commit since, touching the
+			// file or not: move the cache to HEAD first (that walk once,
+			// then none).
+			c = r.moveBlameCache(ctx, c, path, head)
 		}
-	}
-	if c := r.cacheBlame(ctx, path); c != nil {
-		if ranges, _, ok := r.blameSince(ctx, c, path, lines, ""); ok {
-			return ranges, nil
+		if c == nil {
+			c = r.cacheBlame(ctx, path, head)
+		}
+		if c != nil {
+			if ranges, ok := r.blameSince(ctx, c, path, lines, ""); ok {
+				return ranges, nil
+			}
 		}
 	}
 	// No commit has the file (or git cannot say): plain git blame.
@@ -245,10 +248,9 @@ func (r *Repo) Blame(ctx context.Context, path string, from, to int) ([]BlameRan
 }
 
 // blameSince answers from c: git blame of rev (the worktree when "")
-// back to c.commit, the lines it gives to c.commit looked up in c.
-// changed says a commit after c.commit changed some of the lines; ok is
+// back to c.commit, the lines it gives to c.commit looked up in c. ok is
 // false when c cannot answer.
-func (r *Repo) blameSince(ctx context.Context, c *blameCache, path string, lines []string, rev string) (ranges []BlameRange, changed, ok bool) {
+func (r *Repo) blameSince(ctx context.Context, c *blameCache, path string, lines []string, rev string) (ranges []BlameRange, ok bool) {
 	args := append(append([]string{"blame", "--porcelain"}, lines...), "^"+c.commit)
 	if rev != "" {
 		args = append(args, rev)
@@ -256,23 +258,20 @@ func (r *Repo) blameSince(ctx context.Context, c *blameCache, path string, lines
 	args = append(args, "--", path)
 	out, err := r.git(ctx, args...)
 	if err != nil {
-		return nil, false, false
+		return nil, false
 	}
 	p, err := parsePorcelain(out)
 	if err != nil {
-		return nil, false, false
+		return nil, false
 	}
 	for commit := range p.boundary {
 		if commit != c.commit || p.filename[commit] != path {
-			return nil, false, false // not an ancestor, or renamed since
+			return nil, false // not an ancestor, or renamed since
 		}
 	}
 	for _, l := range p.lines {
-		switch {
-		case l.commit != c.commit:
-			changed = changed || l.commit != NotCommitted
-		case !p.boundary[l.commit] || c.at(l.orig) == "":
-			return nil, false, false
+		if l.commit == c.commit && (!p.boundary[l.commit] || c.at(l.orig) == "") {
+			return nil, false
 		}
 	}
 	return group(p.lines, func(l porcelainLine) string {
@@ -280,29 +279,24 @@ func (r *Repo) blameSince(ctx context.Context, c *blameCache, path string, lines
 			return c.at(l.orig)
 		}
 		return l.commit
-	}), changed, true
+	}), true
 }
 
-// refreshBlameCache replaces c with the blame at HEAD, walking only back
-// to c.commit.
-func (r *Repo) refreshBlameCache(ctx context.Context, c *blameCache, path string) {
-	head, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if head = strings.TrimSpace(head); err != nil || head == c.commit {
-		return
-	}
-	if ranges, _, ok := r.blameSince(ctx, c, path, nil, head); ok {
-		r.writeBlameCache(path, &blameCache{commit: head, ranges: ranges})
-	}
-}
-
-// cacheBlame blames the whole file as HEAD has it, the slow way, and
-// keeps the answer; nil when HEAD has no such file.
-func (r *Repo) cacheBlame(ctx context.Context, path string) *blameCache {
-	head, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if err != nil {
+// moveBlameCache returns the blame at head, made from c by walking only
+// back to c.commit, and keeps it; nil when c cannot answer for head.
+func (r *Repo) moveBlameCache(ctx context.Context, c *blameCache, path, head string) *blameCache {
+	ranges, ok := r.blameSince(ctx, c, path, nil, head)
+	if !ok {
 		return nil
 	}
-	head = strings.TrimSpace(head)
+	moved := &blameCache{commit: head, ranges: ranges}
+	r.writeBlameCache(path, moved)
+	return moved
+}
+
+// cacheBlame blames the whole file as head has it, the slow way, and
+// keeps the answer; nil when head has no such file.
+func (r *Repo) cacheBlame(ctx context.Context, path, head string) *blameCache {
 	out, err := r.git(ctx, "blame", "--porcelain", head, "--", path)
 	if err != nil {
 		return nil
