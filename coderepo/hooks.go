@@ -86,14 +86,40 @@ func (r *Repo) InstallHooks(ctx context.Context, command string) ([]InstalledHoo
 }
 
 // hookScript runs the chained hook first (its status decides, as it did
-// before), then thoughtbox, whose failure is only a warning: a hook of
-// ours never blocks a commit.
+// before), then ours, whose failure is only a warning: a hook of ours
+// never blocks a commit.
 func hookScript(name, command string) string {
 	return "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
 		"chained=\"$0" + chainedSuffix + "\"\n" +
 		"if [ -x \"$chained\" ]; then\n\t\"$chained\" \"$@\" || exit $?\nfi\n" +
-		shellQuote(command) + " hook " + name + " \"$@\" || echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n" +
-		"exit 0\n"
+		hookBody(name, command) + "exit 0\n"
+}
+
+// hookBody is what a hook does after the chained one. prepare-commit-msg
+// runs on every commit, so it does its work in the shell, starting no
+// thoughtbox: it reads the worktree's active-session file (found as
+// HookGitDir finds the git dir, checked as ActiveSessionIn checks it) and
+// runs git interpret-trailers as AddSessionTrailer does. Its cost is one
+// git process, whatever the size of the ledger.
+func hookBody(name, command string) string {
+	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
+	if name != "prepare-commit-msg" {
+		return shellQuote(command) + " hook " + name + " \"$@\" || " + warn
+	}
+	return `d=${GIT_DIR:-.git}
+if [ -f "$d" ]; then
+	IFS= read -r d 2>/dev/null <"$d"
+	d=${d#gitdir: }
+fi
+id= more=
+{ read -r id; read -r more; } 2>/dev/null <"$d/thoughtbox/active-session"
+case $id in
+'' | *[!abcdefghijklmnopqrstuvwxyz0123456789-]*) exit 0 ;;
+esac
+if [ -n "$more" ] || [ ${#id} -gt 128 ]; then
+	exit 0
+fi
+git interpret-trailers --in-place --if-exists addIfDifferent --trailer "` + SessionTrailer + `: $id" "$1" || ` + warn
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

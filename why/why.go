@@ -89,10 +89,7 @@ func (a *Asker) Commits(ctx context.Context, rev string) (*Answer, error) {
 	}
 	ans := &Answer{Commits: []Commit{}, Warnings: []string{}}
 	for _, c := range commits {
-		files, err := a.Repo.ChangedFiles(ctx, c.ID)
-		if err != nil {
-			return nil, err
-		}
+		files := c.Files
 		out := Commit{ID: c.ID, Subject: c.Subject, Files: append([]string{}, files...), Sessions: []Session{}}
 		touches := func(ref ledger.CodeRef) bool { return ref.Commit == c.ID || contains(files, ref.Path) }
 		views, err := a.linked(ctx, c, &ans.Warnings)

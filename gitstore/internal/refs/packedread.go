@@ -369,3 +369,68 @@ func parsePackedRefs(data []byte) ([]string, []object.Hash, error) {
 	}
 	return names[:out], hashes[:out], nil
 }
+
+// listSorted calls fn for each ref under prefix of a sorted packed-refs
+// file, in order: a bisection to the first, then the lines that follow,
+// so that listing one session's refs does not parse every session's.
+func listSorted(data []byte, prefix string, fn func(name string, h object.Hash)) error {
+	_, start := isSorted(data)
+	lineStart := func(lo, at int) int {
+		if i := bytes.LastIndexByte(data[lo:at], '\n'); i >= 0 {
+			return lo + i + 1
+		}
+		return lo
+	}
+	lineEnd := func(at int) int {
+		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+			return at + i
+		}
+		return len(data)
+	}
+	nextRef := func(at int) int {
+		for at < len(data) && data[at] == '^' {
+			at = lineEnd(at) + 1
+		}
+		return min(at, len(data))
+	}
+	// Bisect, as lookupSorted does, to the first ref not below prefix:
+	// refs before lo are below it, refs from hi on are not.
+	lo, hi := nextRef(start), len(data)
+	for lo < hi {
+		ls := lineStart(lo, lo+(hi-lo)/2)
+		for ls > lo && data[ls] == '^' {
+			ls = lineStart(lo, ls-1)
+		}
+		le := lineEnd(ls)
+		_, ref, ok := bytes.Cut(bytes.TrimSuffix(data[ls:le], []byte("\r")), []byte(" "))
+		if !ok {
+			return fmt.Errorf("packed-refs: line %q is not <id> <name>", data[ls:le])
+		}
+		if string(ref) < prefix {
+			lo = nextRef(le + 1)
+		} else {
+			hi = ls
+		}
+	}
+	for at := lo; at < len(data); {
+		le := lineEnd(at)
+		line := bytes.TrimSuffix(data[at:le], []byte("\r"))
+		at = le + 1
+		if len(line) == 0 || line[0] == '^' {
+			continue
+		}
+		id, ref, ok := bytes.Cut(line, []byte(" "))
+		if !ok {
+			return fmt.Errorf("packed-refs: line %q is not <id> <name>", line)
+		}
+		if !bytes.HasPrefix(ref, []byte(prefix)) {
+			return nil
+		}
+		h, err := object.ParseHash(string(id))
+		if err != nil {
+			return fmt.Errorf("packed-refs: %w", err)
+		}
+		fn(string(ref), h)
+	}
+	return nil
+}

@@ -70,16 +70,22 @@ func List(gitDir, prefix string) (map[string]object.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, hashes, err := packed.parsed()
-	if err != nil {
-		return nil, err
-	}
 	refs := map[string]object.Hash{}
-	for i := sort.SearchStrings(names, prefix); i < len(names); i++ {
-		if !strings.HasPrefix(names[i], prefix) {
-			break
+	if packed.sorted {
+		if err := listSorted(packed.data, prefix, func(name string, h object.Hash) { refs[name] = h }); err != nil {
+			return nil, err
 		}
-		refs[names[i]] = hashes[i]
+	} else {
+		names, hashes, err := packed.parsed()
+		if err != nil {
+			return nil, err
+		}
+		for i := sort.SearchStrings(names, prefix); i < len(names); i++ {
+			if !strings.HasPrefix(names[i], prefix) {
+				break
+			}
+			refs[names[i]] = hashes[i]
+		}
 	}
 	loose, err := ListLoose(gitDir, prefix)
 	for name, h := range loose {

@@ -239,3 +239,49 @@ func TestReadUnsortedPacked(t *testing.T) {
 		}
 	}
 }
+
+// TestListSorted: the refs under a prefix of a sorted packed-refs, found
+// by bisection, are those a parse of the whole file finds, for prefixes
+// before, between, inside and after the refs, over peeled lines and CRLF
+// endings.
+func TestListSorted(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 100, 1001} {
+		var b strings.Builder
+		b.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+		for i := range n {
+			name := fmt.Sprintf("refs/heads/s%03d/%d", i/3, i%3)
+			end := "\n"
+			if i%5 == 2 {
+				end = "\r\n"
+			}
+			b.WriteString(id(name).String() + " " + name + end)
+			if i%7 == 3 {
+				b.WriteString("^" + id("peel"+name).String() + "\n")
+			}
+		}
+		data := []byte(b.String())
+		names, hashes, err := parsePackedRefs(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefixes := []string{"", "refs/", "refs/a", "refs/heads/", "refs/heads/s", "refs/z", "refs/heads/s999/"}
+		for i := 0; i <= n/3+1; i++ {
+			prefixes = append(prefixes, fmt.Sprintf("refs/heads/s%03d/", i), fmt.Sprintf("refs/heads/s%03d/1", i))
+		}
+		for _, prefix := range prefixes {
+			want := map[string]object.Hash{}
+			for k, name := range names {
+				if strings.HasPrefix(name, prefix) {
+					want[name] = hashes[k]
+				}
+			}
+			got := map[string]object.Hash{}
+			if err := listSorted(data, prefix, func(name string, h object.Hash) { got[name] = h }); err != nil {
+				t.Fatalf("n=%d prefix %q: %v", n, prefix, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("n=%d prefix %q (-parse +listSorted):\n%s", n, prefix, diff)
+			}
+		}
+	}
+}

@@ -149,7 +149,7 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := b.removeStaleFiles(); err != nil {
+		if err := b.removeStaleFiles(!b.sharedWithGit); err != nil {
 			return err
 		}
 		if len(b.looseRefs) >= PackRefsEvery && !b.sharedWithGit {
@@ -177,6 +177,9 @@ func (b *FS) flushAndClean(ctx context.Context, wait, clean bool) error {
 			return b.maybeMerge(false)
 		}
 		return nil
+	}
+	if clean && b.sharedWithGit {
+		b.removeStaleRefLocks()
 	}
 
 	// Only when recovering can logged objects already be in the repository
@@ -505,7 +508,15 @@ func (b *FS) maybeMerge(busy bool) error {
 	return b.packs.Refresh()
 }
 
-func (b *FS) removeStaleFiles() error {
+// removeStaleFiles removes what a killed flusher left; walkRefs also
+// walks the ref folders (removeStaleRefLocks). Shared with git, the
+// caller walks them only once the log turns out to hold batches: a
+// flusher holds ref locks only while publishing batches it has not yet
+// trimmed from the log, so over an empty log no lock there is a dead
+// flusher's, and a flush that meets an old lock removes it anyway
+// (refLockPolicy). Git leaves those refs loose until its own gc, so the
+// walk opens a folder per session, on every open of every command.
+func (b *FS) removeStaleFiles(walkRefs bool) error {
 	packDir := filepath.Join(b.gitDir, "objects", "pack")
 	entries, _ := os.ReadDir(packDir)
 	idx := map[string]bool{}
@@ -538,6 +549,16 @@ func (b *FS) removeStaleFiles() error {
 		// refs/heads/main holds only our README commit; nobody else writes it.
 		os.Remove(filepath.Join(b.gitDir, "refs", "heads", "main.lock"))
 	}
+	if walkRefs {
+		b.removeStaleRefLocks()
+	}
+	return nil
+}
+
+// removeStaleRefLocks removes the ref locks a killed flusher left in the
+// ref folders only our flushers write (shared with git, only old ones: a
+// young one may be git's), and counts the loose refs there.
+func (b *FS) removeStaleRefLocks() {
 	for _, root := range b.lockedRefRoots {
 		filepath.WalkDir(filepath.Join(b.gitDir, filepath.FromSlash(root)), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
@@ -552,7 +573,6 @@ func (b *FS) removeStaleFiles() error {
 			return nil
 		})
 	}
-	return nil
 }
 
 func (b *FS) linksDir() string { return filepath.Join(b.gitDir, "thoughtbox", "links") }

@@ -57,7 +57,10 @@ func hookCommand() string {
 	return "thoughtbox"
 }
 
-// hookCmd is what the installed hooks run; not for people.
+// hookCmd is what hooks run that need the engine; not for people. The
+// prepare-commit-msg hook install writes does its work in the shell (see
+// coderepo.InstallHooks); its command here serves hooks installed by
+// earlier versions, which call it.
 type hookCmd struct {
 	PrepareCommitMsg hookPrepareCmd `cmd:"" name:"prepare-commit-msg" help:"Add Thoughtbox-Session: <active session> to the commit message's trailers."`
 }
