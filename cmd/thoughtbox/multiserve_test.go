@@ -28,7 +28,7 @@ import (
 )
 
 var multiserveDuration = flag.Duration("multiserve.duration", 0,
-	"how long TestMultiServe writes (default 60s, or $THOUGHTBOX_MULTISERVE_DURATION)")
+	"how long TestMultiServe writes (default 20s, or $THOUGHTBOX_MULTISERVE_DURATION)")
 
 // multiserveRunFor is how long each variant of TestMultiServe writes.
 func multiserveRunFor(t *testing.T) time.Duration {
@@ -42,7 +42,10 @@ func multiserveRunFor(t *testing.T) time.Duration {
 		}
 		return d
 	}
-	return time.Minute
+	// Twenty seconds make about 5,000 acknowledged thoughts and 200 duels
+	// a variant, and the kill lands mid-run: the checks see every kind of
+	// collision. A minute was the long pole of CI's whole test stage.
+	return 20 * time.Second
 }
 
 // TestMultiServe proves "many writers on one machine": two real `thoughtbox
@@ -68,8 +71,8 @@ func multiserveRunFor(t *testing.T) time.Duration {
 // project while A keeps writing, and checks the same (a thought in flight
 // at the kill may or may not be there, but at most once).
 //
-// Each variant writes for 60 s; -multiserve.duration=10s (or
-// THOUGHTBOX_MULTISERVE_DURATION) shortens it.
+// Each variant writes for 20 s; -multiserve.duration=60s (or
+// THOUGHTBOX_MULTISERVE_DURATION) makes it longer.
 func TestMultiServe(t *testing.T) {
 	t.Parallel()
 	bin := thoughtboxBinary(t)
