@@ -213,25 +213,9 @@ func isSorted(data []byte) (bool, int) {
 // lines that follow a peeled tag to the tag's own line.
 func lookupSorted(data []byte, name string) (object.Hash, bool, error) {
 	_, start := isSorted(data)
-	lineStart := func(lo, at int) int {
-		if i := bytes.LastIndexByte(data[lo:at], '\n'); i >= 0 {
-			return lo + i + 1
-		}
-		return lo
-	}
-	lineEnd := func(at int) int {
-		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
-			return at + i
-		}
-		return len(data)
-	}
-	// nextRef skips peel lines from the line start at.
-	nextRef := func(at int) int {
-		for at < len(data) && data[at] == '^' {
-			at = lineEnd(at) + 1
-		}
-		return min(at, len(data))
-	}
+	lineStart := func(lo, at int) int { return packedLineStart(data, lo, at) }
+	lineEnd := func(at int) int { return packedLineEnd(data, at) }
+	nextRef := func(at int) int { return packedNextRef(data, at) }
 	lo, hi := nextRef(start), len(data)
 	for lo < hi {
 		ls := lineStart(lo, lo+(hi-lo)/2)
@@ -375,24 +359,9 @@ func parsePackedRefs(data []byte) ([]string, []object.Hash, error) {
 // so that listing one session's refs does not parse every session's.
 func listSorted(data []byte, prefix string, fn func(name string, h object.Hash)) error {
 	_, start := isSorted(data)
-	lineStart := func(lo, at int) int {
-		if i := bytes.LastIndexByte(data[lo:at], '\n'); i >= 0 {
-			return lo + i + 1
-		}
-		return lo
-	}
-	lineEnd := func(at int) int {
-		if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
-			return at + i
-		}
-		return len(data)
-	}
-	nextRef := func(at int) int {
-		for at < len(data) && data[at] == '^' {
-			at = lineEnd(at) + 1
-		}
-		return min(at, len(data))
-	}
+	lineStart := func(lo, at int) int { return packedLineStart(data, lo, at) }
+	lineEnd := func(at int) int { return packedLineEnd(data, at) }
+	nextRef := func(at int) int { return packedNextRef(data, at) }
 	// Bisect, as lookupSorted does, to the first ref not below prefix:
 	// refs before lo are below it, refs from hi on are not.
 	lo, hi := nextRef(start), len(data)
@@ -433,4 +402,30 @@ func listSorted(data []byte, prefix string, fn func(name string, h object.Hash))
 		fn(string(ref), h)
 	}
 	return nil
+}
+
+// packedLineStart is the start of the line holding at, searching back no
+// further than lo.
+func packedLineStart(data []byte, lo, at int) int {
+	if i := bytes.LastIndexByte(data[lo:at], '\n'); i >= 0 {
+		return lo + i + 1
+	}
+	return lo
+}
+
+// packedLineEnd is the end (the newline, or the end of data) of the line
+// starting at at.
+func packedLineEnd(data []byte, at int) int {
+	if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
+		return at + i
+	}
+	return len(data)
+}
+
+// packedNextRef skips the peel lines ("^...") from the line start at.
+func packedNextRef(data []byte, at int) int {
+	for at < len(data) && data[at] == '^' {
+		at = packedLineEnd(data, at) + 1
+	}
+	return min(at, len(data))
 }
