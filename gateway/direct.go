@@ -9,13 +9,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
 	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 )
 
 // runStdio serves c over t until the session ends or ctx is done, as
-// mcp.Server.Run does. With direct set, calls of the gateway tool are
+// mcp.Server.Run does. With takeDirect set, calls of the gateway tool are
 // taken from the transport before the SDK sees them (see direct).
-func (c *conn) runStdio(ctx context.Context, t stdio.Transport, direct bool) error {
+func (c *conn) runStdio(ctx context.Context, t stdio.Transport, takeDirect bool) error {
 	var session atomic.Pointer[mcp.ServerSession]
 	// running counts the direct calls under way: like the SDK, which waits
 	// for its handlers when a session ends, this returns only once they
@@ -23,8 +25,8 @@ func (c *conn) runStdio(ctx context.Context, t stdio.Transport, direct bool) err
 	// moved on (closed the store).
 	var running sync.WaitGroup
 	defer running.Wait()
-	if direct {
-		t.Direct = func(req *jsonrpc.Request) stdio.DirectFunc {
+	if takeDirect {
+		t.Direct = func(req *jsonrpc.Request) direct.Func {
 			fn := c.direct(session.Load(), req)
 			if fn == nil {
 				return nil
@@ -56,10 +58,6 @@ func (c *conn) runStdio(ctx context.Context, t stdio.Transport, direct bool) err
 	}
 }
 
-// multiRoundTripFrom is the first protocol version whose tool results the
-// SDK marks with a resultType; calls on such a session are left to it.
-const multiRoundTripFrom = "2026-07-28"
-
 // direct returns the function that answers req, a call of the gateway
 // tool, without the SDK — or nil, leaving req to the SDK, for anything it
 // would treat otherwise than as a plain call of this tool: another method
@@ -68,12 +66,12 @@ const multiRoundTripFrom = "2026-07-28"
 // requestState. What it does for the rest is what the SDK's tools/call
 // path does for this tool: decode the params (with the same decoder and
 // rules, once), call handleGateway, and answer an empty content as [].
-func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectFunc {
+func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) direct.Func {
 	if ss == nil || req.Method != "tools/call" || len(req.Params) == 0 {
 		return nil
 	}
 	ip := ss.InitializeParams()
-	if ip == nil || ip.ProtocolVersion >= multiRoundTripFrom {
+	if ip == nil || ip.ProtocolVersion >= wire.Stateless {
 		return nil
 	}
 	var p struct {
@@ -83,7 +81,7 @@ func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectF
 		InputResponses stdjson.RawMessage `json:"inputResponses"`
 		RequestState   stdjson.RawMessage `json:"requestState"`
 	}
-	if stdio.ParseStrict(req.Params, &p) != nil {
+	if wire.ParseStrict(req.Params, &p) != nil {
 		return nil
 	}
 	if p.Name != gatewayToolName || p.InputResponses != nil || p.RequestState != nil {

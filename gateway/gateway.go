@@ -15,6 +15,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gateway/httptransport"
 	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/notebook"
 )
@@ -22,7 +23,7 @@ import (
 // ProtocolVersions are the MCP protocol versions the server offers. The
 // go-sdk's newest (2026-07-28) forbids server-to-client requests during a
 // call, which list_roots (and later critique and RLM sampling) need.
-var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+var ProtocolVersions = wire.Versions
 
 // DefaultHTTPSessionTimeout is how long an idle Streamable HTTP session is
 // kept before it is closed and its state freed.

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
 )
 
 // Direct is offered each call a session receives, before its server sees
@@ -16,9 +16,9 @@ import (
 // its own goroutine and writes its result as the SDK would have. The SDK
 // decodes every call's params twice, each time with a fresh 32 kB buffer;
 // a caller that can take a call's raw params itself (the gateway's one
-// tool) saves that work and its garbage. See stdio.Transport.Direct, the
+// tool) saves that work and its garbage. See stdio.Transport.Direct (internal/stdio), the
 // same hook for stdio.
-type Direct func(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectFunc
+type Direct func(ss *mcp.ServerSession, req *jsonrpc.Request) direct.Func
 
 // NewDirect is New for servers that come with a Direct hook (nil: none),
 // both made for each new session by newSession.
@@ -42,7 +42,7 @@ func (c *session) takeDirect(msgs []jsonrpc.Message) []jsonrpc.Message {
 		switch {
 		case !ok:
 		case !req.IsCall():
-			if req.Method == stdio.MethodCancelled {
+			if req.Method == direct.MethodCancelled {
 				c.directs.Cancel(req.Params)
 			}
 		case c.runDirect(req):
@@ -74,7 +74,7 @@ func (c *session) runDirect(req *jsonrpc.Request) bool {
 // caller calls running.Done once it has written the answer. A session
 // that is closing takes no more: its close waits for the direct calls
 // under way, as the SDK's waits for its handlers.
-func (c *session) offer(req *jsonrpc.Request) stdio.DirectFunc {
+func (c *session) offer(req *jsonrpc.Request) direct.Func {
 	if c.direct == nil {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/thoughtbox/thoughtbox/gateway/httptransport"
-	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
 )
 
 // directSample answers the fixture's echo and sample tools without the
@@ -21,7 +21,7 @@ import (
 // progress notification and a sampling request during the call, which
 // must reach the client on the call's own response.
 func directSample(taken *atomic.Int32) httptransport.Direct {
-	return func(ss *mcp.ServerSession, req *jsonrpc.Request) stdio.DirectFunc {
+	return func(ss *mcp.ServerSession, req *jsonrpc.Request) direct.Func {
 		if ss == nil || ss.InitializeParams() == nil || req.Method != "tools/call" {
 			return nil
 		}

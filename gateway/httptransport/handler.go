@@ -40,7 +40,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 	"github.com/thoughtbox/thoughtbox/internal/hostcheck"
 )
 
@@ -48,14 +49,6 @@ const (
 	sessionIDHeader       = "Mcp-Session-Id"
 	protocolVersionHeader = "Mcp-Protocol-Version"
 	lastEventIDHeader     = "Last-Event-ID"
-
-	// defaultVersion is the version assumed without a version header.
-	defaultVersion = "2025-03-26"
-	// batchesUntil is the first protocol version without JSON-RPC batches.
-	batchesUntil = "2025-06-18"
-	// statelessFrom is the first version of the stateless protocol, which
-	// the server session itself answers (with the versions it supports).
-	statelessFrom = "2026-07-28"
 )
 
 // DefaultMaxBody bounds a POST body, as the SDK's DefaultMaxRequestBodyBytes.
@@ -158,12 +151,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get(protocolVersionHeader)
-	if version != "" && version < statelessFrom && !slices.Contains(h.opts.ProtocolVersions, version) {
+	if version != "" && version < wire.Stateless && !slices.Contains(h.opts.ProtocolVersions, version) {
 		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(h.opts.ProtocolVersions, ",")), http.StatusBadRequest)
 		return
 	}
 	if version == "" {
-		version = defaultVersion
+		version = wire.AssumedHTTPVersion
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -302,7 +295,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Bu
 func writeRPCError(w http.ResponseWriter, status int, e *rpcError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(e.encode())
+	_, _ = w.Write(e.Encode())
 }
 
 func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request, version string) {
@@ -402,9 +395,8 @@ func (h *Handler) readPOST(w http.ResponseWriter, r *http.Request, version strin
 		writeRPCError(w, http.StatusBadRequest, derr)
 		return nil, false, false
 	}
-	if batch && version >= batchesUntil {
-		writeRPCError(w, http.StatusBadRequest, &rpcError{code: jsonrpc.CodeInvalidRequest, message: fmt.Sprintf(
-			"invalid request: JSON-RPC batches are not part of MCP %s and later (this request uses %s)", batchesUntil, version)})
+	if batch && version >= wire.BatchesUntil {
+		writeRPCError(w, http.StatusBadRequest, wire.BatchesRefused("this request", version, "one message per POST"))
 		return nil, false, false
 	}
 	return msgs, batch, true
@@ -445,7 +437,7 @@ func attachExtras(r *http.Request, msgs []jsonrpc.Message) (calls []*jsonrpc.Req
 // roots request, whose reply comes in another POST) must reach the client
 // while the call still runs: the first such message starts a writer, the
 // same as answer, which this then waits for.
-func (h *Handler) answerInline(w http.ResponseWriter, r *http.Request, s *session, st *stream, req *jsonrpc.Request, fn stdio.DirectFunc) {
+func (h *Handler) answerInline(w http.ResponseWriter, r *http.Request, s *session, st *stream, req *jsonrpc.Request, fn direct.Func) {
 	st.mu.Lock()
 	st.spawn = func() {
 		st.writer = make(chan struct{})
@@ -575,7 +567,7 @@ func (h *Handler) openOrRefuse(w http.ResponseWriter, r *http.Request, msgs []js
 	s, err := h.open(r)
 	switch {
 	case errors.Is(err, errTooManySessions):
-		writeRPCError(w, http.StatusServiceUnavailable, &rpcError{id: firstCallID(msgs), code: codeTooManySessions, message: err.Error()})
+		writeRPCError(w, http.StatusServiceUnavailable, &rpcError{ID: firstCallID(msgs), Code: codeTooManySessions, Message: err.Error()})
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/gateway/internal/stdio"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 )
 
 // errRejected is the SDK's "rejected by transport" (-32005): a write that
@@ -73,7 +74,7 @@ type session struct {
 	// directs are the direct calls under way, for notifications/cancelled,
 	// and running counts them, for shut; draining (guarded by mu) is set
 	// once the session is closing, after which no call is taken.
-	directs  stdio.Running
+	directs  direct.Running
 	running  sync.WaitGroup
 	draining bool
 }
@@ -292,8 +293,8 @@ func (c *session) register(s *stream, reqs []*jsonrpc.Request) *rpcError {
 			dup = dup || o.ID == r.ID
 		}
 		if dup {
-			return &rpcError{id: stdio.RawID(r.ID), code: jsonrpc.CodeInvalidRequest,
-				message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", r.ID.Raw())}
+			return &rpcError{ID: wire.RawID(r.ID), Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", r.ID.Raw())}
 		}
 	}
 	for _, r := range reqs {
@@ -406,7 +407,7 @@ func (h *Handler) Evicted() int {
 func firstCallID(msgs []jsonrpc.Message) json.RawMessage {
 	for _, m := range msgs {
 		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-			return stdio.RawID(req.ID)
+			return wire.RawID(req.ID)
 		}
 	}
 	return nil

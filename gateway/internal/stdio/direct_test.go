@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
 )
 
 // TestDirect checks calls taken by Transport.Direct: the server never
@@ -19,7 +21,7 @@ import (
 func TestDirect(t *testing.T) {
 	in, w := io.Pipe()
 	var out syncWriter
-	tr := Transport{In: in, Out: &out, Direct: func(req *jsonrpc.Request) DirectFunc {
+	tr := Transport{In: in, Out: &out, Direct: func(req *jsonrpc.Request) direct.Func {
 		switch req.Method {
 		case "fast":
 			return func(context.Context) (any, error) {

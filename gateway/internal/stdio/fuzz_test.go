@@ -76,7 +76,7 @@ func FuzzStdioFrame(f *testing.F) {
 				}
 				back, werr := (&stdioConn{out: io.Discard, batches: map[jsonrpc.ID]*inBatch{}, open: map[jsonrpc.ID]int{}, answered: make(chan struct{}, 1)}).decodeMessage(enc)
 				if werr != nil {
-					t.Fatalf("%q: message %s, written by the SDK, does not decode: %s", frame, enc, werr.message)
+					t.Fatalf("%q: message %s, written by the SDK, does not decode: %s", frame, enc, werr.Message)
 				}
 				if enc2, err := jsonrpc.EncodeMessage(back); err != nil || !bytes.Equal(enc, enc2) {
 					t.Fatalf("%q: message changed when read back: %s, then %s (%v)", frame, enc, enc2, err)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
 )
 
 // A call taken by Direct used to cross two goroutines before it ran: the
@@ -43,7 +45,7 @@ func (c *stdioConn) takeInline(m jsonrpc.Message) (taken, reader bool) {
 		return false, true
 	}
 	if !req.ID.IsValid() {
-		if req.Method == MethodCancelled {
+		if req.Method == direct.MethodCancelled {
 			c.running.Cancel(req.Params)
 		}
 		return false, true

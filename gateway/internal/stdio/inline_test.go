@@ -13,19 +13,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"golang.org/x/sys/unix"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
 )
 
 // stdioPipes connects a transport to blocking pipes, as a client that
 // starts the server does, and reads what reaches the server as the SDK
 // would, passing each message to server (nil: dropped); it returns the
 // client's ends.
-func stdioPipes(t *testing.T, direct func(*jsonrpc.Request) DirectFunc, server func(jsonrpc.Message)) (conn *stdioConn, send func(string), replies *bufio.Reader) {
+func stdioPipes(t *testing.T, direct func(*jsonrpc.Request) direct.Func, server func(jsonrpc.Message)) (conn *stdioConn, send func(string), replies *bufio.Reader) {
 	t.Helper()
 	return stdioPipesIdle(t, direct, nil, server)
 }
 
 // stdioPipesIdle is stdioPipes with Transport.Idle set to idle.
-func stdioPipesIdle(t *testing.T, direct func(*jsonrpc.Request) DirectFunc, idle func(), server func(jsonrpc.Message)) (conn *stdioConn, send func(string), replies *bufio.Reader) {
+func stdioPipesIdle(t *testing.T, direct func(*jsonrpc.Request) direct.Func, idle func(), server func(jsonrpc.Message)) (conn *stdioConn, send func(string), replies *bufio.Reader) {
 	t.Helper()
 	var in, out [2]int
 	if err := unix.Pipe(in[:]); err != nil {
@@ -91,7 +93,7 @@ func TestInlineCallAsksTheClient(t *testing.T) {
 	withGrace(t, time.Hour)
 	var conn *stdioConn
 	asked := make(chan *jsonrpc.Response, 1)
-	conn, send, replies := stdioPipes(t, func(req *jsonrpc.Request) DirectFunc {
+	conn, send, replies := stdioPipes(t, func(req *jsonrpc.Request) direct.Func {
 		if req.Method != "ask" {
 			return nil
 		}
@@ -132,7 +134,7 @@ func TestInlineCallAsksTheClient(t *testing.T) {
 func TestInlineCallCancelled(t *testing.T) {
 	withGrace(t, time.Millisecond)
 	started := make(chan struct{}, 1)
-	_, send, replies := stdioPipes(t, func(req *jsonrpc.Request) DirectFunc {
+	_, send, replies := stdioPipes(t, func(req *jsonrpc.Request) direct.Func {
 		switch req.Method {
 		case "wait":
 			return func(ctx context.Context) (any, error) {
@@ -165,7 +167,7 @@ func TestInlineCallCancelled(t *testing.T) {
 func TestCallsSentTogetherRunSideBySide(t *testing.T) {
 	withGrace(t, time.Hour)
 	release := make(chan struct{})
-	_, send, replies := stdioPipes(t, func(req *jsonrpc.Request) DirectFunc {
+	_, send, replies := stdioPipes(t, func(req *jsonrpc.Request) direct.Func {
 		switch req.Method {
 		case "first":
 			return func(context.Context) (any, error) { <-release; return 1, nil }
@@ -219,7 +221,7 @@ func TestIdleAfterTheAnswer(t *testing.T) {
 	withGrace(t, time.Hour)
 	idle := make(chan struct{})
 	resume := make(chan struct{})
-	_, send, replies := stdioPipesIdle(t, func(req *jsonrpc.Request) DirectFunc {
+	_, send, replies := stdioPipesIdle(t, func(req *jsonrpc.Request) direct.Func {
 		return func(context.Context) (any, error) { return req.Method, nil }
 	}, func() {
 		idle <- struct{}{}

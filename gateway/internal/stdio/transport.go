@@ -2,7 +2,7 @@
 // JSON-RPC over a reader and a writer, read and answered as the SDK's
 // mcp.IOTransport does (differential_test.go holds it to that), with a
 // cheaper reader, and with JSON-RPC ids taken only when they can be echoed
-// exactly (DecodeID, which the HTTP guard uses too).
+// exactly (wire.DecodeID).
 package stdio
 
 import (
@@ -18,7 +18,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/segmentio/encoding/json"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 )
 
 // Transport is newline-delimited JSON-RPC over a reader and a writer,
@@ -42,7 +44,7 @@ type Transport struct {
 	// with a fresh 32 kB buffer, and the collection of that garbage was a
 	// large share of what a thought cost; a caller that can take a call's
 	// raw params itself (the gateway's one tool) saves all of it.
-	Direct func(req *jsonrpc.Request) DirectFunc
+	Direct func(req *jsonrpc.Request) direct.Func
 	// Idle, when set, is called by the goroutine reading the input after
 	// it has answered a call taken by Direct, when no more input is
 	// buffered: before it waits for the next call, while the client reads
@@ -53,12 +55,6 @@ type Transport struct {
 
 // maxFrame bounds one inbound message, as mcp.DefaultMaxLineLength does.
 const maxFrame = mcp.DefaultMaxLineLength
-
-// maxDepth bounds the nesting of an inbound message, as the SDK does.
-const maxDepth = 1000
-
-// batchesUntil is the first protocol version without JSON-RPC batches.
-const batchesUntil = "2025-06-18"
 
 // Connect implements mcp.Transport.
 func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -129,11 +125,11 @@ type stdioConn struct {
 	closed    chan struct{}
 	unpoll    func() // undoes pollable (poll_unix.go)
 
-	direct  func(*jsonrpc.Request) DirectFunc
+	direct  func(*jsonrpc.Request) direct.Func
 	idle    func()
 	dctx    context.Context
 	dcancel context.CancelFunc
-	running Running // the direct calls under way
+	running direct.Running // the direct calls under way
 
 	// inlineReader is set while the reader runs a call itself and nobody
 	// has taken its role over (inline.go); grace hands the role on when
@@ -170,7 +166,7 @@ func (c *stdioConn) readLoop() {
 			continue // a blank line
 		}
 		res := readResult{frame: frame, tooLarge: tooLarge, err: err}
-		if err == nil && !tooLarge && !isBatch(frame) {
+		if err == nil && !tooLarge && !wire.IsBatch(frame) {
 			m, err := c.decodeSingle(frame)
 			if err != nil {
 				res = readResult{err: err} // the refusal could not be written
@@ -223,7 +219,7 @@ func readFrame(r *bufio.Reader) (frame []byte, tooLarge bool, err error) {
 				if tooLarge {
 					return nil, true, nil
 				}
-				if !blank(frame) {
+				if !wire.Blank(frame) {
 					return frame, false, nil
 				}
 			}
@@ -232,78 +228,11 @@ func readFrame(r *bufio.Reader) (frame []byte, tooLarge bool, err error) {
 		if tooLarge {
 			return nil, true, nil
 		}
-		if blank(frame) {
+		if wire.Blank(frame) {
 			return nil, false, nil
 		}
 		return frame, false, nil
 	}
-}
-
-// jsonSpace is the white space JSON allows between tokens. Other space
-// (a form feed, a no-break space) is text that is not JSON: a line of it
-// is answered with a parse error, not skipped as blank.
-const jsonSpace = " \t\r\n"
-
-func blank(p []byte) bool { return len(bytes.Trim(p, jsonSpace)) == 0 }
-
-// TooDeep reports whether p nests arrays and objects deeper than maxDepth
-// (outside strings). It is checked before decoding, so that a hostile
-// message cannot make the decoder recurse without bound; the HTTP
-// transport uses it too.
-func TooDeep(p []byte) bool {
-	depth := 0
-	inString, escaped := false, false
-	for _, b := range p {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return false
-}
-
-// wireMessage is a JSON-RPC message as it arrives. Method is raw so that a
-// present but empty method is told from an absent one; ID is raw so that
-// it can be checked and echoed exactly.
-type wireMessage struct {
-	VersionTag string             `json:"jsonrpc"`
-	ID         stdjson.RawMessage `json:"id,omitempty"`
-	Method     stdjson.RawMessage `json:"method"`
-	Params     stdjson.RawMessage `json:"params,omitempty"`
-	Result     stdjson.RawMessage `json:"result,omitempty"`
-	Error      *jsonrpc.Error     `json:"error,omitempty"`
-}
-
-// ParseStrict decodes data into v with the SDK's case-sensitive rules,
-// refusing trailing data; the HTTP transport uses it too.
-func ParseStrict(data []byte, v any) error {
-	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields)
-	if err != nil {
-		return err
-	}
-	if !blank(rest) {
-		return errors.New("invalid trailing data at the end of the message")
-	}
-	return nil
 }
 
 // decodeFrame decodes one line: a message or a batch. What cannot be
@@ -311,11 +240,11 @@ func ParseStrict(data []byte, v any) error {
 // JSON, -32600 for JSON that is not a valid request, each element of a
 // batch on its own) and never ends the connection.
 func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
-	if isBatch(frame) {
-		if TooDeep(frame) {
-			return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
+	if wire.IsBatch(frame) {
+		if wire.TooDeep(frame) {
+			return nil, c.writeLine(wire.ErrTooDeep().Encode())
 		}
-		return c.decodeBatch(bytes.Trim(frame, jsonSpace))
+		return c.decodeBatch(bytes.Trim(frame, wire.Space))
 	}
 	m, err := c.decodeSingle(frame)
 	if m == nil {
@@ -324,42 +253,33 @@ func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
 	return []jsonrpc.Message{m}, nil
 }
 
-func isBatch(frame []byte) bool {
-	trimmed := bytes.TrimLeft(frame, jsonSpace)
-	return len(trimmed) > 0 && trimmed[0] == '['
-}
-
 // decodeSingle decodes a line that is not a batch. A message it cannot
 // take is answered here and comes back nil; the error is the failure to
 // write that answer.
 func (c *stdioConn) decodeSingle(frame []byte) (jsonrpc.Message, error) {
-	if TooDeep(frame) {
-		return nil, c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the message nests deeper than %d levels", maxDepth))
+	if wire.TooDeep(frame) {
+		return nil, c.writeLine(wire.ErrTooDeep().Encode())
 	}
-	m, rerr := c.decodeMessage(bytes.Trim(frame, jsonSpace))
+	m, rerr := c.decodeMessage(bytes.Trim(frame, wire.Space))
 	if rerr != nil {
-		return nil, c.writeLine(rerr.encode())
+		return nil, c.writeLine(rerr.Encode())
 	}
 	if err := c.admit(m); err != nil {
-		return nil, c.writeLine(err.encode())
+		return nil, c.writeLine(err.Encode())
 	}
 	return m, nil
 }
 
 func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
-	var raws []stdjson.RawMessage
-	if err := ParseStrict(data, &raws); err != nil {
-		return nil, c.refuse(nil, jsonrpc.CodeParseError, "parse error: "+err.Error())
-	}
-	if len(raws) == 0 {
-		return nil, c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
+	raws, rerr := wire.SplitBatch(data)
+	if rerr != nil {
+		return nil, c.writeLine(rerr.Encode())
 	}
 	c.mu.Lock()
 	version := c.version
 	c.mu.Unlock()
-	if version >= batchesUntil {
-		return nil, c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
-			"invalid request: JSON-RPC batches are not part of MCP %s and later (this connection uses %s); send one message per line", batchesUntil, version))
+	if version >= wire.BatchesUntil {
+		return nil, c.writeLine(wire.BatchesRefused("this connection", version, "one message per line").Encode())
 	}
 	msgs := make([]jsonrpc.Message, 0, len(raws))
 	b := &inBatch{index: map[jsonrpc.ID]int{}}
@@ -368,8 +288,8 @@ func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
 		if rerr == nil {
 			if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
 				if _, dup := b.index[req.ID]; dup {
-					rerr = &wireError{id: RawID(req.ID), code: jsonrpc.CodeInvalidRequest,
-						message: fmt.Sprintf("invalid request: batch element %d repeats id %v", i, req.ID.Raw())}
+					rerr = &wire.Error{ID: wire.RawID(req.ID), Code: jsonrpc.CodeInvalidRequest,
+						Message: fmt.Sprintf("invalid request: batch element %d repeats id %v", i, req.ID.Raw())}
 				} else if rerr = c.admit(m); rerr == nil {
 					b.index[req.ID] = len(b.responses)
 					b.responses = append(b.responses, nil)
@@ -377,7 +297,7 @@ func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
 			}
 		}
 		if rerr != nil {
-			b.responses = append(b.responses, rerr.encode())
+			b.responses = append(b.responses, rerr.Encode())
 			continue
 		}
 		msgs = append(msgs, m)
@@ -401,7 +321,7 @@ func (c *stdioConn) decodeBatch(data []byte) ([]jsonrpc.Message, error) {
 
 // admit counts a call as open, refusing an id that is still open: its
 // answer could not be told from the other's.
-func (c *stdioConn) admit(m jsonrpc.Message) *wireError {
+func (c *stdioConn) admit(m jsonrpc.Message) *wire.Error {
 	req, ok := m.(*jsonrpc.Request)
 	if !ok || !req.ID.IsValid() {
 		return nil
@@ -409,68 +329,24 @@ func (c *stdioConn) admit(m jsonrpc.Message) *wireError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.open[req.ID] > 0 {
-		return &wireError{id: RawID(req.ID), code: jsonrpc.CodeInvalidRequest,
-			message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", req.ID.Raw())}
+		return &wire.Error{ID: wire.RawID(req.ID), Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("invalid request: id %v is already in use by a request not answered yet", req.ID.Raw())}
 	}
 	c.open[req.ID]++
 	return nil
 }
 
-// decodeMessage decodes one message as jsonrpc.DecodeMessage does, except
-// for ids (see decodeID).
-func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wireError) {
-	var w wireMessage
-	if err := ParseStrict(data, &w); err != nil {
-		if !stdjson.Valid(data) {
-			return nil, &wireError{code: jsonrpc.CodeParseError, message: "parse error: " + err.Error()}
-		}
-		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: expected a JSON-RPC message object: " + err.Error()}
+// decodeMessage decodes one message (wire.Decode), noting the id of
+// initialize: its answer carries the protocol version that decides
+// whether batches are taken.
+func (c *stdioConn) decodeMessage(data []byte) (jsonrpc.Message, *wire.Error) {
+	m, rerr := wire.Decode(data)
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
+		c.mu.Lock()
+		c.initID = req.ID
+		c.mu.Unlock()
 	}
-	id, err := DecodeID(w.ID)
-	if err != nil {
-		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
-	}
-	if w.VersionTag != "2.0" {
-		return nil, &wireError{id: idOrNull(w.ID, id), code: jsonrpc.CodeInvalidRequest,
-			message: fmt.Sprintf("invalid request: field jsonrpc must be %q, got %q", "2.0", w.VersionTag)}
-	}
-	if len(w.Method) > 0 {
-		var method string
-		if err := ParseStrict(w.Method, &method); err != nil {
-			return nil, &wireError{id: idOrNull(w.ID, id), code: jsonrpc.CodeInvalidRequest, message: "invalid request: field method must be a string"}
-		}
-		if method == "initialize" && id.IsValid() {
-			c.mu.Lock()
-			c.initID = id
-			c.mu.Unlock()
-		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
-	}
-	if !id.IsValid() {
-		return nil, &wireError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message needs a method (a request) or an id (a response)"}
-	}
-	if (len(w.Result) == 0) == (w.Error == nil) {
-		return nil, &wireError{id: w.ID, code: jsonrpc.CodeInvalidRequest, message: NoMethod}
-	}
-	resp := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		resp.Error = w.Error
-	}
-	return resp, nil
-}
-
-// NoMethod refuses a message with an id but neither a method (a request)
-// nor exactly one of result and error (a response): left unanswered, the
-// client would wait for ever on what it thinks is a request.
-const NoMethod = "invalid request: a message with an id needs a method (a request), or a result or an error (a response)"
-
-// idOrNull is the raw id to echo in an error about a message whose id
-// was read: only an id that was valid is echoed.
-func idOrNull(raw stdjson.RawMessage, id jsonrpc.ID) stdjson.RawMessage {
-	if id.IsValid() {
-		return raw
-	}
-	return nil
+	return m, rerr
 }
 
 // Read returns the next message. A line that is not a valid message is
@@ -558,37 +434,9 @@ func (c *stdioConn) drain(ctx context.Context) {
 // has ended: no answer can come.
 var errInputClosed = errors.New("the client closed its input; it cannot answer requests any more")
 
-// wireError is a JSON-RPC error response written by the transport itself,
-// for a message the server never sees. Its id is raw JSON (nil: null), so
-// that whatever id the client sent is echoed as sent.
-type wireError struct {
-	id      stdjson.RawMessage
-	code    int64
-	message string
-}
-
-func (e *wireError) encode() []byte {
-	id := e.id
-	if len(id) == 0 {
-		id = stdjson.RawMessage("null")
-	}
-	data, _ := stdjson.Marshal(struct {
-		VersionTag string             `json:"jsonrpc"`
-		ID         stdjson.RawMessage `json:"id"`
-		Error      struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{"2.0", id, struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{e.code, e.message}})
-	return data
-}
-
 // refuse answers a message the transport cannot take.
 func (c *stdioConn) refuse(id stdjson.RawMessage, code int64, message string) error {
-	return c.writeLine((&wireError{id: id, code: code, message: message}).encode())
+	return c.writeLine((&wire.Error{ID: id, Code: code, Message: message}).Encode())
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -713,7 +561,7 @@ func (c *stdioConn) take(m jsonrpc.Message) bool {
 		return false
 	}
 	if !req.ID.IsValid() {
-		if req.Method == MethodCancelled {
+		if req.Method == direct.MethodCancelled {
 			c.running.Cancel(req.Params)
 		}
 		return false

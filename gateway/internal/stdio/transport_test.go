@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 )
 
 // TestStdioFraming checks the stdio reader on what the SDK's accepts: one
@@ -131,7 +133,7 @@ func (s *syncBuilder) String() string {
 // end the server and checks each is answered with its JSON-RPC error, by
 // line, while the good messages between them still arrive.
 func TestStdioMalformedLines(t *testing.T) {
-	deep := `{"jsonrpc":"2.0","id":7,"method":"x","params":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + "}"
+	deep := `{"jsonrpc":"2.0","id":7,"method":"x","params":` + strings.Repeat("[", wire.MaxDepth+1) + strings.Repeat("]", wire.MaxDepth+1) + "}"
 	huge := `{"jsonrpc":"2.0","id":8,"method":"x","params":"` + strings.Repeat("a", maxFrame) + `"}`
 	lines := []struct{ in, answer string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, ""},

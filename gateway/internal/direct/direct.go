@@ -1,4 +1,4 @@
-package stdio
+package direct
 
 import (
 	"bytes"
@@ -9,17 +9,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/thoughtbox/thoughtbox/gateway/internal/wire"
 )
 
 // What both of the gateway's transports share to answer the calls they
 // take directly (Transport.Direct here, httptransport.Direct over HTTP),
 // so that the two cannot drift apart.
 
-// DirectFunc answers a request taken by Transport.Direct. ctx ends when
+// Func answers a request taken by Transport.Direct. ctx ends when
 // the client cancels the request or the connection closes. The result is
 // encoded as the SDK encodes a handler's result, an error as the SDK
 // encodes a handler's error.
-type DirectFunc func(ctx context.Context) (result any, err error)
+type Func func(ctx context.Context) (result any, err error)
 
 // MethodCancelled is the notification by which a client gives up a call.
 const MethodCancelled = "notifications/cancelled"
@@ -41,7 +43,7 @@ const workerIdle = 2 * time.Second
 // Go runs fn, the call with the given id, on a goroutine of its own (as
 // the SDK runs calls), with a context that parent's end or Cancel ends,
 // and hands its answer (see Respond) to answer.
-func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answer func(*jsonrpc.Response)) {
+func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn Func, answer func(*jsonrpc.Response)) {
 	ctx, cancel, idle := r.start(parent, id)
 	call := func() {
 		resp := Respond(ctx, id, fn)
@@ -58,7 +60,7 @@ func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn DirectFunc, answe
 // Run is Go on the caller's goroutine: it returns fn's answer once fn is
 // done. The HTTP transport answers a POST's lone call this way, on the
 // request's own goroutine, sparing a goroutine and a wake-up per call.
-func (r *Running) Run(parent context.Context, id jsonrpc.ID, fn DirectFunc) *jsonrpc.Response {
+func (r *Running) Run(parent context.Context, id jsonrpc.ID, fn Func) *jsonrpc.Response {
 	ctx, cancel, _ := r.start(parent, id)
 	resp := Respond(ctx, id, fn)
 	r.finish(id, cancel)
@@ -120,16 +122,15 @@ func (r *Running) Cancel(params []byte) {
 }
 
 // CancelledID is the id of the request a notifications/cancelled names,
-// if its params name one that can be echoed exactly; the HTTP transport
-// uses it too.
+// if its params name one that can be echoed exactly.
 func CancelledID(params []byte) (jsonrpc.ID, bool) {
 	var p struct {
 		RequestID stdjson.RawMessage `json:"requestId"`
 	}
-	if ParseStrict(params, &p) != nil {
+	if wire.ParseStrict(params, &p) != nil {
 		return jsonrpc.ID{}, false
 	}
-	id, err := DecodeID(p.RequestID)
+	id, err := wire.DecodeID(p.RequestID)
 	if err != nil || !id.IsValid() {
 		return jsonrpc.ID{}, false
 	}
@@ -141,7 +142,7 @@ func CancelledID(params []byte) (jsonrpc.ID, bool) {
 // SDK encodes a handler's result, an error as it encodes a handler's
 // error. Both transports answer their direct calls with it, so that the
 // bytes cannot drift apart between them.
-func Respond(ctx context.Context, id jsonrpc.ID, fn DirectFunc) *jsonrpc.Response {
+func Respond(ctx context.Context, id jsonrpc.ID, fn Func) *jsonrpc.Response {
 	res, err := fn(ctx)
 	resp := &jsonrpc.Response{ID: id}
 	if err == nil {

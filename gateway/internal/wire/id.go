@@ -1,4 +1,4 @@
-package stdio
+package wire
 
 import (
 	stdjson "encoding/json"
@@ -60,10 +60,4 @@ func RawID(id jsonrpc.ID) stdjson.RawMessage {
 		return nil
 	}
 	return data
-}
-
-// ErrorResponse is the JSON-RPC error response, with a null id, that
-// refuses a message before it reaches the server.
-func ErrorResponse(code int64, message string) []byte {
-	return (&wireError{code: code, message: message}).encode()
 }
