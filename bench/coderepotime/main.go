@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 )
 
 var (

@@ -37,8 +37,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/gateway"
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/build"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/mcpcall"
 )
 
 var (
@@ -86,13 +87,8 @@ func main() {
 	started.Unlock()
 	var exes []string
 	if *bin == "" {
-		exe := filepath.Join(work, "thoughtbox")
-		build := exec.Command("go", "build", "-o", exe, "./cmd/thoughtbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			check(fmt.Errorf("go build: %v\n%s", err, out))
-		}
+		exe, err := build.Thoughtbox(work)
+		check(err)
 		exes = []string{exe}
 	} else {
 		exes = strings.Split(*bin, ",")
@@ -240,12 +236,12 @@ func run(exe, dir string, agents int) runResult {
 	)
 	if *procs {
 		var srv0 time.Duration
-		results, start, wall, cliCPU = driveProcs(url, agents, func() { srv0 = cpuOf(pid) })
-		srvCPU = cpuOf(pid) - srv0
+		results, start, wall, cliCPU = driveProcs(url, agents, func() { srv0 = machine.ProcCPU(pid) })
+		srvCPU = machine.ProcCPU(pid) - srv0
 	} else {
 		results, sessions, start, wall, srvCPU, cliCPU = drive(url, pid, agents)
 	}
-	rss := rssOf(pid)
+	rss := machine.ProcMemory(pid).RSS
 	for _, s := range sessions {
 		s.close()
 	}
@@ -253,7 +249,7 @@ func run(exe, dir string, agents int) runResult {
 	// soft memory limit again (five quiet seconds, see serve's governor)
 	// and return what it no longer needs.
 	time.Sleep(10 * time.Second)
-	idle := rssOf(pid)
+	idle := machine.ProcMemory(pid).RSS
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 
@@ -327,7 +323,7 @@ func drive(url string, pid, agents int) (results []agentResult, sessions []agent
 	for i := range results {
 		check(results[i].err)
 	}
-	srv0, cli0 := cpuOf(pid), machine.CPUTime()
+	srv0, cli0 := machine.ProcCPU(pid), machine.CPUTime()
 	start = time.Now()
 	for i := range agents {
 		wg.Add(1)
@@ -353,7 +349,7 @@ func drive(url string, pid, agents int) (results []agentResult, sessions []agent
 	}
 	wg.Wait()
 	wall = time.Since(start)
-	srvCPU, cliCPU = cpuOf(pid)-srv0, machine.CPUTime()-cli0
+	srvCPU, cliCPU = machine.ProcCPU(pid)-srv0, machine.CPUTime()-cli0
 	return results, sessions, start, wall, srvCPU, cliCPU
 }
 
@@ -404,7 +400,7 @@ func connect(ctx context.Context, url, name string) (agent, error) {
 type sdkClient struct{ s *mcp.ClientSession }
 
 func (c sdkClient) call(ctx context.Context, op string, args map[string]any) (map[string]any, error) {
-	return gateway.Call(ctx, c.s, op, args)
+	return mcpcall.Call(ctx, c.s, op, args)
 }
 
 func (c sdkClient) close() { c.s.Close() }
@@ -430,38 +426,6 @@ func (c rawClient) close() { c.a.close() }
 
 func call(ctx context.Context, s agent, op string, args map[string]any) (map[string]any, error) {
 	return s.call(ctx, op, args)
-}
-
-func cpuOf(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	_, rest, ok := strings.Cut(string(data), ") ")
-	if !ok {
-		return 0
-	}
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-func rssOf(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 // started holds the processes this run started (the server, agent

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 )
 
 // With -procs every agent runs in a process of its own: this program run

@@ -24,8 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 

@@ -34,7 +34,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/build"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 )
 
 var (
@@ -64,15 +65,8 @@ func main() {
 	defer os.RemoveAll(work)
 	exe := *bin
 	if exe == "" {
-		exe = filepath.Join(work, "thoughtbox")
-		// The binary as released: static, without cgo (a cgo build maps
-		// libc too, ~1 MB more resident).
-		build := exec.Command("go", "build", "-o", exe, "./cmd/thoughtbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			check(fmt.Errorf("go build: %v\n%s", err, out))
-		}
+		exe, err = build.Thoughtbox(work)
+		check(err)
 	}
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -229,7 +223,7 @@ func run(tg target, n int) float64 {
 	}
 	tg.prepare(ctx, s, n)
 	lat := make([]time.Duration, n)
-	srv0, cli0 := cpuOf(cmd.Process.Pid), machine.CPUTime()
+	srv0, cli0 := machine.ProcCPU(cmd.Process.Pid), machine.CPUTime()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		c0 := time.Now()
@@ -237,8 +231,9 @@ func run(tg target, n int) float64 {
 		lat[i] = time.Since(c0)
 	}
 	total := time.Since(start)
-	srvCPU, cliCPU := cpuOf(cmd.Process.Pid)-srv0, machine.CPUTime()-cli0
-	rss, anon, file := rssOf(cmd.Process.Pid)
+	srvCPU, cliCPU := machine.ProcCPU(cmd.Process.Pid)-srv0, machine.CPUTime()-cli0
+	mem := machine.ProcMemory(cmd.Process.Pid)
+	rss, anon, file := mem.RSS, mem.Anon, mem.File
 	if *maps {
 		printSmaps(cmd.Process.Pid)
 	}
@@ -258,51 +253,6 @@ func run(tg target, n int) float64 {
 	fmt.Printf("%s stdio, %d thoughts: CPU per thought (user+system): server %v, client %v; load average %s\n",
 		tg.name, n, (srvCPU / time.Duration(n)).Round(time.Microsecond), (cliCPU / time.Duration(n)).Round(time.Microsecond), machine.LoadAvg())
 	return float64(n) / total.Seconds()
-}
-
-// cpuOf is the CPU a process has used, user and system, from
-// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 10 ms).
-func cpuOf(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	_, rest, ok := strings.Cut(string(data), ") ")
-	if !ok {
-		return 0
-	}
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// rssOf reads a process's resident memory from /proc/<pid>/status: the
-// total, its anonymous part (the Go heap, stacks and runtime) and its
-// file-backed part (mostly the binary's code).
-func rssOf(pid int) (rss, anon, file int64) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, 0
-	}
-	kb := func(v string) int64 {
-		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		return n * 1024
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			rss = kb(v)
-		} else if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-			anon = kb(v)
-		} else if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
-			file = kb(v)
-		}
-	}
-	return rss, anon, file
 }
 
 // printSmaps prints the resident size of each of the server's mappings

@@ -21,8 +21,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
 	"github.com/thoughtbox/thoughtbox/gitstore"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -194,24 +194,9 @@ func measureLoadRSS(repo, id string) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("load: resident memory with the %d-thought session loaded: %.1f MB (Go heap in use %.1f MB)\n",
-		v.Graph.Len(), float64(rssBytes())/1e6, float64(ms.HeapInuse)/1e6)
+		v.Graph.Len(), float64(machine.ProcMemory(0).RSS)/1e6, float64(ms.HeapInuse)/1e6)
 	runtime.KeepAlive(v)
 	st.Close()
-}
-
-func rssBytes() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 func parallel(repo string) {

@@ -48,7 +48,7 @@ func TestPushChildProcess(t *testing.T) {
 // --full must pass, and pushing and pulling must still work.
 // THOUGHTBOX_PUSH_KILLS sets the number of kills (default 20: each costs
 // a push of the race-built child, and CI runs the whole suite in ten
-// minutes; bench/crashcampaign's push units kill hundreds of pushes of
+// minutes; systest/crashcampaign's push units kill hundreds of pushes of
 // the real binary).
 func TestKilledBuiltinPushLeavesRemoteClean(t *testing.T) {
 	if testing.Short() {

@@ -16,8 +16,8 @@
 // commit per acknowledged thought, and that the remote passes
 // `git fsck --strict`.
 //
-//	go run ./bench/teamsim                          # 3 servers, 16 agents, 2 minutes
-//	go run ./bench/teamsim -duration 30s -interval 1s
+//	go run ./systest/teamsim                          # 3 servers, 16 agents, 2 minutes
+//	go run ./systest/teamsim -duration 30s -interval 1s
 package main
 
 import (

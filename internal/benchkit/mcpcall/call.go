@@ -1,6 +1,6 @@
-// Package gateway is the benchmarks' one way to call thoughtbox_gateway
+// Package mcpcall is the benchmarks' and system tests' one way to call thoughtbox_gateway
 // and read its JSON reply.
-package gateway
+package mcpcall
 
 import (
 	"context"

@@ -39,9 +39,9 @@
 // and for push and pull a following run succeeds and brings every
 // acknowledged thought across.
 //
-//	go run ./bench/crashcampaign -kills 1000
-//	go run ./bench/crashcampaign -kills 300 -modes push -transports builtin -seed 7
-//	go run ./bench/crashcampaign -kills 200 -modes team
+//	go run ./systest/crashcampaign -kills 1000
+//	go run ./systest/crashcampaign -kills 300 -modes push -transports builtin -seed 7
+//	go run ./systest/crashcampaign -kills 200 -modes team
 //
 // It exits 1 at the first loss or damage, naming the seed, the iteration
 // and the data directory it keeps for inspection; on success it removes
@@ -56,12 +56,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/build"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 )
 
 // config is what the flags set; tests build one directly.
@@ -198,13 +198,10 @@ func run(ctx context.Context, cfg config, progress *os.File) (*summary, error) {
 	}
 	bin := cfg.bin
 	if bin == "" {
-		bin = filepath.Join(work, "thoughtbox")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/thoughtbox")
-		build.Dir = moduleRoot()
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
+		var err error
+		if bin, err = build.Thoughtbox(work); err != nil {
 			os.RemoveAll(work)
-			return nil, fmt.Errorf("go build: %v\n%s", err, out)
+			return nil, err
 		}
 	}
 	tb := &tool{bin: bin}
@@ -299,17 +296,4 @@ func run(ctx context.Context, cfg config, progress *os.File) (*summary, error) {
 		os.RemoveAll(work)
 	}
 	return sum, nil
-}
-
-// moduleRoot is the directory of go.mod, so the build works from anywhere
-// inside the repository.
-func moduleRoot() string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "."
-	}
-	if p := strings.TrimSpace(string(out)); p != "" && p != os.DevNull {
-		return filepath.Dir(p)
-	}
-	return "."
 }

@@ -20,8 +20,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/gateway"
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/build"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/mcpcall"
 )
 
 type options struct {
@@ -146,14 +147,9 @@ func run(o options, progress io.Writer) (*report, error) {
 	}
 	exe := o.bin
 	if exe == "" {
-		exe = filepath.Join(work, "thoughtbox")
-		build := exec.Command("go", "build", "-o", exe, "./cmd/thoughtbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if root, err := moduleRoot(); err == nil {
-			build.Dir = root
-		}
-		if out, err := build.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build: %v\n%s", err, out)
+		var err error
+		if exe, err = build.Thoughtbox(work); err != nil {
+			return nil, err
 		}
 	}
 	bare := filepath.Join(work, "remote", "team.git")
@@ -525,8 +521,8 @@ type notFound struct{ msg string }
 func (e notFound) Error() string { return e.msg }
 
 func call(ctx context.Context, s *mcp.ClientSession, op string, args map[string]any) (map[string]any, error) {
-	out, err := gateway.Call(ctx, s, op, args)
-	var te *gateway.ToolError
+	out, err := mcpcall.Call(ctx, s, op, args)
+	var te *mcpcall.ToolError
 	if errors.As(err, &te) && strings.Contains(te.Text, "SESSION_NOT_FOUND") {
 		return nil, notFound{te.Text}
 	}
@@ -659,20 +655,6 @@ func startDaemon(dir string) (string, func(), error) {
 			return "", nil, errors.New("git daemon did not accept connections within 30 s")
 		}
 	}
-}
-
-// moduleRoot finds the directory of go.mod, so that the binary builds
-// from a test's directory too.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("not in a module")
-	}
-	return filepath.Dir(mod), nil
 }
 
 // haveDaemon reports whether git daemon is installed (some distributions

@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/bench/internal/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
 )
 
 // commandTimeout bounds every command the campaign runs to completion: a
