@@ -10,57 +10,54 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/thoughtbox/thoughtbox/cmd/thoughtbox/internal/cli"
-	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/*.txtar from what the commands print")
 
-// testSessionIDVar, when set in a script, is the id given to the next
-// session started, so that scripts can name sessions and test prefixes.
-const testSessionIDVar = "THOUGHTBOX_TEST_SESSION_ID"
-
 func TestMain(m *testing.M) {
+	// The test binary is still "thoughtbox" for the tests that run it
+	// as a command; the scripts run scriptBinary (see scriptSetup).
 	testscript.Main(m, map[string]func(){
-		"thoughtbox": func() {
-			fillDisk(os.Getenv(testFullDiskVar))
-			env := cli.OSEnv()
-			if id := os.Getenv(testSessionIDVar); id != "" {
-				env.NewID = func() string { return id }
-			}
-			os.Exit(cli.Main(context.Background(), os.Args[1:], env))
-		},
+		"thoughtbox": func() { os.Exit(cli.Main(context.Background(), os.Args[1:], cli.OSEnv())) },
 	})
 }
 
-// testFullDiskVar, when set in a script, makes the disk look full to the
-// command: "publish" fails every write but the write-ahead log's appends
-// (a full disk where the log still has room in the zeros it wrote ahead),
-// "all" fails every write.
-const testFullDiskVar = "THOUGHTBOX_TEST_FULL_DISK"
-
-func fillDisk(mode string) {
-	switch mode {
-	case "":
-	case "publish":
-		durable.SetFault(func(path string) error {
-			if filepath.Base(path) == "log" && filepath.Base(filepath.Dir(path)) == "thoughtbox" {
-				return nil
-			}
-			return syscall.ENOSPC
-		})
-	case "all":
-		durable.SetFault(func(string) error { return syscall.ENOSPC })
-	default:
-		fmt.Fprintf(os.Stderr, "%s=%q: expected publish or all\n", testFullDiskVar, mode)
-		os.Exit(2)
+// scriptBinary builds internal/scriptbin, the thoughtbox the scripts run
+// (the real command line plus the test hooks), into a folder of its own,
+// once: without the race detector it starts about four times cheaper
+// than this race-built test binary, and the scripts start it hundreds of
+// times.
+var scriptBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "thoughtbox-scripts")
+	if err != nil {
+		return "", err
 	}
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "thoughtbox"), "./internal/scriptbin").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ./internal/scriptbin: %v\n%s", err, out)
+	}
+	return dir, nil
+})
+
+// scriptSetup puts scriptBinary first on a script's PATH.
+func scriptSetup(env *testscript.Env) error {
+	dir, err := scriptBinary()
+	if err != nil {
+		return err
+	}
+	env.Setenv("PATH", dir+string(os.PathListSeparator)+env.Getenv("PATH"))
+	// A binary built with -race (the test binary, run as a command by
+	// some tests) sleeps a second on exit by default, waiting for late
+	// race reports.
+	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	return nil
 }
 
 // TestScripts runs the CLI scripts in testdata: each one runs thoughtbox
@@ -72,13 +69,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Cmds:          map[string]func(*testscript.TestScript, bool, []string){"exits": exits, "sleep": sleep, "inspector": inspectorCmd},
 		Condition:     condition,
-		Setup: func(env *testscript.Env) error {
-			// A binary built with -race sleeps a second on exit by default
-			// (waiting for late race reports); every command here is a
-			// process, so that second would dominate the run.
-			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-			return nil
-		},
+		Setup:         scriptSetup,
 	})
 }
 

@@ -38,11 +38,8 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: dir,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-			return nil
-		},
+		Dir:   dir,
+		Setup: scriptSetup,
 	})
 }
 

@@ -24,8 +24,9 @@ var settingName = regexp.MustCompile(`THOUGHTBOX_[A-Z0-9_]*[A-Z0-9]`)
 
 // TestSettingsAreDocumented fails when the product reads a THOUGHTBOX_
 // variable that the README's settings table does not list: a user must
-// find every setting in one place. Test files and bench/ (knobs of the
-// tests and benchmarks) are left out.
+// find every setting in one place. Test files, bench/, systest/ and
+// cmd/thoughtbox/internal/scriptbin (knobs of the tests and benchmarks)
+// are left out.
 func TestSettingsAreDocumented(t *testing.T) {
 	root := moduleRoot(t)
 	documented := readmeSettings(t, root)
@@ -86,7 +87,7 @@ func productSettings(t *testing.T, root string) map[string]string {
 		}
 		rel, _ := filepath.Rel(root, path)
 		if d.IsDir() {
-			if slices.Contains([]string{".git", "bench", "testdata", "node_modules"}, d.Name()) && rel != "." {
+			if slices.Contains([]string{".git", "bench", "systest", "scriptbin", "testdata", "node_modules"}, d.Name()) && rel != "." {
 				return filepath.SkipDir
 			}
 			return nil
