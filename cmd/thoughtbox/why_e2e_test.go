@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWhyOfACommitMadeWhileAnAgentReasons is the whole loop of a ledger
@@ -13,8 +20,9 @@ import (
 // `thoughtbox mcp` started in the worktree, and meanwhile a person editing
 // lib.go and running plain `git commit` — no trailer typed: the
 // prepare-commit-msg hook adds it from the active-session file the server
-// keeps. Then the gateway's why on that commit, and the CLI's, return
-// that session: its conclusion, the thought about lib.go, what was tried.
+// keeps. Then the gateway's why on that commit, the CLI's, and the
+// Observatory started in the worktree return that session: its
+// conclusion, the thought about lib.go, what was tried.
 func TestWhyOfACommitMadeWhileAnAgentReasons(t *testing.T) {
 	bin := thoughtboxBinary(t)
 	repo := newCodeRepo(t)
@@ -75,4 +83,30 @@ func TestWhyOfACommitMadeWhileAnAgentReasons(t *testing.T) {
 	check("the gateway's why", []byte(r.text))
 	s.Close()
 	check("thoughtbox why", []byte(runIn(t, repo, env, bin, "why", "HEAD", "--format", "json")))
+
+	// The Observatory started in the worktree shows the same commit's
+	// reasoning, and the commit among the session's links.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	obs := exec.CommandContext(ctx, bin, "observatory")
+	obs.Dir = repo
+	obs.Env = append(append(os.Environ(), gitEnv...), append(env, "THOUGHTBOX_OBSERVATORY_PORT=0", "HOST=127.0.0.1")...)
+	addr := startAnnounced(t, obs, time.Minute, regexp.MustCompile(`Observatory at http://(\S+?)/`))[0]
+	get := func(path string) []byte {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s\n%s", path, resp.Status, body)
+		}
+		return body
+	}
+	check("the Observatory's commit page", get("/ui/code/commit/"+commit))
+	if linked := string(get("/ui/code/session/" + id)); !strings.Contains(linked, `"commit":"`+commit+`"`) {
+		t.Errorf("the session's linked commits: %s", linked)
+	}
 }
