@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/observatory"
 )
 
@@ -25,6 +26,7 @@ func TestCodePagesInTheBrowser(t *testing.T) {
 	b := newBrowser(t)
 
 	t.Run("session detail", func(t *testing.T) {
+		b.t = t // the browser reports failures to the subtest
 		b.open(f.srv.URL+"/#session="+sid, 1280, 800)
 		b.run("reading view", chromedp.Click("#view-read", chromedp.ByQuery))
 		b.poll("the linked commit", fmt.Sprintf(`document.querySelector('#detail .linked a.sha[href="#commit=%s"]') !== null`, commit))
@@ -32,11 +34,20 @@ func TestCodePagesInTheBrowser(t *testing.T) {
 		b.poll("its code reference", `[...document.querySelectorAll("#detail .coderefs a")].some((a) => a.getAttribute("href") === "#file=lib.go&from=3&to=4" && a.textContent === "lib.go:3-4")`)
 		b.poll("the linked commit still listed", `document.querySelector("#detail .linked li").textContent.includes("Retry with exponential backoff")`)
 		b.shot("code-session-detail-1280")
-		b.run("Enter on the linked commit", chromedp.Focus(`#detail .linked a.sha`, chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
+		// A commit made while the page is open shows once the list is
+		// read again (on a selection or a new thought, past its ten
+		// seconds, which the test lets pass at once).
+		f.write("notes.md", "Backoff: see lib.go.\n")
+		later := f.commit("Note the backoff", coderepo.SessionTrailer+": "+sid)
+		b.eval("let the ten seconds pass", `(() => { state.linkedAt = 0; return true; })()`, nil)
+		b.run("select thought 1", chromedp.Click(fmt.Sprintf(`#reading [data-node-id=%q]`, sid+":1"), chromedp.ByQuery))
+		b.poll("the later commit", fmt.Sprintf(`document.querySelectorAll("#detail .linked li").length === 2 && document.querySelector('#detail .linked a.sha[href="#commit=%s"]') !== null`, later))
+		b.run("Enter on the linked commit", chromedp.Focus(fmt.Sprintf(`#detail .linked a.sha[href="#commit=%s"]`, commit), chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
 		b.poll("the commit page", fmt.Sprintf(`location.hash === "#commit=%s" && !document.querySelector("#codepage").hidden && document.querySelector("#codepage .why") !== null`, commit))
 	})
 
 	t.Run("commit page", func(t *testing.T) {
+		b.t = t // the browser reports failures to the subtest
 		for _, scheme := range []string{"light", "dark"} {
 			b.colorScheme(scheme)
 			for _, w := range []int{1280, 420} {
@@ -69,6 +80,7 @@ func TestCodePagesInTheBrowser(t *testing.T) {
 	})
 
 	t.Run("file page", func(t *testing.T) {
+		b.t = t // the browser reports failures to the subtest
 		for _, w := range []int{1280, 420} {
 			b.open(f.srv.URL+"/#file=lib.go", w, 900)
 			b.poll("the file page", `document.querySelectorAll("#codepage .range").length === 2`)
@@ -94,6 +106,7 @@ func TestCodePagesInTheBrowser(t *testing.T) {
 	})
 
 	t.Run("standalone ledger", func(t *testing.T) {
+		b.t = t // the browser reports failures to the subtest
 		plain := newFixture(t, observatory.Config{})
 		id, _ := writeSmall(plain)
 		b.open(plain.srv.URL+"/#session="+id, 1280, 800)

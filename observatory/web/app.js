@@ -44,6 +44,7 @@ const state = {
   codeRepo: false,     // the ledger is kept in a code repository (code.js)
   codePage: null,      // the commit or file page shown, if any
   linked: null,        // the commits linked to the open session
+  linkedAt: 0,         // when they were last asked for
 };
 
 // The token, if the page was opened with ?token=, now lives in a cookie the
@@ -131,6 +132,7 @@ function handle(topic, event, p) {
     case "thought:revised":
     case "thought:branched":
       addThought(p.thought, p.branchId ? p : null);
+      refreshLinked();
       return;
     case "thought:critiqued": {
       const t = state.nodes.get(p.thoughtId);
@@ -955,6 +957,7 @@ function onNodeKey(e, id) {
 
 function select(id) {
   state.selected = id;
+  refreshLinked();
   if (!state.details.has(id)) send("reasoning:" + state.current, "thought:detail", { thoughtId: id });
   if (state.view === "graph") renderGraph();
   else for (const p of $("reading").querySelectorAll(".para")) p.classList.toggle("selected", p.dataset.nodeId === id);

@@ -27,11 +27,15 @@ async function loadCodeInfo() {
   if (state.codeRepo && state.current) loadLinked(state.current);
 }
 
-// loadLinked fetches the commits linked to session id for the detail panel.
+// loadLinked fetches the commits linked to session id for the detail
+// panel; the list shown stays until the new one arrives.
 async function loadLinked(id) {
-  state.linked = null;
   if (!state.codeRepo) return;
-  renderDetail();
+  if (!state.linked || state.linked.sessionId !== id) {
+    state.linked = null;
+    renderDetail();
+  }
+  state.linkedAt = Date.now();
   let linked;
   try {
     linked = await codeFetch("/ui/code/session/" + encodeURIComponent(id));
@@ -41,6 +45,13 @@ async function loadLinked(id) {
   if (state.current !== id) return;
   state.linked = linked;
   renderDetail();
+}
+
+// refreshLinked reads the open session's commits again, at most every
+// ten seconds: a person may commit while the agent writes, and each read
+// walks the code's history once.
+function refreshLinked() {
+  if (state.codeRepo && state.current && Date.now() - (state.linkedAt || 0) > 10000) loadLinked(state.current);
 }
 
 function shortSha(sha) { return (sha || "").slice(0, 10); }
