@@ -3,6 +3,7 @@ package observatory
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -109,28 +110,57 @@ func (o *Observatory) codeFile(_ http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, ledger.InvalidField("path", "%q is outside the repository", p)
 	}
-	data, err := os.ReadFile(filepath.Join(repo.Worktree, filepath.FromSlash(rel)))
-	if err != nil {
+	file := filepath.Join(repo.Worktree, filepath.FromSlash(rel))
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
 		return nil, notFound("path", "%q is no file of the repository's worktree", p)
 	}
-	// git blame refuses lines past the end with a message of its own;
-	// say which field is wrong instead.
-	n := bytes.Count(data, []byte{'\n'})
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		n++
-	}
-	if to > n {
-		field, line := "to", to
-		if from > n {
-			field, line = "from", from
-		}
-		return nil, ledger.InvalidField(field, "%q has %d lines, so line %d is past its end", p, n, line)
+	if err := checkLines(file, p, from, to); err != nil {
+		return nil, err
 	}
 	ans, err := ask.Blame(r.Context(), rel, from, to)
 	if err != nil {
 		return nil, ledger.InvalidField("path", "%v", err)
 	}
 	return ans, nil
+}
+
+// checkLines refuses lines past the end of the file: git blame would,
+// with a message of its own that names no field.
+func checkLines(file, p string, from, to int) error {
+	if to == 0 {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return notFound("path", "%q is no file of the repository's worktree", p)
+	}
+	defer f.Close()
+	n, last := 0, byte('\n')
+	buf := make([]byte, 64<<10)
+	for n < to {
+		k, err := f.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if last != '\n' {
+		n++ // a last line without its newline
+	}
+	if to <= n {
+		return nil
+	}
+	field, line := "to", to
+	if from > n {
+		field, line = "from", from
+	}
+	return ledger.InvalidField(field, "%q has %d lines, so line %d is past its end", p, n, line)
 }
 
 // lineRange reads from and to: whole numbers from 1, to not before from,

@@ -149,6 +149,7 @@ func codeGet(t *testing.T, url string, out any) int {
 // is a 400 or 404 naming the field; a standalone ledger has no code pages.
 func TestCodeEndpoints(t *testing.T) {
 	f := newCodeFixture(t, observatory.Config{HTTPAPI: true})
+	f.write("no-newline.txt", "one\ntwo")
 	sid, commit := f.reasonedCommit()
 	base := f.srv.URL
 
@@ -202,6 +203,10 @@ func TestCodeEndpoints(t *testing.T) {
 		t.Errorf("file from=4: %d %+v", st, blame)
 	}
 
+	if st := codeGet(t, base+"/ui/code/file?path=no-newline.txt&from=2", &blame); st != 200 || len(blame.Lines) != 1 || blame.Lines[0].To != 2 {
+		t.Errorf("the last line of a file without a final newline: %d %+v", st, blame)
+	}
+
 	var linked struct {
 		SessionID string
 		Commits   []struct{ Commit, Subject string }
@@ -227,6 +232,8 @@ func TestCodeEndpoints(t *testing.T) {
 		{"/ui/code/file?path=lib.go&from=3&to=2", "to", 400},
 		{"/ui/code/file?path=lib.go&from=2&to=40", "to", 400},
 		{"/ui/code/file?path=lib.go&from=40", "from", 400},
+		{"/ui/code/file?path=no-newline.txt&from=2&to=3", "to", 400},
+		{"/ui/code/file?path=.", "path", 404},
 	} {
 		var e observatory.ErrorPayload
 		if st := codeGet(t, base+c.path, &e); st != c.status || e.Details["field"] != c.field || !strings.HasPrefix(e.Message, c.field+": ") {
