@@ -30,12 +30,7 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("%q: expected a commit or a range A..B: %w", rev, ErrNoCommit)
 	}
-	// Each record starts with \x1e; \x1f separates the id, the subject
-	// and the trailer values (none of them holds either on the line git
-	// prints), \x1d ends them; the changed files follow, one a line.
-	// Listing them here saves a git diff-tree per commit.
-	format := "--format=%x1e%H%x1f%s%x1f%(trailers:key=" + SessionTrailer + ",valueonly,unfold,separator=%x1f)%x1d"
-	args := []string{"log", "--no-color", format, "--name-only", "--no-renames", "--root"}
+	args := []string{"log", "--no-color", logFormat, "--name-only", "--no-renames", "--root"}
 	if !strings.Contains(rev, "..") {
 		// Peeled here rather than by a rev-parse first: one git process
 		// fewer for every why.
@@ -47,6 +42,18 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w (%v)", rev, ErrNoCommit, err)
 	}
+	return parseLog(out), nil
+}
+
+// logFormat is the form parseLog reads. Each record starts with \x1e;
+// \x1f separates the id, the subject and the trailer values (none of them
+// holds either on the line git prints), \x1d ends them; with --name-only
+// the changed files follow, one a line. Listing them here saves a git
+// diff-tree per commit.
+const logFormat = "--format=%x1e%H%x1f%s%x1f%(trailers:key=" + SessionTrailer + ",valueonly,unfold,separator=%x1f)%x1d"
+
+// parseLog reads git log's answer in logFormat.
+func parseLog(out string) []Commit {
 	var commits []Commit
 	for _, rec := range strings.Split(out, "\x1e") {
 		head, files, ok := strings.Cut(rec, "\x1d")
@@ -71,7 +78,7 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 		}
 		commits = append(commits, c)
 	}
-	return commits, nil
+	return commits
 }
 
 func contains(list []string, s string) bool {

@@ -93,6 +93,14 @@ type Options struct {
 	// kept in (nil for a standalone project): the why operation reads that
 	// repository's commits. Without it, why says to run thoughtbox enable.
 	CodeRepo func(project string) *coderepo.Repo
+	// OpenCodeRoot, if set, lets bind_root on a local connection (stdio,
+	// or one served from NewServer) move to the ledger kept in the code
+	// repository a root is in, as the server started in that worktree
+	// would use: given the root's folder, it returns the name under which
+	// OpenProject and CodeRepo know that ledger, or ok false when the
+	// folder is in no enabled Git worktree (`thoughtbox enable`). Over
+	// HTTP a root is a folder on the client's machine, so it is not asked.
+	OpenCodeRoot func(ctx context.Context, dir string) (project string, ok bool, err error)
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

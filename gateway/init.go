@@ -421,7 +421,10 @@ type bindRootReply struct {
 	stageInfo
 	BoundRoot string `json:"boundRoot"`
 	Project   string `json:"project"`
-	Note      string `json:"note,omitempty"`
+	// CodeRepository is the worktree whose own ledger the connection now
+	// writes to, when the root is in an enabled one (see codeRoot).
+	CodeRepository string `json:"codeRepository,omitempty"`
+	Note           string `json:"note,omitempty"`
 }
 
 func bindRoot(ctx context.Context, c *call, p *bindRootParams) (any, error) {
@@ -441,7 +444,14 @@ func bindRoot(ctx context.Context, c *call, p *bindRootParams) (any, error) {
 		return nil, e
 	}
 	project := p.Project
-	if project == "" {
+	code, codeNote, err := c.codeRoot(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case code != "":
+		project = code
+	case project == "":
 		project = projectName(p.RootURI)
 	}
 	note, err := c.enterProject(ctx, project, "project", p.Create)
@@ -450,7 +460,13 @@ func bindRoot(ctx context.Context, c *call, p *bindRootParams) (any, error) {
 	}
 	c.boundRoot = p.RootURI
 	c.nav.Project = project
-	return &bindRootReply{BoundRoot: c.boundRoot, Project: project, Note: note}, nil
+	r := &bindRootReply{BoundRoot: c.boundRoot, Project: project, Note: strings.TrimSpace(note + " " + codeNote)}
+	if code != "" && c.g.opts.CodeRepo != nil {
+		if repo := c.g.opts.CodeRepo(code); repo != nil {
+			r.CodeRepository = repo.Worktree
+		}
+	}
+	return r, nil
 }
 
 func withinRoots(uri string, roots []rootInfo) bool {

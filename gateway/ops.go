@@ -137,7 +137,7 @@ func newOperations() *operationTable {
 		{name: "list_roots", minStage: StageEntry, advancesTo: stageNone, handler: typed(listRoots), params: paramsOf(listRoots),
 			summary: "ask your client for its workspace roots"},
 		{name: "bind_root", minStage: StageEntry, advancesTo: stageNone, handler: typed(bindRoot), params: paramsOf(bindRoot),
-			summary: "bind one of the roots as this connection's project scope"},
+			summary: "bind one of the roots as this connection's project scope; on a local server a root in an enabled Git worktree keeps the reasoning in that repository"},
 		{name: "cipher", minStage: StageInitComplete, advancesTo: StageCipherLoaded, handler: typed(loadCipher), params: paramsOf(loadCipher),
 			summary: "the cipher notation guide (S{n}|{type}|{refs}|{content}); unlocks stage 2",
 			tool:    "thoughtbox_cipher",

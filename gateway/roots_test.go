@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -145,5 +147,58 @@ func TestNavigateCreatesOnlyWhenAsked(t *testing.T) {
 	defer mu.Unlock()
 	if held != 0 || len(projects) != 1 {
 		t.Errorf("after the calls: %d projects held, %d made; want 0 and 1", held, len(projects))
+	}
+}
+
+// TestBindRootCodeRepository: on a local connection, a root that
+// Options.OpenCodeRoot recognises moves the connection to the project it
+// names, whose repository the reply names; a project named in bind_root
+// wins; a root it does not recognise keeps today's project by name; a
+// failure to read the root is an error naming rootUri.
+func TestBindRootCodeRepository(t *testing.T) {
+	code := ledger.New(newStore(t), ledger.Options{})
+	repo := &coderepo.Repo{Worktree: "/src/app"}
+	var asked []string
+	e := newEnv(t, gateway.Options{
+		OpenProject: ignoreCreate(func(_ context.Context, name string) (*ledger.Ledger, error) {
+			return code, nil
+		}),
+		CodeRepo: func(name string) *coderepo.Repo {
+			if name == "code:/src/app" {
+				return repo
+			}
+			return nil
+		},
+		OpenCodeRoot: func(_ context.Context, dir string) (string, bool, error) {
+			asked = append(asked, dir)
+			switch dir {
+			case "/src/app", "/src/app/sub":
+				return "code:/src/app", true, nil
+			case "/src/broken":
+				return "", false, errors.New("git: bad config")
+			}
+			return "", false, nil
+		},
+	})
+	c := e.connect(t, clientOpts{noRoots: true})
+	b := c.ok("bind_root", map[string]any{"rootUri": "file:///src/app/sub"})
+	if b["project"] != "code:/src/app" || b["codeRepository"] != "/src/app" || !contains(b["note"].(string), "enabled Git worktree") {
+		t.Errorf("bind_root to an enabled worktree = %v", b)
+	}
+	if b := c.ok("bind_root", map[string]any{"rootUri": "file:///src/app", "project": "named"}); b["project"] != "named" || b["codeRepository"] != nil {
+		t.Errorf("bind_root naming a project = %v", b)
+	}
+	if b := c.ok("bind_root", map[string]any{"rootUri": "file:///src/plain"}); b["project"] != "plain" || b["codeRepository"] != nil {
+		t.Errorf("bind_root to another folder = %v", b)
+	}
+	body := c.fail("bind_root", map[string]any{"rootUri": "file:///src/broken"}, ledger.CodeInvalidPayload)
+	if body["details"].(map[string]any)["field"] != "rootUri" || !contains(body["message"].(string), "bad config") {
+		t.Errorf("a root that cannot be read: %v", body)
+	}
+	if b := c.ok("bind_root", map[string]any{"rootUri": "file://otherhost/src/app"}); b["codeRepository"] != nil {
+		t.Errorf("a root on another host = %v", b)
+	}
+	if strings.Join(asked, " ") != "/src/app/sub /src/plain /src/broken" {
+		t.Errorf("OpenCodeRoot was asked about %q", asked)
 	}
 }

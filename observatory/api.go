@@ -3,6 +3,7 @@ package observatory
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net/http"
 	"strconv"
@@ -47,7 +48,9 @@ func (o *Observatory) routes() *http.ServeMux {
 		files.ServeHTTP(w, r)
 	})
 	o.registerUI(mux)
+	o.registerCode(mux, "/ui/code")
 	if o.cfg.HTTPAPI {
+		o.registerCode(mux, "/api/code")
 		mux.HandleFunc("GET /api/sessions", o.api(o.apiList))
 		mux.HandleFunc("GET /api/sessions/{id}", o.api(o.apiSnapshot))
 		mux.HandleFunc("GET /api/sessions/{id}/export", o.api(o.apiExport))
@@ -120,7 +123,11 @@ func (o *Observatory) api(h func(w http.ResponseWriter, r *http.Request) (any, e
 		v, err := h(w, r)
 		if err != nil {
 			p := errorPayload(err)
-			writeError(w, httpStatus(p.Code), p)
+			status := httpStatus(p.Code)
+			if errors.As(err, new(notFoundError)) {
+				status = http.StatusNotFound
+			}
+			writeError(w, status, p)
 			return
 		}
 		if v == nil {

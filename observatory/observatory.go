@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/internal/hostcheck"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -129,6 +130,10 @@ type Config struct {
 	CorkDelay time.Duration
 	// Authors, if set, gives the detail panel each thought's author.
 	Authors AuthorReader
+	// Code, if set, is the code repository the ledger is kept in: the
+	// page then shows the commits linked to a session and the reasoning
+	// behind a commit or a file (code.go). Nil for a standalone ledger.
+	Code *coderepo.Repo
 	// Now is the clock for statuses; default time.Now.
 	Now func() time.Time
 	// Log receives one record per noteworthy event (a client cut off);

@@ -57,6 +57,7 @@ type Thought struct {
 	Commit            string             `json:"commit,omitempty"`
 	Critique          *ledger.Critique   `json:"critique,omitempty"`
 	Cipher            *ledger.CipherInfo `json:"cipher,omitempty"`
+	Code              []ledger.CodeRef   `json:"code,omitempty"`
 }
 
 // Branch is seed 002's ObservatoryBranch.
@@ -113,6 +114,7 @@ func thoughtOf(n ledger.ThoughtNode) Thought {
 		Commit:            string(n.Commit()),
 		Critique:          d.Critique,
 		Cipher:            n.Cipher,
+		Code:              d.Code,
 	}
 	if n.Prev != "" {
 		p := n.Prev

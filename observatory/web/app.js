@@ -41,6 +41,10 @@ const state = {
   readingDirty: true,
   openedAt: 0,
   drawnOnce: false,
+  codeRepo: false,     // the ledger is kept in a code repository (code.js)
+  codePage: null,      // the commit or file page shown, if any
+  linked: null,        // the commits linked to the open session
+  linkedAt: 0,         // when they were last asked for
 };
 
 // The token, if the page was opened with ?token=, now lives in a cookie the
@@ -128,6 +132,7 @@ function handle(topic, event, p) {
     case "thought:revised":
     case "thought:branched":
       addThought(p.thought, p.branchId ? p : null);
+      refreshLinked();
       return;
     case "thought:critiqued": {
       const t = state.nodes.get(p.thoughtId);
@@ -438,6 +443,7 @@ function setTag(t) {
 function openSession(id) {
   if (state.current && state.current !== id) send("reasoning:" + state.current, "unsubscribe");
   state.current = id;
+  state.codePage = null;
   resetSession();
   state.selected = null;
   state.drawnOnce = false;
@@ -452,6 +458,7 @@ function openSession(id) {
   renderDetail();
   renderSessions();
   send("reasoning:" + id, "subscribe");
+  loadLinked(id);
 }
 
 function renderHead() {
@@ -470,7 +477,8 @@ function renderHead() {
 // showStage shows the chosen view of a session, or the landing view.
 function showStage() {
   const open = !!state.current;
-  $("landing").hidden = open;
+  $("landing").hidden = open || !!state.codePage;
+  $("codepage").hidden = open || !state.codePage;
   $("toolbar").hidden = !open;
   $("legend").hidden = !open || state.view !== "graph";
   $("graph").hidden = !open || state.view !== "graph";
@@ -949,6 +957,7 @@ function onNodeKey(e, id) {
 
 function select(id) {
   state.selected = id;
+  refreshLinked();
   if (!state.details.has(id)) send("reasoning:" + state.current, "thought:detail", { thoughtId: id });
   if (state.view === "graph") renderGraph();
   else for (const p of $("reading").querySelectorAll(".para")) p.classList.toggle("selected", p.dataset.nodeId === id);
@@ -1290,6 +1299,8 @@ const refPattern = /(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])|((?:[\w.-]+\/)*[\w.
 // linkify writes text into p with links: URLs; commit ids, to the thought
 // of this session recorded as that commit, or into the code repository
 // named by ?code=; file references (path.go:12) into that repository.
+// Without ?code=, when the ledger is kept in the code's own repository,
+// commits and files go to the commit and file pages (code.js).
 function linkify(p, text) {
   const base = prefs.get("codeBase", "");
   let last = 0;
@@ -1304,10 +1315,15 @@ function linkify(p, text) {
       const [path, line] = file.split(":");
       node = base ? el("a", "", file) : el("code", "", file);
       if (base) node.href = base + "/blob/HEAD/" + path + (line ? "#L" + line.split("-")[0] : "");
+      else if (state.codeRepo) {
+        const [from, to] = (line || "").split("-").map((x) => parseInt(x, 10) || 0);
+        node = link(fileHref(path, from, to), file);
+      }
     } else if (hex && /[a-f]/.test(hex) && /[0-9]/.test(hex)) {
       const t = [...state.nodes.values()].find((n) => n.commit && n.commit.startsWith(hex));
       if (t) node = nodeLink(t, hex);
       else if (base) { node = el("a", "", hex); node.href = base + "/commit/" + hex; }
+      else if (state.codeRepo) node = link(commitHref(hex), hex);
       else node = el("code", "", hex);
     }
     if (!node) continue;
@@ -1323,8 +1339,12 @@ function linkify(p, text) {
 function renderDetail() {
   const d = $("detail");
   const t = state.selected && state.nodes.get(state.selected);
+  const linked = linkedSection();
   if (!t) {
-    d.replaceChildren(el("p", "hint", "Select a thought (click, or Tab to it and press Enter) to see its text, commit and author. Arrow keys move along the session."));
+    const hint = state.codePage
+      ? "The sessions shown are those whose Thoughtbox-Session trailer the commit carries; open one to read all of its reasoning."
+      : "Select a thought (click, or Tab to it and press Enter) to see its text, commit and author. Arrow keys move along the session.";
+    d.replaceChildren(el("p", "hint", hint), ...(linked ? [linked] : []));
     return;
   }
   const info = state.details.get(t.id) || {};
@@ -1349,6 +1369,12 @@ function renderDetail() {
   row("agent's estimate", plural(t.totalThoughts, "thought", "thoughts") + " in all, when it wrote this one");
   row("next thought needed", t.nextThoughtNeeded ? "yes" : "no (closes the session)");
   if (t.cipher && t.cipher.refs && t.cipher.refs.length) row("refers to", t.cipher.refs.map((r) => (r.revision ? "^" : "") + "S" + r.thought).join(", "));
+  if (t.code && t.code.length) {
+    dl.appendChild(el("dt", "", "code"));
+    const dd = el("dd");
+    dd.appendChild(codeRefList(t.code));
+    dl.appendChild(dd);
+  }
   const parts = [h, text, dl];
   const crit = info.critique || t.critique;
   if (crit) {
@@ -1357,6 +1383,7 @@ function renderDetail() {
     c.appendChild(document.createTextNode(crit.text));
     parts.push(c);
   }
+  if (linked) parts.push(linked);
   d.replaceChildren(...parts);
 }
 
@@ -1370,11 +1397,11 @@ async function loadLanding() {
     if (!r.ok) throw new Error(r.status + " " + r.statusText);
     data = await r.json();
   } catch (e) {
-    if (!state.current) host.replaceChildren(el("p", "hint", "Choose a session to read its reasoning. Live sessions update as the agent writes."));
+    if (!state.current && !state.codePage) host.replaceChildren(el("p", "hint", "Choose a session to read its reasoning. Live sessions update as the agent writes."));
     return;
   }
   if (data.liveWindowSeconds) state.liveWindowMs = data.liveWindowSeconds * 1000;
-  if (!state.current) renderLanding(data);
+  if (!state.current && !state.codePage) renderLanding(data);
   renderSessions();
 }
 
@@ -1468,11 +1495,13 @@ $("home").addEventListener("click", (e) => { e.preventDefault(); goHome(); });
 wirePan();
 let resizeTimer = null;
 window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { if (state.view === "graph") renderGraph(); }, 150); });
-window.addEventListener("popstate", () => { const id = fromHash(); if (id && id !== state.current) openSession(id); else if (!id) goHome(); });
+window.addEventListener("popstate", route);
+window.addEventListener("hashchange", route);
 
 function goHome() {
   if (state.current) send("reasoning:" + state.current, "unsubscribe");
   state.current = null;
+  state.codePage = null;
   resetSession();
   state.selected = null;
   if (location.hash) history.pushState(null, "", location.pathname);
@@ -1498,3 +1527,4 @@ if (state.current) {
 showStage();
 renderDetail();
 connect();
+loadCodeInfo().then(() => { const h = parseHash(); if (h.page) openCodePage(h.page); });

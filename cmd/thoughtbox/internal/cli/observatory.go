@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -136,6 +137,11 @@ func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, to
 		LiveWindow:     s.LiveWindow,
 		Authors:        a.proj,
 		Log:            a.log,
+	}
+	if cr := a.cfg.Code; cr != nil {
+		// The ledger lives in a code repository: the page shows the
+		// commits linked to sessions and the commit and file pages.
+		cfg.Code = &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 	}
 	if tokens != nil {
 		// Set only when there are tokens: a nil *gateway.Tokens in the

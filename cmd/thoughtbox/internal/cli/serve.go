@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/net/netutil"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gateway/rlm"
@@ -209,13 +210,14 @@ func (c *serveCmd) Run(a *app) error {
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
 		Tokens:      tokens,
 		OpenProject: projects.ledger,
-		CodeRepo:    a.codeRepoOf,
+		CodeRepo:    func(name string) *coderepo.Repo { return projects.codeRepo(name, a.codeRepoOf) },
 		Knowledge:   a.proj.Knowledge(),
-		Notebooks:   project.NotebooksFor(a.cfg),
+		Notebooks:   projects.notebooks(project.NotebooksFor(a.cfg)),
 		ExportDir:   exportDir,
 		ExportDirs:  set.exportDirs,
 		Events:      a.proj.Events(),
 
+		OpenCodeRoot:        projects.codeRoot,
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
 		AllowedOrigins:      lim.origins,
 		HTTPReadTimeout:     lim.readTimeout,
@@ -321,6 +323,9 @@ type projectLedgers struct {
 
 	mu   sync.Mutex
 	open map[string]*projectLedger
+	// code holds the configurations of the code repositories bind_root
+	// moved connections to, by project name (see codeRoot).
+	code map[string]*config.Config
 }
 
 type projectLedger struct {
@@ -353,11 +358,14 @@ func (p *projectLedgers) ledger(_ context.Context, project string, create bool) 
 }
 
 func (p *projectLedgers) openLocked(name string, create bool) (*projectLedger, error) {
-	cfg, err := p.cfg.ForProject(name)
-	if err != nil {
-		return nil, err
+	cfg, code := p.code[name]
+	var err error
+	if !code {
+		if cfg, err = p.cfg.ForProject(name); err != nil {
+			return nil, err
+		}
 	}
-	if !create && !cfg.Exists() {
+	if !code && !create && !cfg.Exists() {
 		names, _ := p.cfg.Projects()
 		if len(names) == 0 {
 			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, name)
