@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -95,13 +96,23 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Branched: []Branched{}, Quarantined: []Quarantined{}}
 	remoteRefs := map[string]hash{}
 	advertised := map[hash]bool{}
+	only := map[string]bool{}
+	for _, id := range o.Sessions {
+		only[id] = true
+	}
 	for n, h := range ar.References {
 		advertised[h] = true
 		// Only refs of our layout, with names we would write ourselves: a
 		// remote's ref names become file names here.
-		if s.ValidSharedRef(n) {
-			remoteRefs[n] = h
+		if !s.ValidSharedRef(n) {
+			continue
 		}
+		// A pull of some sessions (a why that names a session this clone
+		// lacks) wants their refs and nothing else.
+		if id := s.SessionOfRef(n); o.Sessions != nil && !only[id] {
+			continue
+		}
+		remoteRefs[n] = h
 	}
 
 	// What arrives is staged outside the ledger's objects until the checks
@@ -128,6 +139,11 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 			return nil, err
 		}
 		staging = st
+	}
+	if !o.Since.IsZero() {
+		if err := s.dropOlder(remoteRefs, o.Since); err != nil {
+			return nil, err
+		}
 	}
 
 	// Integrate, one session at a time; a writer of ours moving a ref
@@ -468,3 +484,50 @@ func (s smallReads) Read(p []byte) (int, error) {
 }
 
 const maxResponseRead = 16 << 10
+
+// dropOlder forgets the incoming refs of every session whose remote main
+// tip was committed before since (a pull with Since): they are neither
+// checked nor taken in. A session whose tip is already here stays, as a
+// pull that moves nothing.
+func (s *sharer) dropOlder(remoteRefs map[string]hash, since time.Time) error {
+	old := map[string]bool{}
+	for ref, h := range remoteRefs {
+		id := s.SessionOfRef(ref)
+		if id == "" || !strings.HasSuffix(ref, "/main") {
+			continue
+		}
+		raw, err := s.ReadTyped(h, object.TypeCommit)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", ref, err)
+		}
+		if when, ok := committedAt(raw); !ok || when.Before(since) {
+			old[id] = true
+		}
+	}
+	for ref := range remoteRefs {
+		if id := s.SessionOfRef(ref); id != "" && old[id] {
+			delete(remoteRefs, ref)
+		}
+	}
+	return nil
+}
+
+// committedAt reads the committer time of a raw commit.
+func committedAt(raw []byte) (time.Time, bool) {
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "" {
+			break // the end of the header
+		}
+		rest, ok := strings.CutPrefix(line, "committer ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest[strings.LastIndexByte(rest, '>')+1:])
+		if len(f) < 1 {
+			return time.Time{}, false
+		}
+		sec, err := strconv.ParseInt(f[0], 10, 64)
+		return time.Unix(sec, 0), err == nil
+	}
+	return time.Time{}, false
+}

@@ -175,6 +175,8 @@ func (s *sharer) pushGroups(local, remoteRefs map[string]hash, o TransferOptions
 		}
 		if id := s.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
 			continue
+		} else if id == "" && o.SessionsOnly {
+			continue
 		} else if exclude[id] {
 			if !left[id] {
 				left[id] = true
