@@ -92,6 +92,11 @@ type Options struct {
 	// kept in (nil for a standalone project): the why operation reads that
 	// repository's commits. Without it, why says to run thoughtbox enable.
 	CodeRepo func(project string) *coderepo.Repo
+	// FetchSessions, if set, brings sessions a project's ledger lacks
+	// from where its code repository shares reasoning, for a why whose
+	// commits name them (see why.Asker.Fetch); its failure is a warning
+	// in the answer.
+	FetchSessions func(ctx context.Context, project string, ids []string) error
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

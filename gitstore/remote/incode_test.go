@@ -155,6 +155,13 @@ func TestTransferSomeSessions(t *testing.T) {
 	if got := b.Sessions(); !slices.Equal(got, []string{two}) {
 		t.Fatalf("pull since an hour ahead: sessions %v, want only %s", got, two)
 	}
+	tip, err := a.Store.ReadRef("refs/thoughtbox/v1/sessions/" + three + "/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Store.ReadObject(tip); err == nil {
+		t.Fatal("a session left out by Since still had its objects taken in")
+	}
 	so.Since = time.Now().Add(-time.Hour)
 	b.Pull(bare, so)
 	if got := b.Sessions(); len(got) != 3 {

@@ -63,6 +63,7 @@ func hookCommand() string {
 // earlier versions, which call it.
 type hookCmd struct {
 	PrepareCommitMsg hookPrepareCmd `cmd:"" name:"prepare-commit-msg" help:"Add Thoughtbox-Session: <active session> to the commit message's trailers."`
+	PrePush          hookPrePushCmd `cmd:"" name:"pre-push" help:"Send the reasoning linked to the pushed commits to the bound remote (git's input on stdin)."`
 }
 
 type hookPrepareCmd struct {
