@@ -58,7 +58,12 @@ func HookTarget(ctx context.Context, r *coderepo.Repo, remoteName, url string) (
 func CheckGitPushedRefs(updates []coderepo.RefUpdate, toBound bool, private []string) error {
 	var bad []string
 	for _, u := range updates {
-		ref := u.RemoteRef
+		// What is sent is the local ref's chain, whatever name it takes
+		// there (refs/thoughtbox/...:refs/heads/x leaks it just the same).
+		ref := u.LocalRef
+		if !strings.HasPrefix(ref, "refs/thoughtbox/") {
+			ref = u.RemoteRef
+		}
 		if u.Deletes() || !strings.HasPrefix(ref, "refs/thoughtbox/") {
 			continue
 		}

@@ -30,6 +30,7 @@ func TestCheckGitPushedRefs(t *testing.T) {
 		{"a deletion", []coderepo.RefUpdate{{LocalRef: "(delete)", LocalSHA: zero, RemoteRef: shared, RemoteSHA: sha}}, false, nil, ""},
 		{"shared ref elsewhere", []coderepo.RefUpdate{up("refs/heads/main"), up(shared)}, false, nil, shared + " (not the bound reasoning remote)"},
 		{"a local ref", []coderepo.RefUpdate{up("refs/thoughtbox/deleted/abc/record")}, true, nil, "(local to this repository)"},
+		{"a private session under a code name", []coderepo.RefUpdate{{LocalRef: "refs/thoughtbox/v1/sessions/abc/main", LocalSHA: sha, RemoteRef: "refs/heads/leak", RemoteSHA: zero}}, true, []string{"abc"}, "(session abc is private)"},
 		{"a private session", []coderepo.RefUpdate{up("refs/thoughtbox/v1/sessions/abc/branches/x")}, true, []string{"abc"}, "(session abc is private)"},
 	} {
 		err := CheckGitPushedRefs(tc.updates, tc.toBound, tc.private)

@@ -68,6 +68,12 @@ func (c *hookPrePushCmd) Run(a *app) error {
 		return nil
 	}
 	linked, err := r.PushedSessions(ctx, c.Remote, updates)
+	if err != nil && ctx.Err() != nil {
+		// A first push of a long history: its commits alone take longer
+		// than the budget to read.
+		fmt.Fprintf(a.env.Stderr, "thoughtbox: the pushed commits were not read within the hook's budget, so this push carries no reasoning; 'thoughtbox push' sends it to %s\n", bound)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
