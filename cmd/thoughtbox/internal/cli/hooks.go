@@ -10,7 +10,7 @@ import (
 )
 
 type hooksCmd struct {
-	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit (chains hooks already there; honours core.hooksPath)."`
+	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit and send the reasoning linked to pushed commits to the bound remote (chains hooks already there; honours core.hooksPath)."`
 }
 
 type hooksInstallCmd struct{}
