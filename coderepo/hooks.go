@@ -18,7 +18,7 @@ const hookMarker = "# thoughtbox hook"
 const chainedSuffix = ".thoughtbox-chained"
 
 // Hooks are the hooks InstallHooks writes.
-var Hooks = []string{"prepare-commit-msg"}
+var Hooks = []string{"prepare-commit-msg", "pre-push"}
 
 // HooksDir is the folder git runs this repository's hooks from:
 // core.hooksPath when set (relative to the worktree, as git reads it), or
@@ -89,11 +89,21 @@ func (r *Repo) InstallHooks(ctx context.Context, command string) ([]InstalledHoo
 // before), then ours, whose failure is only a warning: a hook of ours
 // never blocks a commit.
 func hookScript(name, command string) string {
-	return "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
-		"chained=\"$0" + chainedSuffix + "\"\n" +
-		"if [ -x \"$chained\" ]; then\n\t\"$chained\" \"$@\" || exit $?\nfi\n" +
+	head := "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
+		"chained=\"$0" + chainedSuffix + "\"\n"
+	run := "\"$chained\" \"$@\" || exit $?"
+	if readsStdin(name) {
+		// git writes the hook's input once: it is kept here for the
+		// chained hook and for ours.
+		head += "tb_in=$(cat)\n"
+		run = "{ [ -z \"$tb_in\" ] || printf '%s\\n' \"$tb_in\"; } | " + run
+	}
+	return head + "if [ -x \"$chained\" ]; then\n\t" + run + "\nfi\n" +
 		hookBody(name, command) + "exit 0\n"
 }
+
+// readsStdin names the hooks git hands input on standard input.
+func readsStdin(name string) bool { return name == "pre-push" }
 
 // hookBody is what a hook does after the chained one. prepare-commit-msg
 // runs on every commit, so it does its work in the shell, starting no
@@ -103,6 +113,9 @@ func hookScript(name, command string) string {
 // git process, whatever the size of the ledger.
 func hookBody(name, command string) string {
 	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
+	if name == "pre-push" {
+		return prePushBody(command)
+	}
 	if name != "prepare-commit-msg" {
 		return shellQuote(command) + " hook " + name + " \"$@\" || " + warn
 	}

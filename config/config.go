@@ -74,10 +74,18 @@ const (
 	// "git" runs git-upload-pack/git-receive-pack (the default when they
 	// are installed), "builtin" uses go-git's in-process server.
 	EnvFileTransport = "THOUGHTBOX_FILE_TRANSPORT"
+	// EnvPushHookBudget bounds the time the pre-push hook of a code
+	// repository adds to a git push (a Go duration; default
+	// DefaultPushHookBudget): what it has not sent by then is queued.
+	EnvPushHookBudget = "THOUGHTBOX_PUSH_HOOK_BUDGET"
 	// EnvNotebookTimeout bounds one notebook run (a Go duration, e.g.
 	// 10s); default DefaultNotebookTimeout.
 	EnvNotebookTimeout = "THOUGHTBOX_NOTEBOOK_TIMEOUT"
 )
+
+// DefaultPushHookBudget is how long the pre-push hook may add to a git
+// push when THOUGHTBOX_PUSH_HOOK_BUDGET is not set.
+const DefaultPushHookBudget = 2 * time.Second
 
 // DefaultNotebookTimeout is how long a notebook run may take when
 // THOUGHTBOX_NOTEBOOK_TIMEOUT is not set.

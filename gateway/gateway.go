@@ -101,6 +101,11 @@ type Options struct {
 	// folder is in no enabled Git worktree (`thoughtbox enable`). Over
 	// HTTP a root is a folder on the client's machine, so it is not asked.
 	OpenCodeRoot func(ctx context.Context, dir string) (project string, ok bool, err error)
+	// FetchSessions, if set, brings sessions a project's ledger lacks
+	// from where its code repository shares reasoning, for a why whose
+	// commits name them (see why.Asker.Fetch); its failure is a warning
+	// in the answer.
+	FetchSessions func(ctx context.Context, project string, ids []string) error
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

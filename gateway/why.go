@@ -39,6 +39,9 @@ func whyOp(ctx context.Context, c *call, p *whyParams) (any, error) {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "project %q keeps its ledger apart from any code, so no commit names its reasoning: run `thoughtbox enable` (and `thoughtbox hooks install`) in the code's repository, and serve from there", c.project)
 	}
 	ask := &why.Asker{Repo: repo, Sessions: c.ledger}
+	if fetch := c.g.opts.FetchSessions; fetch != nil {
+		ask.Fetch = func(ctx context.Context, ids []string) error { return fetch(ctx, c.project, ids) }
+	}
 	if p.Commit != "" {
 		ans, err := ask.Commits(ctx, p.Commit)
 		if errors.Is(err, coderepo.ErrNoCommit) {

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,5 +91,52 @@ func TestWhy(t *testing.T) {
 	body := pc.fail("why", map[string]any{"commit": "HEAD"}, ledger.CodeInvalidOperation)
 	if msg, _ := body["message"].(string); !contains(msg, "thoughtbox enable") {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// TestWhyFetches: a why whose commit names a session the ledger lacks
+// asks FetchSessions for it, once per answer and only for that one; a
+// failed fetch is a warning in the answer, not an error.
+func TestWhyFetches(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	repo, err := coderepo.Find(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked [][]string
+	var projects []string
+	e := newEnv(t, gateway.Options{
+		CodeRepo: func(string) *coderepo.Repo { return repo },
+		FetchSessions: func(_ context.Context, project string, ids []string) error {
+			asked = append(asked, ids)
+			projects = append(projects, project)
+			return errors.New("the remote is down")
+		},
+	})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("Here already")
+	missing := "00000000-0000-4000-8000-0000000000aa"
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "Base")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "One", "-m", "Thoughtbox-Session: "+id+"\nThoughtbox-Session: "+missing)
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "Two", "-m", "Thoughtbox-Session: "+missing)
+
+	ans := c.ok("why", map[string]any{"commit": "HEAD~2..HEAD"})
+	if len(asked) != 1 || len(asked[0]) != 1 || asked[0][0] != missing {
+		t.Fatalf("fetch asked for %v, want once for [%s]", asked, missing)
+	}
+	w := list(ans["warnings"])
+	if len(w) == 0 || !contains(w[0].(string), "could not fetch 1 linked session") || !contains(w[0].(string), "the remote is down") {
+		t.Fatalf("warnings %v", w)
+	}
+	commits := list(ans["commits"])
+	if len(commits) != 2 || len(list(commits[1].(map[string]any)["sessions"])) != 1 {
+		t.Fatalf("commits %v: the session here still answers", commits)
+	}
+	if projects[0] == "" {
+		t.Errorf("fetch asked for project %q", projects[0])
 	}
 }

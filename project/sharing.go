@@ -103,6 +103,9 @@ type PushOptions struct {
 	// Sessions limits the push to these sessions (the knowledge zone and
 	// the notebooks go too); nil pushes everything.
 	Sessions []string
+	// SessionsOnly, with Sessions, sends those sessions' refs and
+	// nothing else (see remote.TransferOptions.SessionsOnly).
+	SessionsOnly bool
 	// Force lists sessions whose chains on the remote are replaced even
 	// though they diverged.
 	Force []string
@@ -118,8 +121,9 @@ func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*PushRe
 	if err != nil {
 		return nil, err
 	}
-	to.Sessions, to.Force = o.Sessions, o.Force
-	if r := codeRepo(p); r != nil {
+	to.Sessions, to.Force, to.SessionsOnly = o.Sessions, o.Force, o.SessionsOnly
+	r := codeRepo(p)
+	if r != nil {
 		if name, err = boundTarget(ctx, r, name, "push"); err != nil {
 			return nil, err
 		}
@@ -127,7 +131,34 @@ func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*PushRe
 			return nil, err
 		}
 	}
-	return remote.Push(ctx, p.store, name, to)
+	res, err := remote.Push(ctx, p.store, name, to)
+	if err == nil && r != nil {
+		// What a pre-push hook queued has reached the bound remote now,
+		// unless it was rejected there.
+		done := o.Sessions
+		if done == nil {
+			done, err = r.PushQueue()
+		}
+		if err == nil {
+			err = r.Unqueue(notRejected(done, res))
+		}
+	}
+	return res, err
+}
+
+// notRejected is ids less the sessions a push rejected.
+func notRejected(ids []string, res *PushResult) []string {
+	rejected := map[string]bool{}
+	for _, r := range res.Rejected {
+		rejected[r.Session] = true
+	}
+	out := []string{}
+	for _, id := range ids {
+		if !rejected[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Pull brings remote's sessions, knowledge and notebooks in, then has the

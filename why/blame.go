@@ -24,6 +24,9 @@ type BlameAnswer struct {
 	Path     string   `json:"path"`
 	Lines    []Lines  `json:"lines"`
 	Warnings []string `json:"warnings"`
+	// Fetched are the sessions this answer fetched first (see
+	// Asker.Fetch).
+	Fetched []string `json:"fetched,omitempty"`
 }
 
 // Blame answers for lines from..to of path (relative to the repository's
@@ -34,36 +37,41 @@ func (a *Asker) Blame(ctx context.Context, path string, from, to int) (*BlameAns
 		return nil, err
 	}
 	ans := &BlameAnswer{Path: path, Lines: []Lines{}, Warnings: []string{}}
-	// A commit blamed for several runs is read, and warned about, once.
-	type read struct {
-		commit coderepo.Commit
-		views  []*ledger.SessionView
-	}
-	seen := map[string]*read{}
+	// Each commit blamed is read once, however many runs it has, and the
+	// sessions they name that the ledger lacks are fetched in one go.
+	commits := map[string]coderepo.Commit{}
+	var order []coderepo.Commit
 	for _, r := range ranges {
-		out := Lines{From: r.From, To: r.To, Commit: r.Commit, Sessions: []Session{}}
-		if r.Commit == coderepo.NotCommitted {
-			ans.Lines = append(ans.Lines, out)
+		if _, ok := commits[r.Commit]; ok || r.Commit == coderepo.NotCommitted {
 			continue
 		}
-		rd := seen[r.Commit]
-		if rd == nil {
-			commits, err := a.Repo.Commits(ctx, r.Commit)
-			if err != nil {
-				return nil, err
-			}
-			if len(commits) == 0 {
-				continue
-			}
-			rd = &read{commit: commits[0]}
-			if rd.views, err = a.linked(ctx, rd.commit, &ans.Warnings); err != nil {
-				return nil, err
-			}
-			seen[r.Commit] = rd
+		list, err := a.Repo.Commits(ctx, r.Commit)
+		if err != nil {
+			return nil, err
 		}
-		out.Subject = rd.commit.Subject
+		if len(list) > 0 {
+			commits[r.Commit] = list[0]
+			order = append(order, list[0])
+		}
+	}
+	ans.Fetched, ans.Warnings = a.fetchMissing(ctx, order)
+	views := map[string][]*ledger.SessionView{}
+	for _, c := range order {
+		v, err := a.linked(ctx, c, &ans.Warnings)
+		if err != nil {
+			return nil, err
+		}
+		views[c.ID] = v
+	}
+	for _, r := range ranges {
+		out := Lines{From: r.From, To: r.To, Commit: r.Commit, Sessions: []Session{}}
+		c, ok := commits[r.Commit]
+		if r.Commit != coderepo.NotCommitted && !ok {
+			continue
+		}
+		out.Subject = c.Subject
 		touches := func(ref ledger.CodeRef) bool { return overlaps(ref, path, r.From, r.To) }
-		for _, v := range rd.views {
+		for _, v := range views[c.ID] {
 			out.Sessions = append(out.Sessions, summarize(v, touches))
 		}
 		ans.Lines = append(ans.Lines, out)

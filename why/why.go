@@ -27,10 +27,18 @@ type Sessions interface {
 	View(ctx context.Context, id string) (*ledger.SessionView, error)
 }
 
+// FetchFunc brings the named sessions into the ledger from where the
+// repository shares its reasoning (project.FetchSessions): a clone starts
+// with none, and a read fetches what it needs.
+type FetchFunc func(ctx context.Context, ids []string) error
+
 // Asker answers why questions about one repository.
 type Asker struct {
 	Repo     *coderepo.Repo
 	Sessions Sessions
+	// Fetch, when set, is asked once per answer for the sessions the
+	// commits name that the ledger lacks; its failure is a warning.
+	Fetch FetchFunc
 }
 
 // Thought is one thought as an answer shows it.
@@ -79,6 +87,9 @@ type Answer struct {
 	Commits []Commit `json:"commits"`
 	// Warnings name the trailers that were ignored.
 	Warnings []string `json:"warnings"`
+	// Fetched are the sessions this answer fetched first (see
+	// Asker.Fetch).
+	Fetched []string `json:"fetched,omitempty"`
 }
 
 // Commits answers for rev: one commit or a range A..B.
@@ -88,6 +99,7 @@ func (a *Asker) Commits(ctx context.Context, rev string) (*Answer, error) {
 		return nil, err
 	}
 	ans := &Answer{Commits: []Commit{}, Warnings: []string{}}
+	ans.Fetched, ans.Warnings = a.fetchMissing(ctx, commits)
 	for _, c := range commits {
 		files := c.Files
 		out := Commit{ID: c.ID, Subject: c.Subject, Files: append([]string{}, files...), Sessions: []Session{}}
@@ -114,9 +126,8 @@ func (a *Asker) linked(ctx context.Context, c coderepo.Commit, warnings *[]strin
 		if plausibleID(id) {
 			v, err = a.Sessions.View(ctx, id)
 		}
-		var le *ledger.Error
 		switch {
-		case errors.Is(err, ledger.ErrSessionNotFound) || (errors.As(err, &le) && (le.Code == ledger.CodeSessionNotFound || le.Code == ledger.CodeInvalidPayload)):
+		case notFound(err):
 			*warnings = append(*warnings, fmt.Sprintf("commit %s names session %q, which this ledger does not have; ignored", short(c.ID), id))
 			continue
 		case err != nil:
@@ -125,6 +136,44 @@ func (a *Asker) linked(ctx context.Context, c coderepo.Commit, warnings *[]strin
 		views = append(views, v)
 	}
 	return views, nil
+}
+
+// fetchMissing asks Fetch, once, for every session the commits name that
+// the ledger lacks, and says which arrived; a failure to fetch is a
+// warning (the answer then warns about each session it still lacks).
+func (a *Asker) fetchMissing(ctx context.Context, commits []coderepo.Commit) (fetched, warnings []string) {
+	warnings = []string{}
+	if a.Fetch == nil {
+		return nil, warnings
+	}
+	var missing []string
+	for _, c := range commits {
+		for _, id := range c.Sessions {
+			if !plausibleID(id) || contains(missing, id) {
+				continue
+			}
+			if _, err := a.Sessions.View(ctx, id); err != nil && notFound(err) {
+				missing = append(missing, id)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil, warnings
+	}
+	if err := a.Fetch(ctx, missing); err != nil {
+		return nil, append(warnings, fmt.Sprintf("could not fetch %d linked session(s) this clone lacks: %v", len(missing), err))
+	}
+	for _, id := range missing {
+		if _, err := a.Sessions.View(ctx, id); err == nil {
+			fetched = append(fetched, id)
+		}
+	}
+	return fetched, warnings
+}
+
+func notFound(err error) bool {
+	var le *ledger.Error
+	return errors.Is(err, ledger.ErrSessionNotFound) || (errors.As(err, &le) && (le.Code == ledger.CodeSessionNotFound || le.Code == ledger.CodeInvalidPayload))
 }
 
 // summarize picks from a session what answers why: its conclusion, the

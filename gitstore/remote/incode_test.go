@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -89,5 +90,81 @@ func TestPushPullInCode(t *testing.T) {
 	}
 	if th, want := b.Thoughts(shared), a.Thoughts(shared); len(th) != 1 || !slices.Equal(th, want) {
 		t.Fatalf("bob reads %q, alice %q", th, want)
+	}
+}
+
+// remoteRefNames lists a bare repository's refs (HEAD left out), sorted.
+func remoteRefNames(t *testing.T, bare string) []string {
+	t.Helper()
+	rrepo, err := gogit.PlainOpen(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := rrepo.References()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Name() != plumbing.HEAD {
+			names = append(names, r.Name().String())
+		}
+		return nil
+	})
+	slices.Sort(names)
+	return names
+}
+
+// TestTransferSomeSessions: a push with SessionsOnly sends every ref
+// under the listed sessions' folders and nothing else (no other session,
+// no knowledge zone); a pull given Sessions takes only theirs; a pull
+// with Since takes only sessions whose main tip is that recent (and the
+// knowledge zone, which Since leaves alone).
+func TestTransferSomeSessions(t *testing.T) {
+	o := remote.TransferOptions{BuiltinFile: true}
+	bare := remotetest.BareRemote(t)
+	a, _ := inCode(t, "alice")
+	one, two, three := a.Start("One"), a.Start("Two"), a.Start("Three")
+	for _, id := range []string{one, two, three} {
+		a.Think(id, "first of "+id)
+	}
+	a.Branch(one, "idea", 1, "tried")
+	if _, err := a.Ledger.Knowledge().CreatePattern(t.Context(), ledger.CreatePatternParams{Title: "A pattern", Description: "d", Content: "body"}, ledger.Author{Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	po := o
+	po.Sessions, po.SessionsOnly = []string{one}, true
+	a.Push(bare, po)
+	want := []string{"refs/thoughtbox/v1/sessions/" + one + "/branches/idea", "refs/thoughtbox/v1/sessions/" + one + "/main"}
+	if got := remoteRefNames(t, bare); !slices.Equal(got, want) {
+		t.Fatalf("remote refs %v, want %v", got, want)
+	}
+	a.Push(bare, o) // everything
+
+	b, _ := inCode(t, "bob")
+	lo := o
+	lo.Sessions = []string{two}
+	got := b.Pull(bare, lo)
+	if len(got.Created) != 1 || got.Created[0].Session != two || !slices.Equal(b.Sessions(), []string{two}) {
+		t.Fatalf("pull of one session: created %+v, sessions %v", got.Created, b.Sessions())
+	}
+
+	so := o
+	so.Since = time.Now().Add(time.Hour)
+	b.Pull(bare, so) // the knowledge zone comes; no session does
+	if got := b.Sessions(); !slices.Equal(got, []string{two}) {
+		t.Fatalf("pull since an hour ahead: sessions %v, want only %s", got, two)
+	}
+	tip, err := a.Store.ReadRef("refs/thoughtbox/v1/sessions/" + three + "/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Store.ReadObject(tip); err == nil {
+		t.Fatal("a session left out by Since still had its objects taken in")
+	}
+	so.Since = time.Now().Add(-time.Hour)
+	b.Pull(bare, so)
+	if got := b.Sessions(); len(got) != 3 {
+		t.Fatalf("pull since an hour ago: sessions %v, want all three", got)
 	}
 }

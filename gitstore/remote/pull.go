@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,16 +94,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		keepName = "url-" + gitstore.Slug(redactURL(u))
 	}
 	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Branched: []Branched{}, Quarantined: []Quarantined{}}
-	remoteRefs := map[string]hash{}
-	advertised := map[hash]bool{}
-	for n, h := range ar.References {
-		advertised[h] = true
-		// Only refs of our layout, with names we would write ourselves: a
-		// remote's ref names become file names here.
-		if s.ValidSharedRef(n) {
-			remoteRefs[n] = h
-		}
-	}
+	remoteRefs, advertised := s.pullRefs(ar.References, o)
 
 	// What arrives is staged outside the ledger's objects until the checks
 	// below have decided what to take in (see gitstore/quarantine.go).
@@ -128,6 +120,12 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 			return nil, err
 		}
 		staging = st
+	}
+	dropped := false
+	if !o.Since.IsZero() {
+		if dropped, err = s.dropOlder(remoteRefs, o.Since); err != nil {
+			return nil, err
+		}
 	}
 
 	// Integrate, one session at a time; a writer of ours moving a ref
@@ -163,7 +161,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 			accepted = append(accepted, remoteRefs[ref])
 		}
 	}
-	if err := staging.Accept(ctx, accepted, len(res.Quarantined) == 0); err != nil {
+	if err := staging.Accept(ctx, accepted, len(res.Quarantined) == 0 && !dropped); err != nil {
 		return nil, fmt.Errorf("take in what %s sent: %w", redactURL(u), err)
 	}
 	// What is left of the pack goes with the refused chains' refs.
@@ -175,6 +173,31 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 		res.Quarantined[i].Repository = qrepo
 	}
 	return s.integrate(ctx, keepName, groups, remoteRefs, o, res)
+}
+
+// pullRefs picks the advertised refs a pull takes, and lists every
+// advertised tip.
+func (s *sharer) pullRefs(advertisedRefs map[string]hash, o TransferOptions) (remoteRefs map[string]hash, advertised map[hash]bool) {
+	remoteRefs, advertised = map[string]hash{}, map[hash]bool{}
+	only := map[string]bool{}
+	for _, id := range o.Sessions {
+		only[id] = true
+	}
+	for n, h := range advertisedRefs {
+		advertised[h] = true
+		// Only refs of our layout, with names we would write ourselves: a
+		// remote's ref names become file names here.
+		if !s.ValidSharedRef(n) {
+			continue
+		}
+		// A pull of some sessions (a why that names a session this clone
+		// lacks) wants their refs and nothing else.
+		if id := s.SessionOfRef(n); o.Sessions != nil && !only[id] {
+			continue
+		}
+		remoteRefs[n] = h
+	}
+	return remoteRefs, advertised
 }
 
 // fetch asks the remote for wants, telling it of our tips it advertised,
@@ -468,3 +491,50 @@ func (s smallReads) Read(p []byte) (int, error) {
 }
 
 const maxResponseRead = 16 << 10
+
+// dropOlder forgets the incoming refs of every session whose remote main
+// tip was committed before since (a pull with Since): they are neither
+// checked nor taken in. A session whose tip is already here stays, as a
+// pull that moves nothing.
+func (s *sharer) dropOlder(remoteRefs map[string]hash, since time.Time) (dropped bool, err error) {
+	old := map[string]bool{}
+	for ref, h := range remoteRefs {
+		id := s.SessionOfRef(ref)
+		if id == "" || !strings.HasSuffix(ref, "/main") {
+			continue
+		}
+		raw, err := s.ReadTyped(h, object.TypeCommit)
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", ref, err)
+		}
+		if when, ok := committedAt(raw); !ok || when.Before(since) {
+			old[id] = true
+		}
+	}
+	for ref := range remoteRefs {
+		if id := s.SessionOfRef(ref); id != "" && old[id] {
+			delete(remoteRefs, ref)
+		}
+	}
+	return len(old) > 0, nil
+}
+
+// committedAt reads the committer time of a raw commit.
+func committedAt(raw []byte) (time.Time, bool) {
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "" {
+			break // the end of the header
+		}
+		rest, ok := strings.CutPrefix(line, "committer ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest[strings.LastIndexByte(rest, '>')+1:])
+		if len(f) < 1 {
+			return time.Time{}, false
+		}
+		sec, err := strconv.ParseInt(f[0], 10, 64)
+		return time.Unix(sec, 0), err == nil
+	}
+	return time.Time{}, false
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -89,7 +91,7 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 		remoteRefs[n] = h
 	}
 
-	local, err := s.ListRefs(s.SharedRefRoot())
+	local, err := s.pushLocalRefs(o)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +159,28 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 	return res, nil
 }
 
+// pushLocalRefs lists the refs a push may send: each listed session's
+// folder alone when it sends nothing else (a pre-push hook's push costs
+// what its sessions hold, not what the ledger holds), else every shared
+// ref.
+func (s *sharer) pushLocalRefs(o TransferOptions) (map[string]hash, error) {
+	if !o.SessionsOnly || o.Sessions == nil {
+		return s.ListRefs(s.SharedRefRoot())
+	}
+	local := map[string]hash{}
+	for _, id := range o.Sessions {
+		if id == "" || strings.ContainsAny(id, "/.") {
+			continue // no session folder has such a name
+		}
+		refs, err := s.ListRefs(s.SharedRefRoot() + "sessions/" + id + "/")
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(local, refs)
+	}
+	return local, nil
+}
+
 // pushGroups picks the shared refs to push (only o.Sessions' when it is
 // set) and groups them by session, each group main chain first so that
 // its commits precede a branch's; names lists the groups in order.
@@ -174,6 +198,8 @@ func (s *sharer) pushGroups(local, remoteRefs map[string]hash, o TransferOptions
 			continue
 		}
 		if id := s.SessionOfRef(ref); id != "" && o.Sessions != nil && !only[id] {
+			continue
+		} else if id == "" && o.SessionsOnly {
 			continue
 		} else if exclude[id] {
 			if !left[id] {

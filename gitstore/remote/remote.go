@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -54,8 +55,19 @@ type TransferOptions struct {
 	// used anyway.
 	BuiltinFile bool
 	// Sessions limits a push to these sessions (the knowledge ref and the
-	// notebooks go too); nil pushes everything.
+	// notebooks go too, unless SessionsOnly); nil pushes everything. A
+	// pull given Sessions takes only these sessions' refs.
 	Sessions []string
+	// SessionsOnly, with Sessions, leaves the knowledge ref and the
+	// notebooks out of a push: what moves is every ref under each listed
+	// session's folder and nothing else (a code repository's pre-push
+	// hook sends the sessions its commits name, no more).
+	SessionsOnly bool
+	// Since, when set, makes a pull take in only the sessions whose
+	// remote main chain's tip was committed at or after it (those it has
+	// to fetch anyway; the others' objects are dropped with the staged
+	// pack).
+	Since time.Time
 	// Force lists sessions whose refs on the remote may be replaced even
 	// though they are not ancestors of ours (push only).
 	Force []string

@@ -25,6 +25,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/events"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -110,6 +111,7 @@ type commandLine struct {
 	Remote   remoteCmd   `cmd:"" help:"Manage the Git remotes the ledger is shared through (add, list, remove)."`
 	Push     pushCmd     `cmd:"" help:"Push every session, its branches, the knowledge zone and the notebooks to a Git remote."`
 	Pull     pullCmd     `cmd:"" help:"Fetch a Git remote's sessions, knowledge and notebooks into this project; a session extended on both sides gets this side's thoughts as a branch, so a plain push shares both."`
+	Fetch    fetchCmd    `cmd:"" help:"In a code repository: bring sessions from the bound remote (or the one the branch tracks): named ones, --all, or --since DATE."`
 	Clone    cloneCmd    `cmd:"" help:"Start a project from a Git remote (named after the URL unless --project is given)."`
 	Diverged divergedCmd `cmd:"" help:"Chains a pull kept because a remote extended a session differently: list, show, drop, or adopt as a branch."`
 
@@ -298,6 +300,12 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		// Run inside git commit: no configuration, no ledger, no git
 		// command of our own but the one that edits the message.
 		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {
+			if errors.Is(err, project.ErrReasoningRefsRefused) {
+				// The one case a hook of ours stops git: git itself
+				// would carry reasoning where it may not go.
+				fmt.Fprintf(env.Stderr, "thoughtbox: error: %v\n", err)
+				return coderepo.PrePushRefused
+			}
 			fmt.Fprintf(env.Stderr, "thoughtbox: warning: %v\n", err)
 		}
 		return ExitOK

@@ -292,6 +292,9 @@ type statusOutput struct {
 	// BoundRemote is the URL a code repository's reasoning may be pushed
 	// to ("" when none is bound: nothing is pushed).
 	BoundRemote string `json:"boundRemote,omitempty"`
+	// PushQueue lists the sessions a pre-push hook could not send yet;
+	// the next git push or thoughtbox push sends them.
+	PushQueue []string `json:"pushQueue,omitempty"`
 }
 
 // Run says which ledger the working directory (or --repo) uses.
@@ -305,6 +308,7 @@ func (c *statusCmd) Run(a *app) error {
 		r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 		out.ActiveSession, _ = r.ActiveSession()
 		out.BoundRemote, _ = r.Binding(a.ctx)
+		out.PushQueue, _ = r.PushQueue()
 	}
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, out)
@@ -321,6 +325,9 @@ func (c *statusCmd) Run(a *app) error {
 			fmt.Fprintf(a.env.Stdout, "reasoning remote: %s (push and pull go there only)\n", out.BoundRemote)
 		} else {
 			fmt.Fprintln(a.env.Stdout, "reasoning remote: none bound, nothing is pushed ('thoughtbox remote bind <remote-or-url>')")
+		}
+		if n := len(out.PushQueue); n > 0 {
+			fmt.Fprintf(a.env.Stdout, "queued for push: %s the pre-push hook could not send yet (the next git push or 'thoughtbox push' sends them)\n", plural(n, "session", "sessions"))
 		}
 	case "memory":
 		fmt.Fprintf(a.env.Stdout, "ledger: in memory (THOUGHTBOX_STORAGE=memory), project %s\n", out.Project)

@@ -10,7 +10,7 @@ import (
 )
 
 type hooksCmd struct {
-	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit (chains hooks already there; honours core.hooksPath)."`
+	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit and send the reasoning linked to pushed commits to the bound remote (chains hooks already there; honours core.hooksPath)."`
 }
 
 type hooksInstallCmd struct{}
@@ -63,6 +63,7 @@ func hookCommand() string {
 // earlier versions, which call it.
 type hookCmd struct {
 	PrepareCommitMsg hookPrepareCmd `cmd:"" name:"prepare-commit-msg" help:"Add Thoughtbox-Session: <active session> to the commit message's trailers."`
+	PrePush          hookPrePushCmd `cmd:"" name:"pre-push" help:"Send the reasoning linked to the pushed commits to the bound remote (git's input on stdin)."`
 }
 
 type hookPrepareCmd struct {

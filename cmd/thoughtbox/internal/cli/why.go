@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/coderepo"
+	"github.com/thoughtbox/thoughtbox/project"
 	"github.com/thoughtbox/thoughtbox/why"
 )
 
@@ -24,7 +26,7 @@ func (a *app) asker() (*why.Asker, error) {
 			hints: []string{"run 'thoughtbox enable' inside the repository (and 'thoughtbox hooks install'), or name it with --repo PATH"}}
 	}
 	r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
-	return &why.Asker{Repo: r, Sessions: a.ledger}, nil
+	return &why.Asker{Repo: r, Sessions: a.ledger, Fetch: a.fetchSessions}, nil
 }
 
 // codeRepoOf is the code repository the served project's ledger lives
@@ -51,6 +53,7 @@ func (c *whyCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	a.printFetched(ans.Fetched)
 	for _, w := range ans.Warnings {
 		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w)
 	}
@@ -134,6 +137,7 @@ func (c *blameCmd) Run(a *app) error {
 	if err != nil {
 		return &failure{msg: err.Error()}
 	}
+	a.printFetched(ans.Fetched)
 	for _, w := range ans.Warnings {
 		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w)
 	}
@@ -149,4 +153,33 @@ func (c *blameCmd) Run(a *app) error {
 		writeSessions(a.env.Stdout, l.Sessions, "  ", "about these lines")
 	}
 	return nil
+}
+
+// fetchSessions is why's lazy fetch for the CLI: the sessions a commit
+// names that this clone lacks come from the bound remote (or the one the
+// branch tracks), checked as a pull checks them.
+func (a *app) fetchSessions(ctx context.Context, ids []string) error {
+	_, err := a.proj.FetchSessions(ctx, ids)
+	if errors.Is(err, project.ErrNoFetchSource) {
+		// A repository with no remote to read from: the answer's warning
+		// about each session it lacks says enough.
+		return nil
+	}
+	return err
+}
+
+// printFetched says which sessions an answer fetched first.
+func (a *app) printFetched(ids []string) {
+	if len(ids) > 0 {
+		fmt.Fprintf(a.env.Stderr, "fetched %s this clone lacked: %s\n", plural(len(ids), "linked session", "linked sessions"), strings.Join(ids, ", "))
+	}
+}
+
+// fetchFor is the gateway's lazy fetch: only the served project keeps its
+// ledger in the code repository (see codeRepoOf).
+func (a *app) fetchFor(ctx context.Context, project string, ids []string) error {
+	if a.codeRepoOf(project) == nil {
+		return fmt.Errorf("project %q keeps no ledger in a code repository", project)
+	}
+	return a.fetchSessions(ctx, ids)
 }
