@@ -30,19 +30,26 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("%q: expected a commit or a range A..B: %w", rev, ErrNoCommit)
 	}
+	var revs []string
+	if !strings.Contains(rev, "..") {
+		// Peeled here rather than by a rev-parse first: one git process
+		// fewer for every why.
+		revs = []string{"-1", "--end-of-options", rev + "^{commit}"}
+	} else {
+		revs = []string{"--end-of-options", rev}
+	}
+	return r.readLog(ctx, revs, rev)
+}
+
+// readLog runs git log with the why format over revs and parses what it
+// prints; rev names them in an error.
+func (r *Repo) readLog(ctx context.Context, revs []string, rev string) ([]Commit, error) {
 	// Each record starts with \x1e; \x1f separates the id, the subject
 	// and the trailer values (none of them holds either on the line git
 	// prints), \x1d ends them; the changed files follow, one a line.
 	// Listing them here saves a git diff-tree per commit.
 	format := "--format=%x1e%H%x1f%s%x1f%(trailers:key=" + SessionTrailer + ",valueonly,unfold,separator=%x1f)%x1d"
-	args := []string{"log", "--no-color", format, "--name-only", "--no-renames", "--root"}
-	if !strings.Contains(rev, "..") {
-		// Peeled here rather than by a rev-parse first: one git process
-		// fewer for every why.
-		args = append(args, "-1", "--end-of-options", rev+"^{commit}")
-	} else {
-		args = append(args, "--end-of-options", rev)
-	}
+	args := append([]string{"log", "--no-color", format, "--name-only", "--no-renames", "--root"}, revs...)
 	out, err := r.git(ctx, append(args, "--")...)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w (%v)", rev, ErrNoCommit, err)

@@ -18,7 +18,7 @@ const hookMarker = "# thoughtbox hook"
 const chainedSuffix = ".thoughtbox-chained"
 
 // Hooks are the hooks InstallHooks writes.
-var Hooks = []string{"prepare-commit-msg"}
+var Hooks = []string{"prepare-commit-msg", "post-commit", "post-rewrite"}
 
 // HooksDir is the folder git runs this repository's hooks from:
 // core.hooksPath when set (relative to the worktree, as git reads it), or
@@ -87,31 +87,71 @@ func (r *Repo) InstallHooks(ctx context.Context, command string) ([]InstalledHoo
 
 // hookScript runs the chained hook first (its status decides, as it did
 // before), then ours, whose failure is only a warning: a hook of ours
-// never blocks a commit.
+// never blocks a commit. post-rewrite reads git's map of rewritten
+// commits on its standard input, which both hooks need: it is read once
+// and handed to the chained hook.
 func hookScript(name, command string) string {
-	return "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
-		"chained=\"$0" + chainedSuffix + "\"\n" +
-		"if [ -x \"$chained\" ]; then\n\t\"$chained\" \"$@\" || exit $?\nfi\n" +
+	head := "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
+		"chained=\"$0" + chainedSuffix + "\"\n"
+	if name == "post-rewrite" {
+		return head + "input=\nwhile IFS= read -r l; do input=\"$input$l\n\"; done\n" +
+			"if [ -x \"$chained\" ]; then\n\tprintf '%s' \"$input\" | \"$chained\" \"$@\" || exit $?\nfi\n" +
+			hookBody(name, command) + "exit 0\n"
+	}
+	return head + "if [ -x \"$chained\" ]; then\n\t\"$chained\" \"$@\" || exit $?\nfi\n" +
 		hookBody(name, command) + "exit 0\n"
 }
 
-// hookBody is what a hook does after the chained one. prepare-commit-msg
-// runs on every commit, so it does its work in the shell, starting no
-// thoughtbox: it reads the worktree's active-session file (found as
-// HookGitDir finds the git dir, checked as ActiveSessionIn checks it) and
-// runs git interpret-trailers as AddSessionTrailer does. Its cost is one
-// git process, whatever the size of the ledger.
-func hookBody(name, command string) string {
-	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
-	if name != "prepare-commit-msg" {
-		return shellQuote(command) + " hook " + name + " \"$@\" || " + warn
-	}
-	return `d=${GIT_DIR:-.git}
+// hookGitDirShell sets d to the worktree's git dir as HookGitDir finds
+// it, without running git.
+const hookGitDirShell = `d=${GIT_DIR:-.git}
 if [ -f "$d" ]; then
 	IFS= read -r d 2>/dev/null <"$d"
 	d=${d#gitdir: }
 fi
-id= more=
+`
+
+// hookBody is what a hook does after the chained one. Every hook runs on
+// every commit, so each does its work in the shell: prepare-commit-msg
+// reads the worktree's active-session file (found as HookGitDir finds the
+// git dir, checked as ActiveSessionIn checks it) and runs git
+// interpret-trailers as AddSessionTrailer does; post-commit and
+// post-rewrite write one pending event (see PendingEvents) and start
+// `thoughtbox hook drain` in the background, detached, never waited for.
+// Their cost is one or two processes, whatever the size of the ledger.
+func hookBody(name, command string) string {
+	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
+	drain := "(unset GIT_INDEX_FILE; " + shellQuote(command) + " hook drain </dev/null >/dev/null 2>&1 &)\n"
+	switch name {
+	case "post-commit":
+		return hookGitDirShell + `p="$d/thoughtbox/pending"
+h=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
+a=$(tail -n 1 "$d/logs/HEAD" 2>/dev/null)
+case $a in *"	"*) a=${a#*"	"} a=${a%%:*} ;; *) a= ;; esac
+mkdir -p "$p" 2>/dev/null
+{ printf 'commit %s\naction %s\n' "$h" "$a" >"$p/.c-$h" && mv -f "$p/.c-$h" "$p/c-$h"; } 2>/dev/null || exit 0
+` + drain
+	case "post-rewrite":
+		return hookGitDirShell + `case $1 in amend | rebase) ;; *) exit 0 ;; esac
+p="$d/thoughtbox/pending"
+mkdir -p "$p" 2>/dev/null
+last=
+{
+	echo "rewrite $1"
+	printf '%s' "$input" | while read -r old new rest; do echo "$old $new"; done
+} >"$p/.r-$$" 2>/dev/null || exit 0
+for w in $input; do last=$w; done
+mv -f "$p/.r-$$" "$p/r-$$-${last:-x}" 2>/dev/null || exit 0
+` + drain
+	case "prepare-commit-msg":
+		return hookGitDirShell + prepareShell + warn
+	}
+	return shellQuote(command) + " hook " + name + " \"$@\" || " + warn
+}
+
+// prepareShell is prepare-commit-msg's work, after hookGitDirShell; a
+// failure of git interpret-trailers runs the warning that follows.
+const prepareShell = `id= more=
 { read -r id; read -r more; } 2>/dev/null <"$d/thoughtbox/active-session"
 case $id in
 '' | *[!abcdefghijklmnopqrstuvwxyz0123456789-]*) exit 0 ;;
@@ -119,8 +159,7 @@ esac
 if [ -n "$more" ] || [ ${#id} -gt 128 ]; then
 	exit 0
 fi
-git interpret-trailers --in-place --if-exists addIfDifferent --trailer "` + SessionTrailer + `: $id" "$1" || ` + warn
-}
+git interpret-trailers --in-place --if-exists addIfDifferent --trailer "` + SessionTrailer + `: $id" "$1" || `
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/thoughtbox/thoughtbox/coderepo"
+	"github.com/thoughtbox/thoughtbox/why"
 	"io"
 	"log/slog"
 	"net/http"
@@ -92,6 +93,11 @@ type Options struct {
 	// kept in (nil for a standalone project): the why operation reads that
 	// repository's commits. Without it, why says to run thoughtbox enable.
 	CodeRepo func(project string) *coderepo.Repo
+	// CodeLinks, if set, gives the link entries of the project CodeRepo
+	// names (nil for none): why then reads links from them as well as
+	// from commit trailers, after recording the links the hooks left
+	// pending.
+	CodeLinks func(project string) why.LinkStore
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

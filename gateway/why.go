@@ -39,6 +39,14 @@ func whyOp(ctx context.Context, c *call, p *whyParams) (any, error) {
 		return nil, ledger.Errorf(ledger.CodeInvalidOperation, "project %q keeps its ledger apart from any code, so no commit names its reasoning: run `thoughtbox enable` (and `thoughtbox hooks install`) in the code's repository, and serve from there", c.project)
 	}
 	ask := &why.Asker{Repo: repo, Sessions: c.ledger}
+	if c.g.opts.CodeLinks != nil {
+		if links := c.g.opts.CodeLinks(c.project); links != nil {
+			ask.Links = links
+			if _, err := ask.Drain(ctx, true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if p.Commit != "" {
 		ans, err := ask.Commits(ctx, p.Commit)
 		if errors.Is(err, coderepo.ErrNoCommit) {

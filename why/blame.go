@@ -37,7 +37,7 @@ func (a *Asker) Blame(ctx context.Context, path string, from, to int) (*BlameAns
 	// A commit blamed for several runs is read, and warned about, once.
 	type read struct {
 		commit coderepo.Commit
-		views  []*ledger.SessionView
+		views  []linkedSession
 	}
 	seen := map[string]*read{}
 	for _, r := range ranges {

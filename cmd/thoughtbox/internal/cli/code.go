@@ -292,6 +292,10 @@ type statusOutput struct {
 	// BoundRemote is the URL a code repository's reasoning may be pushed
 	// to ("" when none is bound: nothing is pushed).
 	BoundRemote string `json:"boundRemote,omitempty"`
+	// PendingLinkEvents counts the commits and rewrites the hooks saw
+	// whose links are not recorded yet (the next why, blame, relink or
+	// background drain records them).
+	PendingLinkEvents int `json:"pendingLinkEvents,omitempty"`
 }
 
 // Run says which ledger the working directory (or --repo) uses.
@@ -305,6 +309,7 @@ func (c *statusCmd) Run(a *app) error {
 		r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 		out.ActiveSession, _ = r.ActiveSession()
 		out.BoundRemote, _ = r.Binding(a.ctx)
+		out.PendingLinkEvents = r.PendingCount()
 	}
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, out)
@@ -321,6 +326,9 @@ func (c *statusCmd) Run(a *app) error {
 			fmt.Fprintf(a.env.Stdout, "reasoning remote: %s (push and pull go there only)\n", out.BoundRemote)
 		} else {
 			fmt.Fprintln(a.env.Stdout, "reasoning remote: none bound, nothing is pushed ('thoughtbox remote bind <remote-or-url>')")
+		}
+		if out.PendingLinkEvents > 0 {
+			fmt.Fprintf(a.env.Stdout, "links waiting: %s not recorded yet (the next why, blame or relink records them)\n", plural(out.PendingLinkEvents, "event", "events"))
 		}
 	case "memory":
 		fmt.Fprintf(a.env.Stdout, "ledger: in memory (THOUGHTBOX_STORAGE=memory), project %s\n", out.Project)

@@ -210,6 +210,7 @@ func (c *serveCmd) Run(a *app) error {
 		Tokens:      tokens,
 		OpenProject: projects.ledger,
 		CodeRepo:    a.codeRepoOf,
+		CodeLinks:   a.codeLinksOf,
 		Knowledge:   a.proj.Knowledge(),
 		Notebooks:   project.NotebooksFor(a.cfg),
 		ExportDir:   exportDir,
