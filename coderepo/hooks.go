@@ -117,19 +117,36 @@ fi
 // git dir, checked as ActiveSessionIn checks it) and runs git
 // interpret-trailers as AddSessionTrailer does; post-commit and
 // post-rewrite write one pending event (see PendingEvents) and start
-// `thoughtbox hook drain` in the background, detached, never waited for.
-// Their cost is one or two processes, whatever the size of the ledger.
+// `thoughtbox hook drain` in the background, never waited for (its
+// output goes nowhere, so git does not wait for it either). post-commit
+// reads the new commit's id from HEAD and the branch's loose ref file
+// (git has just written it), falling back to git rev-parse. Their cost is
+// the shell and the drain's fork, whatever the size of the ledger.
 func hookBody(name, command string) string {
 	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
-	drain := "(unset GIT_INDEX_FILE; " + shellQuote(command) + " hook drain </dev/null >/dev/null 2>&1 &)\n"
+	drain := "unset GIT_INDEX_FILE\n" + shellQuote(command) + " hook drain </dev/null >/dev/null 2>&1 &\n"
 	switch name {
 	case "post-commit":
 		return hookGitDirShell + `p="$d/thoughtbox/pending"
-h=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
-a=$(tail -n 1 "$d/logs/HEAD" 2>/dev/null)
-case $a in *"	"*) a=${a#*"	"} a=${a%%:*} ;; *) a= ;; esac
-mkdir -p "$p" 2>/dev/null
-{ printf 'commit %s\naction %s\n' "$h" "$a" >"$p/.c-$h" && mv -f "$p/.c-$h" "$p/c-$h"; } 2>/dev/null || exit 0
+h=
+{ IFS= read -r h; } 2>/dev/null <"$d/HEAD"
+case $h in
+"ref: "*)
+	c=$d
+	if [ -f "$d/commondir" ]; then
+		IFS= read -r c 2>/dev/null <"$d/commondir"
+		case $c in /*) ;; *) c=$d/$c ;; esac
+	fi
+	r=${h#ref: } h=
+	{ IFS= read -r h; } 2>/dev/null <"$c/$r"
+	;;
+esac
+case $h in *[!0123456789abcdef]*) h= ;; esac
+if [ ${#h} -ne 40 ]; then
+	h=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
+fi
+[ -d "$p" ] || mkdir -p "$p" 2>/dev/null
+echo "commit $h" 2>/dev/null >"$p/c-$h" || exit 0
 ` + drain
 	case "post-rewrite":
 		return hookGitDirShell + `case $1 in amend | rebase) ;; *) exit 0 ;; esac

@@ -21,12 +21,12 @@ import (
 // background. The drain (and why, blame, relink before they answer) turns
 // those events into link entries of the ledger. A file is written aside
 // (a name starting with '.') and renamed, so a drain never reads half of
-// one:
+// one, except the post-commit file: one short line, written by one write
+// of the shell's echo without a rename, which would cost the commit a
+// process; a file that does not parse yet is left alone while it is
+// young (see PendingEvents):
 //
 //	c-<commit>           "commit <commit>"           (post-commit)
-//	                     then "action <what>": the reflog's word for
-//	                     how HEAD moved (commit, commit (amend),
-//	                     cherry-pick, rebase (pick), …; "" without one)
 //	r-<last new>-<pid>   "rewrite amend|rebase"      (post-rewrite)
 //	                     then "<old> <new>" a line, as git hands them
 
@@ -47,9 +47,9 @@ type Event struct {
 	Kind EventKind
 	// Commit is the commit a post-commit event names.
 	Commit string
-	// Action is how HEAD moved to Commit, as the reflog says it
-	// ("commit", "commit (amend)", "cherry-pick", "rebase (pick)"; ""
-	// when unknown).
+	// Action is how HEAD moved to Commit, as the worktree's reflog says
+	// it ("commit", "commit (amend)", "cherry-pick", "rebase (pick)"; ""
+	// when the reflog does not say).
 	Action string
 	// Rewritten maps old to new commits, in git's order (post-rewrite).
 	Rewritten [][2]string
@@ -128,8 +128,15 @@ func (r *Repo) PendingEvents() ([]Event, error) {
 			path := filepath.Join(d, de.Name())
 			e, err := readEvent(path)
 			if err != nil {
+				if fi, serr := os.Stat(path); serr == nil && time.Since(fi.ModTime()) < youngEvent {
+					continue // perhaps still being written
+				}
 				os.Remove(path)
 				continue
+			}
+			if e.Kind == EventCommit && e.Action == "" {
+				// <git dir>/thoughtbox/pending/<file>
+				e.Action = reflogAction(filepath.Dir(filepath.Dir(d)), e.Commit)
 			}
 			out = append(out, e)
 		}
@@ -141,6 +148,46 @@ func (r *Repo) PendingEvents() ([]Event, error) {
 		return out[i].Path < out[j].Path
 	})
 	return out, nil
+}
+
+// youngEvent is how long a file of the pending folder that does not
+// parse is taken for one still being written.
+const youngEvent = 10 * time.Second
+
+// reflogTail is how much of the end of a worktree's HEAD reflog
+// reflogAction reads: the drain runs soon after the commit, whose entry
+// is among the last.
+const reflogTail = 64 << 10
+
+// reflogAction is the reflog's word for how HEAD of the worktree whose
+// git dir is gitDir moved to commit ("commit", "commit (amend)",
+// "cherry-pick", "rebase (pick)", …), from the newest entry for it; ""
+// when the reflog has none.
+func reflogAction(gitDir, commit string) string {
+	f, err := os.Open(filepath.Join(gitDir, "logs", "HEAD"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-reflogTail, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return ""
+	}
+	lines := strings.Split(string(buf), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		// <old> <new> <who> <when> <zone>\t<action>: <message>
+		head, msg, ok := strings.Cut(lines[i], "\t")
+		if f := strings.Fields(head); ok && len(f) >= 2 && f[1] == commit {
+			action, _, _ := strings.Cut(msg, ":")
+			return action
+		}
+	}
+	return ""
 }
 
 // maxEventBytes bounds an event file: a rebase of many thousand commits

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLinkHooksLeaveEvents: post-commit and post-rewrite (installed over
@@ -70,10 +71,42 @@ func TestLinkHooksLeaveEvents(t *testing.T) {
 	if r.HasPending() {
 		t.Errorf("events left after Done")
 	}
+
+	// In a linked worktree (HEAD there, its branch's ref in the common
+	// dir) and on a detached HEAD, the hook reads the new commit's id
+	// without git.
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, work, "worktree", "add", "-q", "-b", "wtb", wt)
+	git(t, wt, "commit", "-q", "--allow-empty", "-m", "in wt")
+	git(t, work, "checkout", "-q", "--detach")
+	git(t, work, "commit", "-q", "--allow-empty", "-m", "detached")
+	events, err = r.PendingEvents()
+	if err != nil || len(events) != 2 {
+		t.Fatalf("PendingEvents: %+v, %v", events, err)
+	}
+	for _, e := range events {
+		dir := work
+		if strings.Contains(e.Path, "worktrees") {
+			dir = wt
+		}
+		if head := gitOut(t, dir, "rev-parse", "HEAD"); e.Commit != head || e.Action != "commit" {
+			t.Errorf("event %+v, want commit %s", e, head)
+		}
+	}
 }
 
-// TestPendingEventsDropsDamage: a file that is no event is removed, a
-// file still being written (a dot name) is left alone.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestPendingEventsDropsDamage: an old file that is no event is removed;
+// a file perhaps still being written (a dot name, or a young one) is left
+// alone.
 func TestPendingEventsDropsDamage(t *testing.T) {
 	dir := t.TempDir()
 	r := &Repo{Worktree: dir, GitDir: dir, CommonDir: dir}
@@ -87,9 +120,14 @@ func TestPendingEventsDropsDamage(t *testing.T) {
 		"bad2":    "rewrite sideways\n",
 		".c-temp": "commit " + id + "\n",
 	}
+	old := time.Now().Add(-time.Minute)
 	for name, data := range files {
 		os.WriteFile(filepath.Join(p, name), []byte(data), 0o644)
+		os.Chtimes(filepath.Join(p, name), old, old)
 	}
+	// A file that does not parse yet but was just written: perhaps the
+	// hook is still writing it.
+	os.WriteFile(filepath.Join(p, "c-young"), nil, 0o644)
 	events, err := r.PendingEvents()
 	if err != nil || len(events) != 2 {
 		t.Fatalf("PendingEvents: %+v, %v", events, err)
@@ -113,8 +151,10 @@ func TestPendingEventsDropsDamage(t *testing.T) {
 			t.Errorf("%s was left", gone)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(p, ".c-temp")); err != nil {
-		t.Errorf("a file being written was removed: %v", err)
+	for _, kept := range []string{".c-temp", "c-young"} {
+		if _, err := os.Stat(filepath.Join(p, kept)); err != nil {
+			t.Errorf("%s, perhaps being written, was removed: %v", kept, err)
+		}
 	}
 }
 
