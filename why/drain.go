@@ -148,7 +148,7 @@ func (d *drain) event(ctx context.Context, e coderepo.Event) error {
 		if !ok {
 			return nil // gone already (a reset, a gc): nothing to link
 		}
-		n, err := d.fromTrailers(ctx, c, ledger.ViaCommit, "", true)
+		n, err := d.fromTrailers(ctx, c, ledger.ViaCommit, true)
 		if err != nil || n > 0 {
 			return err
 		}
@@ -174,7 +174,7 @@ func (d *drain) event(ctx context.Context, e coderepo.Event) error {
 			continue
 		}
 		if old, ok := d.commits[p[0]]; ok {
-			if _, err := d.fromTrailers(ctx, old, via, "", false); err != nil {
+			if _, err := d.fromTrailers(ctx, old, via, false); err != nil {
 				return err
 			}
 		}
@@ -196,11 +196,14 @@ func (d *drain) samePatch(p, self string) []string {
 		}
 	}
 	for c, by := range d.linked {
+		if c == self || contains(out, c) {
+			continue
+		}
 		for _, l := range by {
-			if l.PatchID == p && c != self && !contains(out, c) {
+			if l.PatchID == p {
 				out = append(out, c)
 			}
-			break
+			break // the links of one commit share its patch id
 		}
 	}
 	sort.Strings(out)
@@ -210,7 +213,7 @@ func (d *drain) samePatch(p, self string) []string {
 // fromTrailers links c to each session its trailers name that the ledger
 // has, and returns how many it names. record false only learns the
 // links (an old commit of a rewrite, whose links are then copied).
-func (d *drain) fromTrailers(ctx context.Context, c coderepo.Commit, via ledger.LinkVia, from string, record bool) (int, error) {
+func (d *drain) fromTrailers(ctx context.Context, c coderepo.Commit, via ledger.LinkVia, record bool) (int, error) {
 	n := 0
 	for _, id := range c.Sessions {
 		v, err := d.session(ctx, id)
@@ -224,7 +227,7 @@ func (d *drain) fromTrailers(ctx context.Context, c coderepo.Commit, via ledger.
 			continue
 		}
 		n++
-		l := d.link(c, v, via, from)
+		l := d.link(c, v, via, "")
 		if record {
 			d.add(l)
 		} else {
