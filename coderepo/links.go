@@ -239,6 +239,23 @@ func isFullID(s string) bool {
 	return strings.Trim(s, "0123456789abcdef") == ""
 }
 
+// LinkIndexPath is the file of the local index of links (package why
+// keeps it).
+func (r *Repo) LinkIndexPath() string {
+	return filepath.Join(r.CommonDir, "thoughtbox", "links-index.json")
+}
+
+// ForgetLinkIndex removes the index of links, for a writer of links refs
+// other than the drain and relink (a pull): the next why rebuilds it from
+// the refs.
+func (r *Repo) ForgetLinkIndex() error {
+	err := os.Remove(r.LinkIndexPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
 // LockLinks takes the repository's drain lock (CommonDir/thoughtbox/
 // links.lock), so that two drains never record one event twice at once.
 // With wait false a held lock returns ok false at once (a background

@@ -142,6 +142,8 @@ func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*P
 		if name, err = boundTarget(ctx, r, name, "pull"); err != nil {
 			return nil, err
 		}
+		// A pull may bring links: why's index of them is rebuilt.
+		defer r.ForgetLinkIndex()
 	}
 	return p.pull(ctx, name, to)
 }

@@ -2,7 +2,9 @@ package why
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -52,6 +54,8 @@ func (a *Asker) Drain(ctx context.Context, wait bool) (*DrainResult, error) {
 // DrainLocked is Drain for a caller that holds the repository's drain
 // lock (coderepo.Repo.LockLinks).
 func (a *Asker) DrainLocked(ctx context.Context) (*DrainResult, error) {
+	a.locked = true
+	defer func() { a.locked = false }()
 	res := &DrainResult{Warnings: []string{}}
 	if a.Links == nil {
 		return res, nil
@@ -340,7 +344,9 @@ func (d *drain) write(ctx context.Context) error {
 		d.res.Linked += n
 	}
 	if len(ids) > 0 {
-		d.a.idx = nil // the refs moved: the next read brings the index up to date
+		if err := d.a.indexWrote(ctx, ids); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

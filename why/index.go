@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -20,18 +21,32 @@ type LinkStore interface {
 }
 
 // The link index is derived and local: CommonDir/thoughtbox/links-index.json
-// holds every session's links as of its links ref's tip. Each use lists
-// the tips (one listing of refs) and re-reads only the sessions whose tip
-// moved or is new; a session gone (deleted) leaves it. Removing the file
-// costs one rebuild. It is never pushed: it is under .git/thoughtbox/,
-// outside every ref.
+// (coderepo.Repo.LinkIndexPath) holds every session's links as of its
+// links ref's tip. Listing the links refs walks every session's ref
+// folder (tens of milliseconds with ten thousand sessions), so a why does
+// not: the file is trusted while it is younger than indexCheckAge since
+// its last check against the refs. Every write of links keeps it true:
+// the drain and relink re-read the sessions they wrote to, under the
+// drain lock, and a pull, which may bring links, removes it
+// (project.Pull). A check lists the tips and re-reads only the sessions
+// whose tip moved or is new; a session gone (deleted) leaves it. Removing
+// the file costs one rebuild. It is never pushed: it is under
+// .git/thoughtbox/, outside every ref.
 
 // indexVersion changes when the file's shape does; another version is
 // rebuilt.
-const indexVersion = 1
+const indexVersion = 2
+
+// indexCheckAge is how long the index file is trusted without listing
+// the links refs: links that arrive behind our back (a git fetch of
+// refs/thoughtbox/ by hand) show within it.
+const indexCheckAge = time.Hour
 
 type indexFile struct {
-	Version  int                     `json:"version"`
+	Version int `json:"version"`
+	// Checked is when the file was last compared with the links refs
+	// (Unix seconds).
+	Checked  int64                   `json:"checked"`
 	Sessions map[string]indexSession `json:"sessions"`
 }
 
@@ -49,23 +64,9 @@ type linkIndex struct {
 	byFile map[string][]string
 }
 
-func (a *Asker) indexPath() string {
-	return filepath.Join(a.Repo.CommonDir, "thoughtbox", "links-index.json")
-}
+func (a *Asker) indexPath() string { return a.Repo.LinkIndexPath() }
 
-// index returns the link index, brought up to date with the links refs
-// (nil, and no error, when the Asker has no LinkStore).
-func (a *Asker) index(ctx context.Context) (*linkIndex, error) {
-	if a.Links == nil {
-		return nil, nil
-	}
-	if a.idx != nil {
-		return a.idx, nil
-	}
-	tips, err := a.Links.LinkTips(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (a *Asker) readIndexFile() indexFile {
 	f := indexFile{}
 	if data, err := os.ReadFile(a.indexPath()); err == nil {
 		if json.Unmarshal(data, &f) != nil || f.Version != indexVersion {
@@ -75,11 +76,37 @@ func (a *Asker) index(ctx context.Context) (*linkIndex, error) {
 	if f.Sessions == nil {
 		f.Sessions = map[string]indexSession{}
 	}
-	changed := false
+	return f
+}
+
+// index returns the link index (nil, and no error, when the Asker has no
+// LinkStore): the file as it is while it is fresh, else brought up to
+// date with the links refs.
+func (a *Asker) index(ctx context.Context) (*linkIndex, error) {
+	if a.Links == nil {
+		return nil, nil
+	}
+	if a.idx != nil {
+		return a.idx, nil
+	}
+	f := a.readIndexFile()
+	if f.Version == indexVersion && time.Since(time.Unix(f.Checked, 0)) < indexCheckAge {
+		a.idx = buildIndex(&f)
+		return a.idx, nil
+	}
+	return a.checkIndex(ctx, f)
+}
+
+// checkIndex brings f up to date with the links refs, and writes it when
+// no drain holds the lock (one that does writes what it knows).
+func (a *Asker) checkIndex(ctx context.Context, f indexFile) (*linkIndex, error) {
+	tips, err := a.Links.LinkTips(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for id := range f.Sessions {
 		if _, ok := tips[id]; !ok {
 			delete(f.Sessions, id)
-			changed = true
 		}
 	}
 	for id, tip := range tips {
@@ -91,16 +118,41 @@ func (a *Asker) index(ctx context.Context) (*linkIndex, error) {
 			return nil, err
 		}
 		f.Sessions[id] = indexSession{Tip: now, Links: links}
-		changed = true
 	}
-	if changed {
-		f.Version = indexVersion
+	f.Version, f.Checked = indexVersion, time.Now().Unix()
+	write := a.locked
+	if !write {
+		if unlock, ok, err := a.Repo.LockLinks(ctx, false); err == nil && ok {
+			defer unlock()
+			write = true
+		}
+	}
+	if write {
 		if err := writeIndex(a.indexPath(), &f); err != nil && !errors.Is(err, os.ErrPermission) {
 			return nil, err
 		}
 	}
 	a.idx = buildIndex(&f)
 	return a.idx, nil
+}
+
+// indexWrote brings the index file up to date with the links of the
+// sessions just written to; the caller holds the drain lock. A file
+// that was not fresh is checked whole instead.
+func (a *Asker) indexWrote(ctx context.Context, sessions []string) error {
+	a.idx = nil
+	f := a.readIndexFile()
+	if f.Version != indexVersion || time.Since(time.Unix(f.Checked, 0)) >= indexCheckAge {
+		return os.Remove(a.indexPath()) // the next read checks it whole
+	}
+	for _, id := range sessions {
+		links, tip, err := a.Links.ReadLinks(ctx, id)
+		if err != nil {
+			return err
+		}
+		f.Sessions[id] = indexSession{Tip: tip, Links: links}
+	}
+	return writeIndex(a.indexPath(), &f)
 }
 
 func buildIndex(f *indexFile) *linkIndex {

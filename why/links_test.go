@@ -40,6 +40,7 @@ type fakeLinks struct {
 	links map[string][]ledger.CodeLink
 	tips  map[string]string
 	reads int
+	lists int
 }
 
 func (f *fakeLinks) AddLinks(_ context.Context, s string, links []ledger.CodeLink) (int, error) {
@@ -54,6 +55,7 @@ func (f *fakeLinks) ReadLinks(_ context.Context, s string) ([]ledger.CodeLink, s
 }
 
 func (f *fakeLinks) LinkTips(context.Context) (map[string]string, error) {
+	f.lists++
 	out := map[string]string{}
 	for k, v := range f.tips {
 		out[k] = v
@@ -61,8 +63,9 @@ func (f *fakeLinks) LinkTips(context.Context) (map[string]string, error) {
 	return out, nil
 }
 
-// TestIndexFollowsTheRefs: the index file is rebuilt only for sessions
-// whose links ref moved, and drops a session that went away.
+// TestIndexFollowsTheRefs: a fresh index file is read without listing
+// the links refs; a check re-reads only the sessions whose links ref
+// moved, and drops a session that went away.
 func TestIndexFollowsTheRefs(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -80,16 +83,27 @@ func TestIndexFollowsTheRefs(t *testing.T) {
 	if _, err := os.Stat(ask().indexPath()); err != nil {
 		t.Fatalf("no index file: %v", err)
 	}
-	if _, err := ask().index(ctx); err != nil || f.reads != 2 {
-		t.Fatalf("an unchanged ledger was read again: %d reads, %v", f.reads, err)
+	if _, err := ask().index(ctx); err != nil || f.reads != 2 || f.lists != 1 {
+		t.Fatalf("a fresh index was checked again: %d reads, %d listings, %v", f.reads, f.lists, err)
 	}
 	f.AddLinks(ctx, "s1", []ledger.CodeLink{{Commit: c2, Session: "s1", Via: ledger.ViaRelink}})
 	delete(f.tips, "s2")
-	idx, err = ask().index(ctx)
+	a := ask()
+	idx, err = a.checkIndex(ctx, a.readIndexFile())
 	if err != nil || f.reads != 3 {
 		t.Fatalf("after a move: %d reads, %v; want one more", f.reads, err)
 	}
 	if got := idx.sessionsOf(c2); len(got) != 1 || got[0].Session != "s1" {
 		t.Errorf("commit 2 is linked to %+v, want s1 only (s2 is gone)", got)
+	}
+	if got, _ := ask().index(ctx); len(got.sessionsOf(c2)) != 1 {
+		t.Errorf("the checked index was not written: %+v", got.sessionsOf(c2))
+	}
+	// A pull forgets the file: the next read checks the refs.
+	if err := a.Repo.ForgetLinkIndex(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ask().index(ctx); err != nil || f.lists != 3 {
+		t.Errorf("after ForgetLinkIndex: %d listings, %v", f.lists, err)
 	}
 }

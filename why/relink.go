@@ -2,6 +2,8 @@ package why
 
 import (
 	"context"
+	"errors"
+	"os"
 	"sort"
 
 	"github.com/thoughtbox/thoughtbox/coderepo"
@@ -45,8 +47,24 @@ type RelinkResult struct {
 // commit changed and whose objects are still here. The links are written
 // with via relink unless dryRun.
 func (a *Asker) Relink(ctx context.Context, rev string, dryRun bool) (*RelinkResult, error) {
-	if _, err := a.Drain(ctx, true); err != nil {
+	// The lock is held throughout, so that the index relink reads and
+	// the one it writes are not another drain's.
+	unlock, _, err := a.Repo.LockLinks(ctx, true)
+	if err != nil {
 		return nil, err
+	}
+	defer unlock()
+	if _, err := a.DrainLocked(ctx); err != nil {
+		return nil, err
+	}
+	a.locked = true
+	defer func() { a.locked = false }()
+	// relink is rare and looks for links anywhere: the index is checked
+	// against the refs first.
+	if a.Links != nil {
+		if _, err := a.checkIndex(ctx, a.readIndexFile()); err != nil {
+			return nil, err
+		}
 	}
 	commits, err := a.Repo.Commits(ctx, rev)
 	if err != nil {
@@ -121,7 +139,9 @@ func (a *Asker) Relink(ctx context.Context, rev string, dryRun bool) (*RelinkRes
 			return nil, err
 		}
 	}
-	a.idx = nil
+	if err := a.indexWrote(ctx, sessions); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	return res, nil
 }
 

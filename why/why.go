@@ -38,6 +38,9 @@ type Asker struct {
 	Links LinkStore
 
 	idx *linkIndex // the link index, read once per Asker
+	// locked is true while this Asker holds the drain lock (DrainLocked,
+	// Relink), which guards writes of the index file.
+	locked bool
 }
 
 // Thought is one thought as an answer shows it.
