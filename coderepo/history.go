@@ -30,14 +30,21 @@ func (r *Repo) Commits(ctx context.Context, rev string) ([]Commit, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("%q: expected a commit or a range A..B: %w", rev, ErrNoCommit)
 	}
-	args := []string{"log", "--no-color", logFormat, "--name-only", "--no-renames", "--root"}
+	var revs []string
 	if !strings.Contains(rev, "..") {
 		// Peeled here rather than by a rev-parse first: one git process
 		// fewer for every why.
-		args = append(args, "-1", "--end-of-options", rev+"^{commit}")
+		revs = []string{"-1", "--end-of-options", rev + "^{commit}"}
 	} else {
-		args = append(args, "--end-of-options", rev)
+		revs = []string{"--end-of-options", rev}
 	}
+	return r.readLog(ctx, revs, rev)
+}
+
+// readLog runs git log in logFormat over revs and parses what it prints;
+// rev names them in an error.
+func (r *Repo) readLog(ctx context.Context, revs []string, rev string) ([]Commit, error) {
+	args := append([]string{"log", "--no-color", logFormat, "--name-only", "--no-renames", "--root"}, revs...)
 	out, err := r.git(ctx, append(args, "--")...)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w (%v)", rev, ErrNoCommit, err)

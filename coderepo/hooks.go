@@ -18,7 +18,7 @@ const hookMarker = "# thoughtbox hook"
 const chainedSuffix = ".thoughtbox-chained"
 
 // Hooks are the hooks InstallHooks writes.
-var Hooks = []string{"prepare-commit-msg", "pre-push"}
+var Hooks = []string{"prepare-commit-msg", "post-commit", "post-rewrite", "pre-push"}
 
 // HooksDir is the folder git runs this repository's hooks from:
 // core.hooksPath when set (relative to the worktree, as git reads it), or
@@ -87,7 +87,10 @@ func (r *Repo) InstallHooks(ctx context.Context, command string) ([]InstalledHoo
 
 // hookScript runs the chained hook first (its status decides, as it did
 // before), then ours, whose failure is only a warning: a hook of ours
-// never blocks a commit.
+// never blocks a commit. pre-push and post-rewrite read what git writes
+// on their standard input (the refs pushed, the map of rewritten
+// commits), which both hooks need: it is read once, kept in tb_in, and
+// handed to the chained hook.
 func hookScript(name, command string) string {
 	head := "#!/bin/sh\n" + hookMarker + " (written by `thoughtbox hooks install`; edits are lost on the next install)\n" +
 		"chained=\"$0" + chainedSuffix + "\"\n"
@@ -103,28 +106,77 @@ func hookScript(name, command string) string {
 }
 
 // readsStdin names the hooks git hands input on standard input.
-func readsStdin(name string) bool { return name == "pre-push" }
+func readsStdin(name string) bool { return name == "pre-push" || name == "post-rewrite" }
 
-// hookBody is what a hook does after the chained one. prepare-commit-msg
-// runs on every commit, so it does its work in the shell, starting no
-// thoughtbox: it reads the worktree's active-session file (found as
-// HookGitDir finds the git dir, checked as ActiveSessionIn checks it) and
-// runs git interpret-trailers as AddSessionTrailer does. Its cost is one
-// git process, whatever the size of the ledger.
-func hookBody(name, command string) string {
-	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
-	if name == "pre-push" {
-		return prePushBody(command)
-	}
-	if name != "prepare-commit-msg" {
-		return shellQuote(command) + " hook " + name + " \"$@\" || " + warn
-	}
-	return `d=${GIT_DIR:-.git}
+// hookGitDirShell sets d to the worktree's git dir as HookGitDir finds
+// it, without running git.
+const hookGitDirShell = `d=${GIT_DIR:-.git}
 if [ -f "$d" ]; then
 	IFS= read -r d 2>/dev/null <"$d"
 	d=${d#gitdir: }
 fi
-id= more=
+`
+
+// hookBody is what a hook does after the chained one. Every hook runs on
+// every commit, so each does its work in the shell: prepare-commit-msg
+// reads the worktree's active-session file (found as HookGitDir finds the
+// git dir, checked as ActiveSessionIn checks it) and runs git
+// interpret-trailers as AddSessionTrailer does; post-commit and
+// post-rewrite write one pending event (see PendingEvents) and start
+// `thoughtbox hook drain` in the background, never waited for (its
+// output goes nowhere, so git does not wait for it either). post-commit
+// reads the new commit's id from HEAD and the branch's loose ref file
+// (git has just written it), falling back to git rev-parse. Their cost is
+// the shell and the drain's fork, whatever the size of the ledger.
+func hookBody(name, command string) string {
+	warn := "echo \"thoughtbox: warning: the " + name + " hook failed; the commit goes on\" >&2\n"
+	drain := "unset GIT_INDEX_FILE\n" + shellQuote(command) + " hook drain </dev/null >/dev/null 2>&1 &\n"
+	switch name {
+	case "pre-push":
+		return prePushBody(command)
+	case "post-commit":
+		return hookGitDirShell + `p="$d/thoughtbox/pending"
+h=
+{ IFS= read -r h; } 2>/dev/null <"$d/HEAD"
+case $h in
+"ref: "*)
+	c=$d
+	if [ -f "$d/commondir" ]; then
+		IFS= read -r c 2>/dev/null <"$d/commondir"
+		case $c in /*) ;; *) c=$d/$c ;; esac
+	fi
+	r=${h#ref: } h=
+	{ IFS= read -r h; } 2>/dev/null <"$c/$r"
+	;;
+esac
+case $h in *[!0123456789abcdef]*) h= ;; esac
+if [ ${#h} -ne 40 ]; then
+	h=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
+fi
+[ -d "$p" ] || mkdir -p "$p" 2>/dev/null
+echo "commit $h" 2>/dev/null >"$p/c-$h" || exit 0
+` + drain
+	case "post-rewrite":
+		return hookGitDirShell + `case $1 in amend | rebase) ;; *) exit 0 ;; esac
+p="$d/thoughtbox/pending"
+mkdir -p "$p" 2>/dev/null
+last=
+{
+	echo "rewrite $1"
+	[ -z "$tb_in" ] || printf '%s\n' "$tb_in" | while read -r old new rest; do echo "$old $new"; done
+} >"$p/.r-$$" 2>/dev/null || exit 0
+for w in $tb_in; do last=$w; done
+mv -f "$p/.r-$$" "$p/r-$$-${last:-x}" 2>/dev/null || exit 0
+` + drain
+	case "prepare-commit-msg":
+		return hookGitDirShell + prepareShell + warn
+	}
+	return shellQuote(command) + " hook " + name + " \"$@\" || " + warn
+}
+
+// prepareShell is prepare-commit-msg's work, after hookGitDirShell; a
+// failure of git interpret-trailers runs the warning that follows.
+const prepareShell = `id= more=
 { read -r id; read -r more; } 2>/dev/null <"$d/thoughtbox/active-session"
 case $id in
 '' | *[!abcdefghijklmnopqrstuvwxyz0123456789-]*) exit 0 ;;
@@ -132,8 +184,7 @@ esac
 if [ -n "$more" ] || [ ${#id} -gt 128 ]; then
 	exit 0
 fi
-git interpret-trailers --in-place --if-exists addIfDifferent --trailer "` + SessionTrailer + `: $id" "$1" || ` + warn
-}
+git interpret-trailers --in-place --if-exists addIfDifferent --trailer "` + SessionTrailer + `: $id" "$1" || `
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/thoughtbox/thoughtbox/coderepo"
+	"github.com/thoughtbox/thoughtbox/why"
 	"io"
 	"log/slog"
 	"net/http"
@@ -106,6 +107,11 @@ type Options struct {
 	// commits name them (see why.Asker.Fetch); its failure is a warning
 	// in the answer.
 	FetchSessions func(ctx context.Context, project string, ids []string) error
+	// CodeLinks, if set, gives the link entries of the project CodeRepo
+	// names (nil for none): why then reads links from them as well as
+	// from commit trailers, after recording the links the hooks left
+	// pending.
+	CodeLinks func(project string) why.LinkStore
 	// Events, if set, receives the gateway's own events: stage_changed and
 	// cipher_loaded (the ledger publishes the thought and session events).
 	Events ledger.EventSink

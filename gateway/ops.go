@@ -170,7 +170,7 @@ func newOperations() *operationTable {
 			configured:   func(g *Gateway) bool { return g.opts.Notebooks != nil }},
 		{name: "why", minStage: StageInitComplete, advancesTo: stageNone, handler: typed(whyOp), params: paramsOf(whyOp),
 			argsNote: "give commit, or path (with from and to for some of its lines); only where the project's ledger is kept in the code's Git repository (thoughtbox enable)",
-			summary:  "the reasoning behind code: for a commit or range A..B, the sessions its Thoughtbox-Session trailers name, their conclusion, the thoughts about its files, revisions and branches tried; for a path, the same per run of lines git blame gives. Ask before you change a file"},
+			summary:  "the reasoning behind code: for a commit or range A..B, the sessions linked to it (its Thoughtbox-Session trailers, and the links the commit hooks and relink record), their conclusion, the thoughts about its files, revisions and branches tried; for a path, the same per run of lines git blame gives. Ask before you change a file"},
 		{name: "knowledge", minStage: StageInitComplete, advancesTo: stageNone, handler: knowledge, subOps: knowledgeOps, summary: knowledgeSummary},
 	}
 	t := &operationTable{list: list, byName: map[string]*operation{}}

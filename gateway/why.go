@@ -42,6 +42,14 @@ func whyOp(ctx context.Context, c *call, p *whyParams) (any, error) {
 	if fetch := c.g.opts.FetchSessions; fetch != nil {
 		ask.Fetch = func(ctx context.Context, ids []string) error { return fetch(ctx, c.project, ids) }
 	}
+	if c.g.opts.CodeLinks != nil {
+		if links := c.g.opts.CodeLinks(c.project); links != nil {
+			ask.Links = links
+			if _, err := ask.Drain(ctx, true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if p.Commit != "" {
 		ans, err := ask.Commits(ctx, p.Commit)
 		if errors.Is(err, coderepo.ErrNoCommit) {

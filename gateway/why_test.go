@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/why"
 )
 
 // runGit runs git in dir with its own identity and no global config.
@@ -138,5 +140,55 @@ func TestWhyFetches(t *testing.T) {
 	}
 	if projects[0] == "" {
 		t.Errorf("fetch asked for project %q", projects[0])
+	}
+}
+
+// linkEntries is a why.LinkStore holding fixed links.
+type linkEntries map[string][]ledger.CodeLink
+
+func (l linkEntries) AddLinks(_ context.Context, s string, links []ledger.CodeLink) (int, error) {
+	l[s] = append(l[s], links...)
+	return len(links), nil
+}
+
+func (l linkEntries) ReadLinks(_ context.Context, s string) ([]ledger.CodeLink, string, error) {
+	return l[s], fmt.Sprint(len(l[s])), nil
+}
+
+func (l linkEntries) LinkTips(context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	for s, links := range l {
+		out[s] = fmt.Sprint(len(links))
+	}
+	return out, nil
+}
+
+// TestWhyReadsLinkEntries: a commit whose message names no session is
+// answered from the ledger's link entries, through the same code as the
+// CLI's why, and says how it was linked.
+func TestWhyReadsLinkEntries(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "Squashed elsewhere")
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	repo, err := coderepo.Find(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := linkEntries{}
+	e := newEnv(t, gateway.Options{CodeRepo: func(string) *coderepo.Repo { return repo },
+		CodeLinks: func(string) why.LinkStore { return links }})
+	c := e.connect(t, clientOpts{})
+	id := c.ready("Linked by an entry")
+	c.think("The reasoning behind the squash", nil)
+	links[id] = []ledger.CodeLink{{Commit: head, Session: id, Via: ledger.ViaRelink, Files: []string{}}}
+
+	ans := c.ok("why", map[string]any{"commit": "HEAD"})
+	sessions := list(list(ans["commits"])[0].(map[string]any)["sessions"])
+	if len(sessions) != 1 || sessions[0].(map[string]any)["sessionId"] != id || sessions[0].(map[string]any)["linkedBy"] != "relink" {
+		t.Fatalf("sessions %v, want %s linked by relink", sessions, id)
 	}
 }

@@ -39,12 +39,29 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
 		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
 		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes), trustIndexed: true}
+	if tip, ok := incoming[s.lay.linksRef(id)]; ok && s.lay.linksOfRef(s.lay.linksRef(id)) == id {
+		// The links ref is no chain of thoughts: it has its own check,
+		// and moves in a group of its own (see gitstore/remote).
+		problems, err := s.checkIncomingLinks(ctx, id, tip)
+		if err != nil || len(problems) > 0 || len(incoming) == 1 {
+			return problems, err
+		}
+		chains := make(map[string]hash, len(incoming)-1)
+		for ref, h := range incoming {
+			if ref != s.lay.linksRef(id) {
+				chains[ref] = h
+			}
+		}
+		incoming = chains
+	}
 	local, err := s.ListRefs(s.lay.sessions() + id + "/")
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range local {
-		v.queued[h] = true
+	for ref, h := range local {
+		if ref != s.lay.linksRef(id) {
+			v.queued[h] = true
+		}
 	}
 	refs := make([]string, 0, len(incoming))
 	for ref := range incoming {

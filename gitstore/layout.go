@@ -56,6 +56,7 @@ func (l Layout) refRoot() string {
 //
 //	sessions/<id>/main
 //	sessions/<id>/branches/<branchId>
+//	sessions/<id>/links               (InCode only: see links.go)
 //	knowledge
 //	notebooks/<id>
 //
@@ -145,9 +146,10 @@ func refOrder(ref string) string {
 }
 
 // validSharedRef accepts the knowledge ref, a notebook's ref and the refs
-// of a session: <root>sessions/<id>/main and <root>sessions/<id>/branches/<b>.
+// of a session: <root>sessions/<id>/main, <root>sessions/<id>/branches/<b>
+// and, inside a code repository, <root>sessions/<id>/links.
 func (l Layout) validSharedRef(name string) bool {
-	if name == l.knowledge() || l.notebookOfRef(name) != "" {
+	if name == l.knowledge() || l.notebookOfRef(name) != "" || l.linksOfRef(name) != "" {
 		return true
 	}
 	rest, ok := strings.CutPrefix(name, l.sessions())

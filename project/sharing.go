@@ -178,6 +178,11 @@ func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*P
 }
 
 func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptions) (*PullResult, error) {
+	if r := codeRepo(p); r != nil {
+		// A pull or a fetch may bring links: why's index of them is
+		// rebuilt.
+		defer r.ForgetLinkIndex()
+	}
 	// From the moment refs move until the ledger has caught up, its reads
 	// come from the store: a listing and a read of one session agree
 	// while the refs move. The fetch before that leaves reads alone.

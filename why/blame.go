@@ -55,7 +55,7 @@ func (a *Asker) Blame(ctx context.Context, path string, from, to int) (*BlameAns
 		}
 	}
 	ans.Fetched, ans.Warnings = a.fetchMissing(ctx, order)
-	views := map[string][]*ledger.SessionView{}
+	views := map[string][]linkedSession{}
 	for _, c := range order {
 		v, err := a.linked(ctx, c, &ans.Warnings)
 		if err != nil {

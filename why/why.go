@@ -1,6 +1,7 @@
 // Package why answers "why is this code like this?" in a repository that
 // keeps its reasoning (see coderepo): for a commit or a range, the
-// sessions its Thoughtbox-Session trailers name, their conclusion, the
+// sessions its Thoughtbox-Session trailers name or the ledger's link
+// entries link to it (see Drain and Relink), their conclusion, the
 // thoughts that name the files it changed, their revisions and branches;
 // for lines of a file, the commits git blame gives and the same reasoning.
 // The CLI (why, blame) and the gateway's why operation both answer
@@ -39,6 +40,16 @@ type Asker struct {
 	// Fetch, when set, is asked once per answer for the sessions the
 	// commits name that the ledger lacks; its failure is a warning.
 	Fetch FetchFunc
+
+	// Links, if set, keeps the link entries of the ledger: why and blame
+	// then read links from them as well as from trailers, and Drain and
+	// Relink write them.
+	Links LinkStore
+
+	idx *linkIndex // the link index, read once per Asker
+	// locked is true while this Asker holds the drain lock (DrainLocked,
+	// Relink), which guards writes of the index file.
+	locked bool
 }
 
 // Thought is one thought as an answer shows it.
@@ -63,6 +74,10 @@ type Branch struct {
 type Session struct {
 	ID    string `json:"sessionId"`
 	Title string `json:"title"`
+	// LinkedBy says where the link comes from: "trailer" (the commit's
+	// message names the session), or how its link entry was made:
+	// commit, amend, rebase, cherry-pick, relink.
+	LinkedBy string `json:"linkedBy"`
 	// Conclusion is the last thought of the main chain (nil for a
 	// session with none).
 	Conclusion *Thought `json:"conclusion"`
@@ -116,26 +131,66 @@ func (a *Asker) Commits(ctx context.Context, rev string) (*Answer, error) {
 	return ans, nil
 }
 
-// linked loads the sessions c's trailers name; a name no session has is
-// a warning, not an error.
-func (a *Asker) linked(ctx context.Context, c coderepo.Commit, warnings *[]string) ([]*ledger.SessionView, error) {
-	var views []*ledger.SessionView
+// linkedSession is a session linked to a commit, and how.
+type linkedSession struct {
+	view *ledger.SessionView
+	// via is "trailer" for a link the commit's message makes, else how
+	// the link entry was made (commit, amend, rebase, cherry-pick,
+	// relink).
+	via string
+}
+
+// linked loads the sessions c's trailers name and those link entries
+// link to it; a trailer naming no session is a warning, not an error.
+func (a *Asker) linked(ctx context.Context, c coderepo.Commit, warnings *[]string) ([]linkedSession, error) {
+	var out []linkedSession
+	seen := map[string]bool{}
 	for _, id := range c.Sessions {
-		var v *ledger.SessionView
-		err := ledger.ErrSessionNotFound
-		if plausibleID(id) {
-			v, err = a.Sessions.View(ctx, id)
-		}
-		switch {
-		case notFound(err):
-			*warnings = append(*warnings, fmt.Sprintf("commit %s names session %q, which this ledger does not have; ignored", short(c.ID), id))
-			continue
-		case err != nil:
+		v, ok, err := a.view(ctx, id)
+		if err != nil {
 			return nil, err
 		}
-		views = append(views, v)
+		if !ok {
+			*warnings = append(*warnings, fmt.Sprintf("commit %s names session %q, which this ledger does not have; ignored", short(c.ID), id))
+			continue
+		}
+		seen[id] = true
+		out = append(out, linkedSession{view: v, via: "trailer"})
 	}
-	return views, nil
+	idx, err := a.index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range idx.sessionsOf(c.ID) {
+		if seen[l.Session] {
+			continue
+		}
+		seen[l.Session] = true
+		v, ok, err := a.view(ctx, l.Session)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, linkedSession{view: v, via: string(l.Via)})
+		}
+	}
+	return out, nil
+}
+
+// view loads session id; ok is false when the ledger has no such session
+// (or id could be none).
+func (a *Asker) view(ctx context.Context, id string) (*ledger.SessionView, bool, error) {
+	if !plausibleID(id) {
+		return nil, false, nil
+	}
+	v, err := a.Sessions.View(ctx, id)
+	switch {
+	case notFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return v, true, nil
 }
 
 // fetchMissing asks Fetch, once, for every session the commits name that
@@ -178,9 +233,10 @@ func notFound(err error) bool {
 
 // summarize picks from a session what answers why: its conclusion, the
 // thoughts touches accepts a code reference of, revisions and branches.
-func summarize(v *ledger.SessionView, touches func(ledger.CodeRef) bool) Session {
+func summarize(ls linkedSession, touches func(ledger.CodeRef) bool) Session {
+	v := ls.view
 	g := v.Graph
-	s := Session{ID: v.Session.ID, Title: v.Session.Title, Touching: []Thought{}, Revisions: []Thought{}, Branches: []Branch{}}
+	s := Session{ID: v.Session.ID, Title: v.Session.Title, LinkedBy: ls.via, Touching: []Thought{}, Revisions: []Thought{}, Branches: []Branch{}}
 	if main := g.MainChain(); len(main) > 0 {
 		t := thought(main[len(main)-1])
 		s.Conclusion = &t

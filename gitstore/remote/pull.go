@@ -427,6 +427,9 @@ func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]h
 			return gp, nil
 		}
 	}
+	if diverged && len(plans) == 1 && s.LinksOfRef(plans[0].ref) != "" {
+		return s.mergeLinks(gp, plans[0].ref, plans[0].local, plans[0].remote, remote)
+	}
 	for _, p := range plans {
 		id := s.SessionOfRef(p.ref)
 		if p.action == "keep" {

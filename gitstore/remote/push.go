@@ -524,6 +524,11 @@ func byteSize(n int64) string {
 // together, so that a remote never gets a branch without the main chain it
 // forks from. A notebook is one ref, and so a group of its own.
 func (s *sharer) groupOfRef(ref string) string {
+	if id := s.LinksOfRef(ref); id != "" {
+		// A session's links move on their own: links a clone added while
+		// the chain moved elsewhere never hold the chain back.
+		return "links " + id
+	}
 	if id := s.SessionOfRef(ref); id != "" {
 		return "session " + id
 	}

@@ -121,6 +121,7 @@ type commandLine struct {
 	Use     useCmd     `cmd:"" help:"Make a session the worktree's active one: the next commits made here name it."`
 	Hooks   hooksCmd   `cmd:"" help:"Git hooks that link commits to the reasoning behind them."`
 	Why     whyCmd     `cmd:"" help:"The reasoning linked to a commit or a range A..B: sessions, conclusion, the thoughts about its files, what was tried."`
+	Relink  relinkCmd  `cmd:"" help:"Link the commits of a range that have no reasoning (a squash merge, a rebase done elsewhere) to the sessions of the linked commits they replace."`
 	Blame   blameCmd   `cmd:"" help:"For each run of lines of a file, the commit that last changed it and the reasoning linked to that commit."`
 	Hook    hookCmd    `cmd:"" hidden:"" help:"Run by the installed Git hooks."`
 
@@ -296,7 +297,31 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			return reportUsage(env.Stderr, fmt.Errorf("%s must not be empty", f.name))
 		}
 	}
-	if strings.HasPrefix(kctx.Command(), "hook ") {
+	if kctx.Command() == "hook drain" {
+		// Started in the background by the post-commit and post-rewrite
+		// hooks: with nothing pending (another drain, or a why, took it)
+		// it ends before any ledger is opened.
+		// The drain lock is taken before the ledger is opened, so a drain
+		// that finds another at work (or, after it, nothing left) writes
+		// nothing at all.
+		r, err := coderepo.Find(ctx, workingDir(env))
+		if err != nil || !r.HasPending() {
+			return ExitOK
+		}
+		if on, err := r.Enabled(ctx); err != nil || !on {
+			// Hooks left behind by a disabled repository: no ledger to
+			// record into, and none to create.
+			return ExitOK
+		}
+		unlock, ok, err := r.LockLinks(ctx, false)
+		if err != nil || !ok {
+			return ExitOK
+		}
+		defer unlock()
+		if !r.HasPending() {
+			return ExitOK
+		}
+	} else if strings.HasPrefix(kctx.Command(), "hook ") {
 		// Run inside git commit: no configuration, no ledger, no git
 		// command of our own but the one that edits the message.
 		if err := kctx.Run(&app{ctx: ctx, env: env}); err != nil {

@@ -295,6 +295,10 @@ type statusOutput struct {
 	// PushQueue lists the sessions a pre-push hook could not send yet;
 	// the next git push or thoughtbox push sends them.
 	PushQueue []string `json:"pushQueue,omitempty"`
+	// PendingLinkEvents counts the commits and rewrites the hooks saw
+	// whose links are not recorded yet (the next why, blame, relink or
+	// background drain records them).
+	PendingLinkEvents int `json:"pendingLinkEvents,omitempty"`
 }
 
 // Run says which ledger the working directory (or --repo) uses.
@@ -309,6 +313,7 @@ func (c *statusCmd) Run(a *app) error {
 		out.ActiveSession, _ = r.ActiveSession()
 		out.BoundRemote, _ = r.Binding(a.ctx)
 		out.PushQueue, _ = r.PushQueue()
+		out.PendingLinkEvents = r.PendingCount()
 	}
 	if a.format == FormatJSON {
 		return writeJSON(a.env.Stdout, out)
@@ -328,6 +333,9 @@ func (c *statusCmd) Run(a *app) error {
 		}
 		if n := len(out.PushQueue); n > 0 {
 			fmt.Fprintf(a.env.Stdout, "queued for push: %s the pre-push hook could not send yet (the next git push or 'thoughtbox push' sends them)\n", plural(n, "session", "sessions"))
+		}
+		if out.PendingLinkEvents > 0 {
+			fmt.Fprintf(a.env.Stdout, "links waiting: %s not recorded yet (the next why, blame or relink records them)\n", plural(out.PendingLinkEvents, "event", "events"))
 		}
 	case "memory":
 		fmt.Fprintf(a.env.Stdout, "ledger: in memory (THOUGHTBOX_STORAGE=memory), project %s\n", out.Project)

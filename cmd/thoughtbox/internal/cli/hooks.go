@@ -10,7 +10,7 @@ import (
 )
 
 type hooksCmd struct {
-	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit and send the reasoning linked to pushed commits to the bound remote (chains hooks already there; honours core.hooksPath)."`
+	Install hooksInstallCmd `cmd:"" help:"Install the Git hooks that name the worktree's active session in each commit, link commits (and their amends, rebases and cherry-picks) to it, and send the reasoning linked to pushed commits to the bound remote (chains hooks already there; honours core.hooksPath)."`
 }
 
 type hooksInstallCmd struct{}
@@ -64,6 +64,31 @@ func hookCommand() string {
 type hookCmd struct {
 	PrepareCommitMsg hookPrepareCmd `cmd:"" name:"prepare-commit-msg" help:"Add Thoughtbox-Session: <active session> to the commit message's trailers."`
 	PrePush          hookPrePushCmd `cmd:"" name:"pre-push" help:"Send the reasoning linked to the pushed commits to the bound remote (git's input on stdin)."`
+	Drain            hookDrainCmd   `cmd:"" help:"Record the links the post-commit and post-rewrite hooks left pending."`
+}
+
+type hookDrainCmd struct{}
+
+// Run records the pending link events; the caller (cli.Run) took the
+// drain lock, or ended at once when another drain held it. The hooks
+// start it in the background with its output discarded, so a
+// problem only leaves the events for the next why, blame or relink.
+func (c *hookDrainCmd) Run(a *app) error {
+	if a.cfg == nil || a.cfg.Code == nil || a.proj == nil {
+		return nil
+	}
+	ask, err := a.asker()
+	if err != nil {
+		return err
+	}
+	res, err := ask.DrainLocked(a.ctx) // the lock was taken before the ledger was opened
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w)
+	}
+	return nil
 }
 
 type hookPrepareCmd struct {

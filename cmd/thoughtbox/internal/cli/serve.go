@@ -212,6 +212,7 @@ func (c *serveCmd) Run(a *app) error {
 		OpenProject:   projects.ledger,
 		CodeRepo:      func(name string) *coderepo.Repo { return projects.codeRepo(name, a.codeRepoOf) },
 		FetchSessions: a.fetchFor,
+		CodeLinks:     a.codeLinksOf,
 		Knowledge:     a.proj.Knowledge(),
 		Notebooks:     projects.notebooks(project.NotebooksFor(a.cfg)),
 		ExportDir:     exportDir,

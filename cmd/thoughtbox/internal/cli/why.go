@@ -26,7 +26,19 @@ func (a *app) asker() (*why.Asker, error) {
 			hints: []string{"run 'thoughtbox enable' inside the repository (and 'thoughtbox hooks install'), or name it with --repo PATH"}}
 	}
 	r := &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
-	return &why.Asker{Repo: r, Sessions: a.ledger, Fetch: a.fetchSessions}, nil
+	ask := &why.Asker{Repo: r, Sessions: a.ledger, Fetch: a.fetchSessions}
+	if a.proj != nil {
+		ask.Links = a.proj
+	}
+	return ask, nil
+}
+
+// drainFirst records the links the hooks left pending, so that an answer
+// covers every commit made before it. Its warnings are left to the
+// answer about those commits.
+func drainFirst(a *app, ask *why.Asker) error {
+	_, err := ask.Drain(a.ctx, true)
+	return err
 }
 
 // codeRepoOf is the code repository the served project's ledger lives
@@ -40,10 +52,21 @@ func (a *app) codeRepoOf(project string) *coderepo.Repo {
 	return &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 }
 
-// Run prints, per commit, the reasoning its trailers link to it.
+// codeLinksOf is the link store of the project codeRepoOf names.
+func (a *app) codeLinksOf(project string) why.LinkStore {
+	if a.codeRepoOf(project) == nil || a.proj == nil {
+		return nil
+	}
+	return a.proj
+}
+
+// Run prints, per commit, the reasoning its trailers and links give it.
 func (c *whyCmd) Run(a *app) error {
 	ask, err := a.asker()
 	if err != nil {
+		return err
+	}
+	if err := drainFirst(a, ask); err != nil {
 		return err
 	}
 	ans, err := ask.Commits(a.ctx, c.Rev)
@@ -74,11 +97,14 @@ func (c *whyCmd) Run(a *app) error {
 // none.
 func writeSessions(w io.Writer, sessions []why.Session, indent, touching string) {
 	if len(sessions) == 0 {
-		fmt.Fprintf(w, "%sno reasoning linked (no Thoughtbox-Session trailer naming a session of this ledger)\n", indent)
+		fmt.Fprintf(w, "%sno reasoning linked (no Thoughtbox-Session trailer or link naming a session of this ledger)\n", indent)
 		return
 	}
 	for _, s := range sessions {
 		fmt.Fprintf(w, "%ssession %s  %s\n", indent, s.ID, s.Title)
+		if s.LinkedBy != "trailer" {
+			fmt.Fprintf(w, "%s  linked by: %s\n", indent, s.LinkedBy)
+		}
 		if s.Conclusion != nil {
 			fmt.Fprintf(w, "%s  conclusion: %s\n", indent, whyThought(*s.Conclusion))
 		}
@@ -128,6 +154,9 @@ func (c *blameCmd) Run(a *app) error {
 		if from < 1 || to < from {
 			return &failure{msg: fmt.Sprintf("%s: expected PATH:FROM-TO with 1 <= FROM <= TO", c.Target)}
 		}
+	}
+	if err := drainFirst(a, ask); err != nil {
+		return err
 	}
 	rel, err := ask.Repo.RelPath(a.code.dir, p)
 	if err != nil {
