@@ -24,7 +24,10 @@ type autoPuller struct {
 	remote   string
 	interval time.Duration
 	opts     remote.TransferOptions
-	log      *slog.Logger
+	// target, if set, turns remote into what to pull from at each pull
+	// (a code repository's bound URL), or says why not.
+	target func(context.Context) (string, error)
+	log    *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -55,10 +58,6 @@ func startAutoPull(proj *Project, log *slog.Logger) (*autoPuller, error) {
 	if remote == "" {
 		return nil, nil
 	}
-	if cfg.Code != nil {
-		log.Warn(config.EnvAutoPull+" is ignored: the ledger is kept in a code repository, whose remotes are the code's", "remote", remote)
-		return nil, nil
-	}
 	if cfg.Storage != config.StorageFS {
 		log.Warn(config.EnvAutoPull+" is ignored: THOUGHTBOX_STORAGE=memory keeps no repository to pull into", "remote", remote)
 		return nil, nil
@@ -67,12 +66,23 @@ func startAutoPull(proj *Project, log *slog.Logger) (*autoPuller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newAutoPuller(proj, remote, cfg.AutoPullInterval, autoPullStart, o, log), nil
+	var target func(context.Context) (string, error)
+	if r := codeRepo(proj); r != nil {
+		// In a code repository the remote must be the one its reasoning
+		// is bound to, as for thoughtbox pull; checked at every pull, so
+		// that a bind made while the server runs takes effect.
+		target = func(ctx context.Context) (string, error) { return boundTarget(ctx, r, remote, "pull") }
+	}
+	return startPuller(proj, remote, target, cfg.AutoPullInterval, autoPullStart, o, log), nil
 }
 
 func newAutoPuller(proj *Project, remote string, interval, first time.Duration, opts remote.TransferOptions, log *slog.Logger) *autoPuller {
+	return startPuller(proj, remote, nil, interval, first, opts, log)
+}
+
+func startPuller(proj *Project, remote string, target func(context.Context) (string, error), interval, first time.Duration, opts remote.TransferOptions, log *slog.Logger) *autoPuller {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &autoPuller{project: proj, remote: remote, interval: interval, opts: opts, log: log,
+	p := &autoPuller{project: proj, remote: remote, target: target, interval: interval, opts: opts, log: log,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), reported: map[string]bool{}}
 	p.cond = sync.NewCond(&p.mu)
 	go p.run(first)
@@ -101,7 +111,14 @@ func (p *autoPuller) pull() {
 	// Bounded, so that a remote that stops answering cannot stall the
 	// puller for good; shutdown cancels it at once.
 	ctx, cancel := context.WithTimeout(p.ctx, max(2*time.Minute, 2*p.interval))
-	res, err := p.project.pull(ctx, p.remote, p.opts)
+	from, err := p.remote, error(nil)
+	if p.target != nil {
+		from, err = p.target(ctx)
+	}
+	var res *PullResult
+	if err == nil {
+		res, err = p.project.pull(ctx, from, p.opts)
+	}
 	cancel()
 	p.mu.Lock()
 	defer func() {
