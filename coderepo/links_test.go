@@ -35,7 +35,7 @@ func TestLinkHooksLeaveEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	installed, err := r.InstallHooks(ctx, filepath.Join(t.TempDir(), "no-such-thoughtbox"))
-	if err != nil || len(installed) != 3 || installed[2].Name != "post-rewrite" || installed[2].Chained == "" {
+	if err != nil || len(installed) != len(Hooks) || installed[2].Name != "post-rewrite" || installed[2].Chained == "" {
 		t.Fatalf("InstallHooks: %+v, %v", installed, err)
 	}
 	git(t, work, "commit", "-q", "--allow-empty", "-m", "one")

@@ -11,6 +11,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/why"
 )
 
 // hookPrePushCmd is what the pre-push hook runs: it sends the reasoning
@@ -133,6 +134,12 @@ func (a *app) sendReasoning(ctx context.Context, r *coderepo.Repo, ids []string,
 		if err != nil {
 			done <- pushResult{err: err}
 			return
+		}
+		// The links the post-commit hook left pending go with their
+		// sessions: a drain still running in the background is waited for.
+		ask := &why.Asker{Repo: r, Sessions: proj.Ledger(), Links: proj}
+		if _, err := ask.Drain(ctx, true); err != nil {
+			fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: recording pending links: %v\n", err)
 		}
 		res, err := proj.Push(ctx, "", project.PushOptions{Sessions: ids, SessionsOnly: true})
 		if cerr := proj.Close(); err == nil {
