@@ -28,7 +28,7 @@ func readLimits(cfg *config.Config) (serverLimits, error) {
 	for _, d := range []struct {
 		env string
 		v   *time.Duration
-	}{{EnvHTTPReadTimeout, &l.readTimeout}, {EnvHTTPIdleTimeout, &l.idle}, {EnvRootsTimeout, &l.rootsTimeout}, {EnvProjectIdle, &l.projectIdle}} {
+	}{{EnvHTTPReadTimeout, &l.readTimeout}, {EnvHTTPIdleTimeout, &l.idle}, {EnvRootsTimeout, &l.rootsTimeout}, {config.EnvProjectIdle, &l.projectIdle}} {
 		text := strings.TrimSpace(cfg.Getenv(d.env))
 		if text == "" {
 			continue
@@ -42,7 +42,7 @@ func readLimits(cfg *config.Config) (serverLimits, error) {
 	for _, n := range []struct {
 		env string
 		v   *int
-	}{{EnvHTTPMaxConns, &l.maxConns}, {EnvHTTPMaxSessions, &l.maxSessions}, {EnvMaxOpenProjects, &l.maxProjects}} {
+	}{{EnvHTTPMaxConns, &l.maxConns}, {EnvHTTPMaxSessions, &l.maxSessions}, {config.EnvMaxOpenProjects, &l.maxProjects}} {
 		text := strings.TrimSpace(cfg.Getenv(n.env))
 		if text == "" {
 			continue

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -20,8 +18,8 @@ import (
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gateway/rlm"
-	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/project/pool"
 )
 
 // Version is reported to MCP clients in initialize.
@@ -58,10 +56,6 @@ const (
 	// {destination} may write into, separated as PATH is (: or ; on
 	// Windows); serve --export-dir adds to it.
 	EnvExportDirs = "THOUGHTBOX_EXPORT_DIRS"
-	// EnvMaxOpenProjects caps the projects kept open besides the
-	// server's own; EnvProjectIdle closes one unused this long.
-	EnvMaxOpenProjects = "THOUGHTBOX_MAX_OPEN_PROJECTS"
-	EnvProjectIdle     = "THOUGHTBOX_PROJECT_IDLE_TIMEOUT"
 	// EnvCPUProfile, when set, names a file for a CPU profile of the
 	// command (a debugging aid: go tool pprof reads it).
 	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
@@ -189,9 +183,9 @@ func (c *serveCmd) Run(a *app) error {
 	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.log, max: lim.maxProjects, idle: lim.projectIdle,
-		now: time.Now, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
-	defer projects.close()
+	projects := pool.New(pool.Options{Config: a.cfg, Own: a.ledger, Events: a.baseEvents, Logger: a.log,
+		Max: lim.maxProjects, Idle: lim.projectIdle, NoProject: gateway.ErrNoProject})
+	defer projects.Close()
 	// Memory storage writes nothing to the data directory: no exports.
 	exportDir := filepath.Join(a.cfg.DataDir, "exports")
 	if a.cfg.Storage == config.StorageMemory {
@@ -199,7 +193,7 @@ func (c *serveCmd) Run(a *app) error {
 	}
 	sweepCtx, stopSweep := context.WithCancel(a.ctx)
 	swept := make(chan struct{})
-	go func() { defer close(swept); projects.sweep(sweepCtx) }()
+	go func() { defer close(swept); projects.Sweep(sweepCtx) }()
 	defer func() { stopSweep(); <-swept }()
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
@@ -209,15 +203,15 @@ func (c *serveCmd) Run(a *app) error {
 		ThoughtLog:  thoughtLog,
 		AuthToken:   a.cfg.Getenv(EnvAuthToken),
 		Tokens:      tokens,
-		OpenProject: projects.ledger,
-		CodeRepo:    func(name string) *coderepo.Repo { return projects.codeRepo(name, a.codeRepoOf) },
+		OpenProject: projects.Ledger,
+		CodeRepo:    func(name string) *coderepo.Repo { return projects.CodeRepo(name, a.codeRepoOf) },
 		Knowledge:   a.proj.Knowledge(),
-		Notebooks:   projects.notebooks(project.NotebooksFor(a.cfg)),
+		Notebooks:   projects.Notebooks(project.NotebooksFor(a.cfg)),
 		ExportDir:   exportDir,
 		ExportDirs:  set.exportDirs,
 		Events:      a.proj.Events(),
 
-		OpenCodeRoot:        projects.codeRoot,
+		OpenCodeRoot:        projects.CodeRoot,
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
 		AllowedOrigins:      lim.origins,
 		HTTPReadTimeout:     lim.readTimeout,
@@ -301,167 +295,6 @@ func (c *serveCmd) Run(a *app) error {
 			return err
 		}
 		return nil
-	}
-}
-
-// projectLedgers opens the ledgers of other projects on demand, for
-// navigate and bind_root, and closes them again: each open project holds
-// descriptors and memory, so one client naming project after project must
-// not be able to pile them up. At most max are open besides the server's
-// own; one that no call holds is closed when it has been unused for idle,
-// or when room is needed for another (the least recently used first). A
-// project a call holds is never closed under it. With memory storage a
-// closed project would lose its sessions, so none is closed before the
-// server stops.
-type projectLedgers struct {
-	cfg    *config.Config
-	events ledger.EventSink // without auto-push: each project gets its own
-	log    *slog.Logger
-	max    int
-	idle   time.Duration
-	now    func() time.Time
-
-	mu   sync.Mutex
-	open map[string]*projectLedger
-	// code holds the configurations of the code repositories bind_root
-	// moved connections to, by project name (see codeRoot).
-	code map[string]*config.Config
-}
-
-type projectLedger struct {
-	l        *ledger.Ledger
-	proj     *project.Project // nil for the server's own project (Main closes it)
-	users    int              // calls holding it
-	lastUsed time.Time
-}
-
-func (p *projectLedgers) ledger(_ context.Context, project string, create bool) (*ledger.Ledger, func(), error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pl, ok := p.open[project]
-	if !ok {
-		var err error
-		if pl, err = p.openLocked(project, create); err != nil {
-			return nil, nil, err
-		}
-	}
-	pl.users++
-	var once sync.Once
-	return pl.l, func() {
-		once.Do(func() {
-			p.mu.Lock()
-			pl.users--
-			pl.lastUsed = p.now()
-			p.mu.Unlock()
-		})
-	}, nil
-}
-
-func (p *projectLedgers) openLocked(name string, create bool) (*projectLedger, error) {
-	cfg, code := p.code[name]
-	var err error
-	if !code {
-		if cfg, err = p.cfg.ForProject(name); err != nil {
-			return nil, err
-		}
-	}
-	if !code && !create && !cfg.Exists() {
-		names, _ := p.cfg.Projects()
-		if len(names) == 0 {
-			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, name)
-		}
-		return nil, fmt.Errorf("%w %q; existing projects: %s", gateway.ErrNoProject, name, strings.Join(names, ", "))
-	}
-	if p.count() >= p.max && !p.evictLocked() {
-		return nil, fmt.Errorf("%d projects are open and in use, the most this server keeps (%s); try again when a call ends", p.max, EnvMaxOpenProjects)
-	}
-	proj, err := project.Open(cfg, project.Options{Events: p.events, Logger: p.log})
-	if err != nil {
-		return nil, err
-	}
-	pl := &projectLedger{l: proj.Ledger(), proj: proj, lastUsed: p.now()}
-	p.open[name] = pl
-	return pl, nil
-}
-
-// count is the number of projects open besides the server's own.
-func (p *projectLedgers) count() int {
-	n := 0
-	for _, pl := range p.open {
-		if pl.proj != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// evictLocked closes the least recently used project no call holds, and
-// reports whether there was one.
-func (p *projectLedgers) evictLocked() bool {
-	if p.cfg.Storage == config.StorageMemory {
-		return false
-	}
-	var victim string
-	for name, pl := range p.open {
-		if pl.proj == nil || pl.users > 0 {
-			continue
-		}
-		if victim == "" || pl.lastUsed.Before(p.open[victim].lastUsed) {
-			victim = name
-		}
-	}
-	if victim == "" {
-		return false
-	}
-	p.closeLocked(victim)
-	return true
-}
-
-func (p *projectLedgers) closeLocked(name string) {
-	pl := p.open[name]
-	delete(p.open, name)
-	if err := pl.proj.Close(); err != nil {
-		p.log.Error("closing a project failed", "project", name, "err", err)
-	}
-}
-
-// closeIdle closes the projects no call holds that were last used before
-// idle ago.
-func (p *projectLedgers) closeIdle() {
-	if p.cfg.Storage == config.StorageMemory {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	cutoff := p.now().Add(-p.idle)
-	for name, pl := range p.open {
-		if pl.proj != nil && pl.users == 0 && pl.lastUsed.Before(cutoff) {
-			p.closeLocked(name)
-		}
-	}
-}
-
-// sweep closes idle projects until ctx is done.
-func (p *projectLedgers) sweep(ctx context.Context) {
-	t := time.NewTicker(max(p.idle/4, time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.closeIdle()
-		}
-	}
-}
-
-func (p *projectLedgers) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for name, pl := range p.open {
-		if pl.proj != nil {
-			p.closeLocked(name)
-		}
 	}
 }
 
