@@ -25,45 +25,6 @@ import (
 // Version is reported to MCP clients in initialize.
 var Version = "0.1.0"
 
-// Environment variables of the MCP server (seed 000).
-const (
-	EnvTransport = "THOUGHTBOX_TRANSPORT"
-	EnvHost      = "HOST"
-	EnvPort      = "PORT"
-	EnvAuthToken = "THOUGHTBOX_AUTH_TOKEN"
-	// EnvAuthTokensFile names a file of bearer tokens, each with the agent
-	// identity it stands for and the projects it may read or write.
-	EnvAuthTokensFile  = "THOUGHTBOX_AUTH_TOKENS_FILE"
-	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
-	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
-	// EnvAllowedOrigins lists, comma-separated, the browser origins HTTP
-	// requests may come from besides local ones.
-	EnvAllowedOrigins = "THOUGHTBOX_ALLOWED_ORIGINS"
-	// EnvHTTPReadTimeout bounds reading one request body (a Go duration).
-	EnvHTTPReadTimeout = "THOUGHTBOX_HTTP_READ_TIMEOUT"
-	// EnvHTTPIdleTimeout closes a keep-alive connection idle this long.
-	EnvHTTPIdleTimeout = "THOUGHTBOX_HTTP_IDLE_TIMEOUT"
-	// EnvHTTPMaxConns caps the open HTTP connections; more wait to be
-	// accepted.
-	EnvHTTPMaxConns = "THOUGHTBOX_HTTP_MAX_CONNS"
-	// EnvHTTPMaxSessions caps the open MCP sessions over HTTP; past it the
-	// one idle longest is closed, and with none idle initialize is
-	// refused.
-	EnvHTTPMaxSessions = "THOUGHTBOX_HTTP_MAX_SESSIONS"
-	// EnvRootsTimeout bounds the wait for a client's answer to roots/list.
-	EnvRootsTimeout = "THOUGHTBOX_ROOTS_TIMEOUT"
-	// EnvExportDirs lists folders, besides DIR/exports, that session export
-	// {destination} may write into, separated as PATH is (: or ; on
-	// Windows); serve --export-dir adds to it.
-	EnvExportDirs = "THOUGHTBOX_EXPORT_DIRS"
-	// EnvCPUProfile, when set, names a file for a CPU profile of the
-	// command (a debugging aid: go tool pprof reads it).
-	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
-	// EnvHeapProfile, when set, names a file for an allocation profile
-	// written when the command (or the server) ends.
-	EnvHeapProfile = "THOUGHTBOX_HEAP_PROFILE"
-)
-
 type serveCmd struct {
 	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT). A client that launches the server should run 'thoughtbox mcp'."`
 	Host      string `placeholder:"ADDR" help:"Address to listen on with http (env HOST; default 127.0.0.1). Anything but loopback should come with THOUGHTBOX_AUTH_TOKEN."`
@@ -92,11 +53,11 @@ type serveSettings struct {
 // or the project is touched (see checkSettings).
 func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 	var s serveSettings
-	s.transport = firstSet(c.Transport, cfg.Getenv(EnvTransport), "http")
+	s.transport = firstSet(c.Transport, cfg.Getenv(config.EnvTransport), "http")
 	if s.transport != "http" && s.transport != "stdio" {
 		name := "--transport"
 		if c.Transport == "" {
-			name = EnvTransport
+			name = config.EnvTransport
 		}
 		return s, &config.SettingError{Name: name, Value: s.transport, Reason: "expected stdio or http"}
 	}
@@ -123,13 +84,13 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 	if s.exportDirs, err = c.readExportDirs(cfg); err != nil {
 		return s, err
 	}
-	s.host = firstSet(c.Host, cfg.Getenv(EnvHost), "127.0.0.1")
-	s.portText = firstSet(c.Port, cfg.Getenv(EnvPort), "1731")
+	s.host = firstSet(c.Host, cfg.Getenv(config.EnvHost), "127.0.0.1")
+	s.portText = firstSet(c.Port, cfg.Getenv(config.EnvPort), "1731")
 	s.port, err = strconv.Atoi(s.portText)
 	if s.transport == "http" && (err != nil || s.port < 0 || s.port > 65535) {
 		name := "--port"
 		if c.Port == "" {
-			name = EnvPort
+			name = config.EnvPort
 		}
 		return s, &config.SettingError{Name: name, Value: s.portText, Reason: "expected a port number from 0 to 65535"}
 	}
@@ -145,9 +106,9 @@ func (c *serveCmd) readExportDirs(cfg *config.Config) ([]string, error) {
 	for _, d := range c.ExportDir {
 		all = append(all, given{"--export-dir", d})
 	}
-	for _, d := range filepath.SplitList(cfg.Getenv(EnvExportDirs)) {
+	for _, d := range filepath.SplitList(cfg.Getenv(config.EnvExportDirs)) {
 		if d = strings.TrimSpace(d); d != "" {
-			all = append(all, given{EnvExportDirs, d})
+			all = append(all, given{config.EnvExportDirs, d})
 		}
 	}
 	var dirs []string
@@ -180,7 +141,7 @@ func (c *serveCmd) Run(a *app) error {
 		return err
 	}
 	var thoughtLog = a.env.Stderr
-	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
+	if truthy(a.cfg.Getenv(config.EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
 	projects := pool.New(pool.Options{Config: a.cfg, Own: a.ledger, Events: a.baseEvents, Logger: a.log,
@@ -198,10 +159,10 @@ func (c *serveCmd) Run(a *app) error {
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:     Version,
 		Project:     a.cfg.Project,
-		AgentName:   a.cfg.Getenv(EnvAgentName),
-		AgentID:     a.cfg.Getenv(EnvAgentID),
+		AgentName:   a.cfg.Getenv(config.EnvAgentName),
+		AgentID:     a.cfg.Getenv(config.EnvAgentID),
 		ThoughtLog:  thoughtLog,
-		AuthToken:   a.cfg.Getenv(EnvAuthToken),
+		AuthToken:   a.cfg.Getenv(config.EnvAuthToken),
 		Tokens:      tokens,
 		OpenProject: projects.Ledger,
 		CodeRepo:    func(name string) *coderepo.Repo { return projects.CodeRepo(name, a.codeRepoOf) },
@@ -258,7 +219,7 @@ func (c *serveCmd) Run(a *app) error {
 	}
 	ctx, stop := stopWhenStdinCloses(a.ctx, a.env.Stdin, a.env.Stderr)
 	defer stop()
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(config.EnvAuthToken) == "" && tokens == nil {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: listening on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read and write the ledger\n", host)
 	}
 	// The address goes to stderr (stdout stays for data), with the port
