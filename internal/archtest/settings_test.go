@@ -270,3 +270,30 @@ func readmeRows(t *testing.T, root string) map[string]string {
 	}
 	return out
 }
+
+// TestSettingUsesTellsNamesFromProse checks the scanner: a literal that is
+// a name (or a name and "=", or a name being built) is a spelling; a name
+// inside a longer literal is prose; tests and bench/ are not read.
+func TestSettingUsesTellsNamesFromProse(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, body string) {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a/a.go", "package a\n\nconst x = \"THOUGHTBOX_ONE\"\n\nvar y = `set THOUGHTBOX_TWO to 3`\n\nvar z = \"THOUGHTBOX_THREE=\"\n\nvar w = \"THOUGHTBOX_\"\n")
+	write("a/a_test.go", "package a\n\nconst t = \"THOUGHTBOX_TEST\"\n")
+	write("bench/b.go", "package b\n\nconst b = \"THOUGHTBOX_BENCH\"\n")
+	var got []string
+	for _, u := range settingUses(t, root) {
+		got = append(got, u.file+":"+strconv.Itoa(u.line)+" "+u.name+" "+strconv.FormatBool(u.whole))
+	}
+	want := []string{"a/a.go:3 THOUGHTBOX_ONE true", "a/a.go:5 THOUGHTBOX_TWO false", "a/a.go:7 THOUGHTBOX_THREE true", "a/a.go:9 THOUGHTBOX_ true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("uses:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
