@@ -30,57 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/events"
 	"github.com/thoughtbox/thoughtbox/ledger"
-)
-
-// The environment variables Resolve reads.
-const (
-	EnvDataDir   = "THOUGHTBOX_DATA_DIR"
-	EnvProject   = "THOUGHTBOX_PROJECT"
-	EnvStorage   = "THOUGHTBOX_STORAGE"
-	EnvPartition = "THOUGHTBOX_PARTITION"
-	// EnvMaxThoughtBytes bounds a thought's text (bytes; a K or M suffix
-	// counts binary units). Default ledger.DefaultMaxThoughtBytes.
-	EnvMaxThoughtBytes = "THOUGHTBOX_MAX_THOUGHT_BYTES"
-	// EnvAutoCreateSession, when false, has the MCP server refuse a
-	// thought sent while no session is active instead of creating one
-	// (seed 000 autoCreateSession). Default true.
-	EnvAutoCreateSession = "THOUGHTBOX_AUTO_CREATE_SESSION"
-	// EnvLockTimeout is how long a writer waits for a lock another
-	// process holds (a Go duration, e.g. 10s); see gitstore.Options.
-	EnvLockTimeout = "THOUGHTBOX_LOCK_TIMEOUT"
-	// EnvAutoPull names a remote (a name, URL or path) that `thoughtbox
-	// serve` pulls from in the background, every EnvAutoPullInterval (a
-	// Go duration, default DefaultAutoPullInterval).
-	EnvAutoPull         = "THOUGHTBOX_AUTO_PULL"
-	EnvAutoPullInterval = "THOUGHTBOX_AUTO_PULL_INTERVAL"
-	// EnvAutoPushInterval, when set, has THOUGHTBOX_AUTO_PUSH also push
-	// sessions still open, at most this often (a Go duration): without it
-	// a session reaches the remote only when it closes.
-	EnvAutoPushInterval = "THOUGHTBOX_AUTO_PUSH_INTERVAL"
-	// EnvAutoPush names a remote to push a session to when it closes.
-	EnvAutoPush = "THOUGHTBOX_AUTO_PUSH"
-	// EnvGitToken authenticates to http(s) remotes (as the password of
-	// basic auth, which GitHub, GitLab and Gitea accept for tokens).
-	EnvGitToken = "THOUGHTBOX_GIT_TOKEN"
-	// EnvGitUser is the user name sent with the token (default thoughtbox).
-	EnvGitUser = "THOUGHTBOX_GIT_USER"
-	// EnvSSHKey names a private key file for ssh remotes; without it the
-	// ssh agent is used.
-	EnvSSHKey           = "THOUGHTBOX_SSH_KEY"
-	EnvSSHKeyPassphrase = "THOUGHTBOX_SSH_KEY_PASSPHRASE"
-	// EnvFileTransport chooses how paths and file:// URLs are served:
-	// "git" runs git-upload-pack/git-receive-pack (the default when they
-	// are installed), "builtin" uses go-git's in-process server.
-	EnvFileTransport = "THOUGHTBOX_FILE_TRANSPORT"
-	// EnvPushHookBudget bounds the time the pre-push hook of a code
-	// repository adds to a git push (a Go duration; default
-	// DefaultPushHookBudget): what it has not sent by then is queued.
-	EnvPushHookBudget = "THOUGHTBOX_PUSH_HOOK_BUDGET"
-	// EnvNotebookTimeout bounds one notebook run (a Go duration, e.g.
-	// 10s); default DefaultNotebookTimeout.
-	EnvNotebookTimeout = "THOUGHTBOX_NOTEBOOK_TIMEOUT"
 )
 
 // DefaultPushHookBudget is how long the pre-push hook may add to a git
@@ -255,12 +205,7 @@ func resolve(flags Flags, env LookupEnv, create bool) (*Config, error) {
 
 	// The event stream's settings are checked here too, so that a bad value
 	// is refused before config.json is written.
-	getenv := func(n string) string { v, _ := env(n); return v }
-	if err := events.CheckEnv(getenv); err != nil {
-		var ee *events.EnvError
-		if errors.As(err, &ee) {
-			return nil, &SettingError{Name: ee.Name, Value: ee.Value, Reason: ee.Reason}
-		}
+	if err := checkEvents(func(n string) string { v, _ := env(n); return v }); err != nil {
 		return nil, err
 	}
 

@@ -121,6 +121,8 @@ func TestResolveInvalidSettings(t *testing.T) {
 		{env: map[string]string{EnvNotebookTimeout: "-1s"}, name: EnvNotebookTimeout, contains: "positive duration"},
 		{env: map[string]string{EnvNotebookTimeout: "2h"}, name: EnvNotebookTimeout, contains: "up to 1h"},
 		{env: map[string]string{EnvNotebookTimeout: "NaN"}, name: EnvNotebookTimeout, contains: "positive duration"},
+		{env: map[string]string{EnvEventsEnabled: "maybe"}, name: EnvEventsEnabled, contains: "expected 1, true, yes or on"},
+		{env: map[string]string{EnvEventsEnabled: "1", EnvEventsDest: "stdout"}, name: EnvEventsDest, contains: "use stderr or a file path"},
 	}
 	for _, tt := range tests {
 		env := map[string]string{EnvDataDir: dir}

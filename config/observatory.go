@@ -7,18 +7,6 @@ import (
 	"time"
 )
 
-// The Observatory's environment variables (seed 000, plus the
-// abandonment window, which the seeds leave to the implementation).
-const (
-	EnvObservatoryEnabled        = "THOUGHTBOX_OBSERVATORY_ENABLED"
-	EnvObservatoryPort           = "THOUGHTBOX_OBSERVATORY_PORT"
-	EnvObservatoryCORS           = "THOUGHTBOX_OBSERVATORY_CORS"
-	EnvObservatoryMaxConnections = "THOUGHTBOX_OBSERVATORY_MAX_CONNECTIONS"
-	EnvObservatoryHTTPAPI        = "THOUGHTBOX_OBSERVATORY_HTTP_API"
-	EnvObservatoryAbandonAfter   = "THOUGHTBOX_OBSERVATORY_ABANDON_AFTER"
-	EnvObservatoryLiveWindow     = "THOUGHTBOX_OBSERVATORY_LIVE_WINDOW"
-)
-
 // Observatory defaults.
 const (
 	DefaultObservatoryPort           = 1729

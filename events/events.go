@@ -6,14 +6,14 @@
 // The ledger publishes its events after each commit, the gateway its own
 // (stages, cipher, exports); a JSONL sink is handed to both:
 //
-//	sink, err := events.FromEnv(cfg.Getenv, os.Stderr)
+//	sink, err := cfg.OpenEvents(os.Stderr) // package config reads the settings
 //	if err != nil { … }
 //	defer sink.Close()
 //	l := ledger.New(store, ledger.Options{Events: sink})
 //	g := gateway.New(l, gateway.Options{Events: sink})
 //
-// FromEnv returns a nil *JSONL when the stream is off; its methods are
-// no-ops then, so it can be wired unconditionally.
+// A nil *JSONL (the stream off) is a sink whose methods are no-ops, so it
+// can be wired unconditionally.
 package events
 
 import (
@@ -29,15 +29,6 @@ import (
 	"sync/atomic"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
-)
-
-// The environment variables FromEnv reads.
-const (
-	// EnvEnabled turns the stream on: 1, true, yes or on (any case).
-	EnvEnabled = "THOUGHTBOX_EVENTS_ENABLED"
-	// EnvDest is where it goes: "stderr" (the default) or a file path,
-	// appended to.
-	EnvDest = "THOUGHTBOX_EVENTS_DEST"
 )
 
 // DefaultBuffer is how many events may wait to be written before new ones
@@ -159,21 +150,12 @@ func (s *JSONL) Close() error {
 	return err
 }
 
-// FromEnv builds the sink the environment asks for: nil when
-// THOUGHTBOX_EVENTS_ENABLED is unset or false, else a JSONL writing to
-// THOUGHTBOX_EVENTS_DEST — stderr (given here, so that tests and the CLI's
-// injected environment work), or a file opened for appending, its folder
-// created if needed. getenv reads a variable ("" if unset). Errors name the
-// variable at fault.
-func FromEnv(getenv func(string) string, stderr io.Writer) (*JSONL, error) {
-	if err := CheckEnv(getenv); err != nil {
-		return nil, err
-	}
-	on, _ := enabled(getenv(EnvEnabled))
-	if !on {
-		return nil, nil
-	}
-	dest := strings.TrimSpace(getenv(EnvDest))
+// Open returns a sink writing to dest: stderr (given here, so that tests
+// and the CLI's injected environment work) when dest is "" or "stderr" in
+// any case, else the file dest, opened for appending, its folder created
+// if needed. Package config reads and checks the settings that choose
+// dest (THOUGHTBOX_EVENTS_DEST).
+func Open(dest string, stderr io.Writer) (*JSONL, error) {
 	switch strings.ToLower(dest) {
 	case "", "stderr":
 		// stderr is shared with diagnostics and the thought log; the
@@ -181,45 +163,13 @@ func FromEnv(getenv func(string) string, stderr io.Writer) (*JSONL, error) {
 		return NewJSONL(writerOnly{stderr}, 0), nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return nil, fmt.Errorf("%s=%q: %w", EnvDest, dest, err)
+		return nil, err
 	}
 	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("%s=%q: %w", EnvDest, dest, err)
+		return nil, err
 	}
 	return NewJSONL(f, 0), nil
-}
-
-// EnvError is a value of one of the stream's variables that is not
-// allowed.
-type EnvError struct {
-	Name, Value, Reason string
-}
-
-func (e *EnvError) Error() string { return fmt.Sprintf("%s=%q: %s", e.Name, e.Value, e.Reason) }
-
-// CheckEnv checks the stream's variables without opening anything, so that
-// a caller can refuse a bad value before it writes anything.
-func CheckEnv(getenv func(string) string) error {
-	v := getenv(EnvEnabled)
-	on, err := enabled(v)
-	if err != nil {
-		return &EnvError{Name: EnvEnabled, Value: v, Reason: err.Error()}
-	}
-	if dest := strings.TrimSpace(getenv(EnvDest)); on && strings.EqualFold(dest, "stdout") {
-		return &EnvError{Name: EnvDest, Value: dest, Reason: "stdout carries the MCP protocol under stdio and data in the CLI; use stderr or a file path"}
-	}
-	return nil
-}
-
-func enabled(v string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "0", "false", "no", "off":
-		return false, nil
-	case "1", "true", "yes", "on":
-		return true, nil
-	}
-	return false, fmt.Errorf("expected 1, true, yes or on (or 0, false, no, off)")
 }
 
 // writerOnly hides a writer's Close method.

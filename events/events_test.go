@@ -21,30 +21,14 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
-}
-
-func TestFromEnv(t *testing.T) {
-	for _, off := range []string{"", "0", "false", "OFF", "no"} {
-		s, err := events.FromEnv(env(map[string]string{events.EnvEnabled: off}), nil)
-		if s != nil || err != nil {
-			t.Errorf("enabled=%q: %v, %v; want no sink", off, s, err)
-		}
+// TestOpen: "" and "stderr" write to the stderr given, never closing it;
+// anything else is a file appended to, its folder created.
+func TestOpen(t *testing.T) {
+	if _, err := events.Open("/proc/nope/events.jsonl", nil); err == nil {
+		t.Errorf("a file that cannot be made: no error")
 	}
-	for _, tt := range []struct{ enabled, dest, inErr string }{
-		{"maybe", "", events.EnvEnabled},
-		{"1", "stdout", events.EnvDest},
-		{"1", "/proc/nope/events.jsonl", events.EnvDest},
-	} {
-		_, err := events.FromEnv(env(map[string]string{events.EnvEnabled: tt.enabled, events.EnvDest: tt.dest}), nil)
-		if err == nil || !strings.Contains(err.Error(), tt.inErr) {
-			t.Errorf("enabled=%q dest=%q: error %v, want one naming %s", tt.enabled, tt.dest, err, tt.inErr)
-		}
-	}
-
 	var stderr bytes.Buffer
-	s, err := events.FromEnv(env(map[string]string{events.EnvEnabled: "true"}), &stderr)
+	s, err := events.Open("", &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +43,7 @@ func TestFromEnv(t *testing.T) {
 	// A file is appended to, its folder created.
 	path := filepath.Join(t.TempDir(), "logs", "events.jsonl")
 	for i := range 2 {
-		s, err := events.FromEnv(env(map[string]string{events.EnvEnabled: "yes", events.EnvDest: path}), nil)
+		s, err := events.Open(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +154,7 @@ func TestNilAndTee(t *testing.T) {
 // seed 002, in the order things happened.
 func TestStreamEndToEnd(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	sink, err := events.FromEnv(env(map[string]string{events.EnvEnabled: "1", events.EnvDest: path}), nil)
+	sink, err := events.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

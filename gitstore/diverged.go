@@ -11,6 +11,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // divergedPrefix is where pull keeps a remote's chain of a session that was
@@ -19,30 +20,16 @@ import (
 // `git log --all` still shows the remote's thoughts.
 const divergedPrefix = "refs/thoughtbox/diverged/"
 
-// DivergedChain is a remote's chain of a session, kept after a pull found
-// it extended differently here.
-type DivergedChain struct {
-	Remote string `json:"remote"`
-	Ref    string `json:"ref"`
-	KeptAs string `json:"keptAs"`
-	Tip    string `json:"tip"`
-	// Since is the last commit both chains share (empty if none).
-	Since string `json:"since,omitempty"`
-	// Thoughts are the remote's commits after Since, oldest first, as
-	// their subject lines ("Thought 6: …").
-	Thoughts []string `json:"thoughts"`
-}
-
 // Diverged lists the chains of a session kept from remotes that are still
 // apart from ours (a kept chain that ours has since caught up with, or
 // that is already part of ours, is not listed).
 // An empty sessionID lists the kept chains of every session.
-func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
+func (s *Store) Diverged(sessionID string) ([]sharing.DivergedChain, error) {
 	kept, err := s.ListRefs(divergedPrefix)
 	if err != nil {
 		return nil, err
 	}
-	var out []DivergedChain
+	var out []sharing.DivergedChain
 	for keep, tip := range kept {
 		rest := strings.TrimPrefix(keep, divergedPrefix)
 		remote, local, ok := strings.Cut(rest, "/")
@@ -66,7 +53,7 @@ func (s *Store) Diverged(sessionID string) ([]DivergedChain, error) {
 		if mine[tip] {
 			continue
 		}
-		dc := DivergedChain{Remote: remote, Ref: ref, KeptAs: keep, Tip: tip.String(), Thoughts: []string{}}
+		dc := sharing.DivergedChain{Remote: remote, Ref: ref, KeptAs: keep, Tip: tip.String(), Thoughts: []string{}}
 		var subjects []string
 		for id := tip; id != zeroHash; {
 			if mine[id] {
@@ -124,7 +111,7 @@ func (s *Store) DivergedThoughts(sessionID, keptAs string) (since int, thoughts 
 	if err != nil {
 		return 0, nil, err
 	}
-	var dc *DivergedChain
+	var dc *sharing.DivergedChain
 	for i := range chains {
 		if chains[i].KeptAs == keptAs {
 			dc = &chains[i]

@@ -503,19 +503,6 @@ func TestSeed000CellShape(t *testing.T) {
 	}
 }
 
-func TestParseTimeout(t *testing.T) {
-	for in, want := range map[string]time.Duration{"": DefaultTimeout, "30s": 30 * time.Second, "2m": 2 * time.Minute, "5": 5 * time.Second, "0.5": 500 * time.Millisecond} {
-		if got, err := ParseTimeout(in); err != nil || got != want {
-			t.Errorf("%q: %v, %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"soon", "-1s", "0", "2h"} {
-		if _, err := ParseTimeout(in); err == nil || !strings.Contains(err.Error(), TimeoutEnv) {
-			t.Errorf("%q: %v", in, err)
-		}
-	}
-}
-
 // TestInstalledPackage installs a small pure-JS package from npm and
 // requires it from a cell. It needs npm and the registry.
 func TestInstalledPackage(t *testing.T) {

@@ -552,26 +552,3 @@ func (s *Service) workDir(id string) (string, error) {
 	}
 	return dir, nil
 }
-
-// TimeoutEnv is the environment variable that sets Options.Timeout.
-const TimeoutEnv = "THOUGHTBOX_NOTEBOOK_TIMEOUT"
-
-// ParseTimeout reads a THOUGHTBOX_NOTEBOOK_TIMEOUT value: a Go duration
-// ("30s", "2m") or a number of seconds ("30"); "" is the default.
-func ParseTimeout(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return DefaultTimeout, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		var secs float64
-		if _, err2 := fmt.Sscanf(s, "%g", &secs); err2 == nil && fmt.Sprint(secs) == s {
-			d, err = time.Duration(secs*float64(time.Second)), nil
-		}
-	}
-	if err != nil || d <= 0 || d > time.Hour {
-		return 0, fmt.Errorf("%s: expected a duration between 1ms and 1h such as 10s, got %q", TimeoutEnv, s)
-	}
-	return d, nil
-}

@@ -71,7 +71,7 @@ func (p *Project) Bind(ctx context.Context, remoteOrURL string) (Binding, error)
 
 func resolveBinding(ctx context.Context, r *coderepo.Repo, arg string) (Binding, error) {
 	if strings.TrimSpace(arg) == "" {
-		return Binding{}, fmt.Errorf("remote bind: expected a git remote's name or a URL: %w", ErrInvalidRemoteURL)
+		return Binding{}, fmt.Errorf("remote bind: expected a git remote's name or a URL: %w", remote.ErrInvalidRemoteURL)
 	}
 	if remote.ValidRemoteName(arg) == nil && !strings.ContainsAny(arg, "/:\\") {
 		_, push, err := r.RemoteURLs(ctx, arg)

@@ -12,10 +12,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// Branched is a chain of this ledger that a pull recorded as a branch of
-// its session, as gitstore/remote defines it.
-type Branched = remote.Branched
-
 // convergeAttempts bounds how often a pull settles one session again after
 // a writer of ours moved one of its refs meanwhile.
 const convergeAttempts = 4
@@ -55,7 +51,7 @@ func (p *Project) converge(ctx context.Context, res *PullResult) error {
 	}
 	for _, id := range ids {
 		divs := bySession[id]
-		var branched []Branched
+		var branched []remote.Branched
 		var why string
 		var err error
 		for attempt := 0; attempt < convergeAttempts; attempt++ {
@@ -89,7 +85,7 @@ func (p *Project) converge(ctx context.Context, res *PullResult) error {
 // convergeSession settles one session's diverged refs (see converge). It
 // returns why it could not, or the branches it recorded; an error wrapping
 // ledger.ErrConflict means a ref moved meanwhile and it may be tried again.
-func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.Divergence) ([]Branched, string, error) {
+func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.Divergence) ([]remote.Branched, string, error) {
 	var moves []gitstore.RefMove
 	var apart []*gitstore.ApartChain
 	for _, d := range divs {
@@ -109,7 +105,7 @@ func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.
 		}
 		moves = append(moves, gitstore.RefMove{Ref: d.KeptAs, Old: d.Remote})
 	}
-	var out []Branched
+	var out []remote.Branched
 	for _, ac := range apart {
 		b, why, err := p.recordApart(ctx, id, ac)
 		if err != nil || why != "" {
@@ -127,9 +123,9 @@ func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.
 // ac.ForkThought, named after the author of its first thought and its
 // first commit. A branch of that name already there holds what an earlier,
 // interrupted pull recorded: the thoughts it has are not recorded again.
-func (p *Project) recordApart(ctx context.Context, id string, ac *gitstore.ApartChain) (Branched, string, error) {
+func (p *Project) recordApart(ctx context.Context, id string, ac *gitstore.ApartChain) (remote.Branched, string, error) {
 	name := apartBranchName(ac)
-	b := Branched{Session: id, Ref: ac.Ref, Branch: name, FromThought: ac.ForkThought, Thoughts: len(ac.Thoughts)}
+	b := remote.Branched{Session: id, Ref: ac.Ref, Branch: name, FromThought: ac.ForkThought, Thoughts: len(ac.Thoughts)}
 	have, err := p.store.BranchThoughts(id, name)
 	if err != nil {
 		return b, "", err

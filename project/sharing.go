@@ -12,28 +12,22 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
-// The types of sharing, as gitstore/remote defines them: the CLI prints and
-// encodes them but reaches them only through this package.
+// The outcome types of push and pull that the CLI names. They are
+// defined in gitstore/remote, which the CLI may not import; their home is
+// package sharing (doc/architecture.md, "Where the sharing types live"),
+// and they move there, and these aliases go, once the push and pull files
+// are free to edit.
 type (
-	// Remote is a named Git remote of the project.
-	Remote = remote.Remote
-	// PushResult is what a push did, ref by ref.
-	PushResult = remote.PushResult
 	// PullResult is what a pull did, ref by ref, and what it kept aside.
 	PullResult = remote.PullResult
 	// RefChange is one ref a push or pull created or moved.
 	RefChange = remote.RefChange
-	// DivergedChain is a remote's chain of a session that a pull kept
-	// aside because it was extended differently here.
-	DivergedChain = gitstore.DivergedChain
-	// LogRepair reports what RepairLog salvaged.
-	LogRepair = gitstore.LogRepair
+	// RejectReason says why a push left a ref alone; Rejection.Reason.
+	RejectReason = remote.RejectReason
 )
-
-// RejectReason says why a push left a ref alone; Rejection.Reason.
-type RejectReason = remote.RejectReason
 
 // The reasons a push rejects a ref, as gitstore/remote defines them.
 const (
@@ -42,18 +36,6 @@ const (
 	RejectAhead    = remote.RejectAhead
 	RejectRefused  = remote.RejectRefused
 	RejectHeld     = remote.RejectHeld
-)
-
-// The sharing failures a caller may tell apart with errors.Is, as
-// gitstore/remote (and gitstore, for kept chains) defines them.
-var (
-	ErrNoRemote          = remote.ErrNoRemote
-	ErrRemoteExists      = remote.ErrRemoteExists
-	ErrInvalidRemoteName = remote.ErrInvalidRemoteName
-	ErrInvalidRemoteURL  = remote.ErrInvalidRemoteURL
-	ErrNoRepository      = remote.ErrNoRepository
-	ErrCredentials       = remote.ErrCredentials
-	ErrNoKeptChain       = gitstore.ErrNoKeptChain
 )
 
 // ErrCodeRepository is returned by remote add, remove and list for a
@@ -75,7 +57,7 @@ func checkSharing(cfg *config.Config) error {
 func ValidRemoteName(name string) error { return remote.ValidRemoteName(name) }
 
 // Remotes lists the project's remotes by name.
-func (p *Project) Remotes() ([]Remote, error) {
+func (p *Project) Remotes() ([]sharing.Remote, error) {
 	if err := checkSharing(p.cfg); err != nil {
 		return nil, err
 	}
@@ -83,9 +65,9 @@ func (p *Project) Remotes() ([]Remote, error) {
 }
 
 // AddRemote adds a remote, checking its name and URL.
-func (p *Project) AddRemote(name, url string) (Remote, error) {
+func (p *Project) AddRemote(name, url string) (sharing.Remote, error) {
 	if err := checkSharing(p.cfg); err != nil {
-		return Remote{}, err
+		return sharing.Remote{}, err
 	}
 	return remote.AddRemote(p.store, name, url)
 }
@@ -116,7 +98,7 @@ type PushOptions struct {
 // Push sends the project to remote (a name, URL or path; "" for the only
 // remote, or origin), with the credentials and transport of the
 // configuration.
-func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*PushResult, error) {
+func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*remote.PushResult, error) {
 	to, err := transferOptions(p.cfg, o.Progress)
 	if err != nil {
 		return nil, err
@@ -147,7 +129,7 @@ func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*PushRe
 }
 
 // notRejected is ids less the sessions a push rejected.
-func notRejected(ids []string, res *PushResult) []string {
+func notRejected(ids []string, res *remote.PushResult) []string {
 	rejected := map[string]bool{}
 	for _, r := range res.Rejected {
 		rejected[r.Session] = true
@@ -233,7 +215,7 @@ func pulledSessions(res *PullResult) ledger.PulledSessions {
 
 // Diverged lists the chains a pull kept aside because a remote extended
 // them differently: of one session, or of all when sessionID is "".
-func (p *Project) Diverged(sessionID string) ([]DivergedChain, error) {
+func (p *Project) Diverged(sessionID string) ([]sharing.DivergedChain, error) {
 	return p.store.Diverged(sessionID)
 }
 
@@ -282,7 +264,7 @@ type Status struct {
 	PendingRecords int
 	PendingBytes   int64
 	// Remotes are the remotes named in the repository's Git config.
-	Remotes []Remote
+	Remotes []sharing.Remote
 }
 
 // Inspect reads the project cfg names straight from disk, without opening
@@ -326,6 +308,6 @@ func PeekRemotes(repo string) []string { return remote.PeekRemotes(repo) }
 // opened (a damaged log stops the opening): every record that checks out
 // is kept, the original is copied aside. It needs file storage and the
 // log to exist (see gitstore.RepairLog).
-func RepairLog(cfg *config.Config) (*LogRepair, error) {
+func RepairLog(cfg *config.Config) (*gitstore.LogRepair, error) {
 	return gitstore.RepairLog(cfg.RepoPath())
 }

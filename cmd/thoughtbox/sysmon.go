@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/config"
+)
 
 // sysmonSetting keeps the Go runtime's monitor thread (sysmon) out of its
 // deep sleep. A server that goes idle between calls, as it does for each
@@ -91,7 +95,7 @@ func transport(args, environ []string) string {
 		}
 	}
 	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "THOUGHTBOX_TRANSPORT="); ok {
+		if v, ok := strings.CutPrefix(kv, config.EnvTransport+"="); ok {
 			if v != "" {
 				return v
 			}

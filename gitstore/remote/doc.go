@@ -17,6 +17,8 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
+
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // Short names for what every file of the package speaks in, as gitstore
@@ -63,12 +65,12 @@ func Pull(ctx context.Context, st *gitstore.Store, remote string, o TransferOpti
 }
 
 // Remotes lists the project's remotes by name.
-func Remotes(st *gitstore.Store) ([]Remote, error) { return (&sharer{st}).remotes() }
+func Remotes(st *gitstore.Store) ([]sharing.Remote, error) { return (&sharer{st}).remotes() }
 
 // AddRemote records a remote, checking its name and URL. A path is stored
 // as an absolute path, so that the remote does not depend on the directory
 // a command ran in.
-func AddRemote(st *gitstore.Store, name, rawURL string) (Remote, error) {
+func AddRemote(st *gitstore.Store, name, rawURL string) (sharing.Remote, error) {
 	return (&sharer{st}).addRemote(name, rawURL)
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // PeekRemotes lists the remotes named in the repository's Git config.
@@ -19,14 +21,14 @@ func PeekRemotes(gitDir string) []string {
 
 // PeekConfig reads the remotes and their URLs from the repository's
 // Git config (the url of each [remote "name"] section), sorted by name.
-func PeekConfig(gitDir string) []Remote {
+func PeekConfig(gitDir string) []sharing.Remote {
 	f, err := os.Open(filepath.Join(gitDir, "config"))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var out []Remote
-	var cur *Remote
+	var out []sharing.Remote
+	var cur *sharing.Remote
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -34,7 +36,7 @@ func PeekConfig(gitDir string) []Remote {
 			cur = nil
 			if rest, ok := strings.CutPrefix(line, `[remote "`); ok {
 				if name, ok := strings.CutSuffix(rest, `"]`); ok && validRemoteName(name) == nil {
-					out = append(out, Remote{Name: name})
+					out = append(out, sharing.Remote{Name: name})
 					cur = &out[len(out)-1]
 				}
 			}
@@ -44,6 +46,6 @@ func PeekConfig(gitDir string) []Remote {
 			cur.URL = redactURL(strings.TrimSpace(value))
 		}
 	}
-	slices.SortFunc(out, func(a, b Remote) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b sharing.Remote) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
+
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // TestPeekConfigReadsWhatAddRemoteWrote: the remotes read straight from
@@ -29,7 +31,7 @@ func TestPeekConfigReadsWhatAddRemoteWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := PeekConfig(repo)
-	if len(got) != 2 || got[0].Name != "backup" || got[1] != (Remote{Name: "origin", URL: team}) {
+	if len(got) != 2 || got[0].Name != "backup" || got[1] != (sharing.Remote{Name: "origin", URL: team}) {
 		t.Fatalf("PeekConfig = %+v", got)
 	}
 	if strings.Contains(got[0].URL, "s3cret") || !strings.Contains(got[0].URL, "git.example.com") {

@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // A project shares its ledger through ordinary Git remotes. Remotes are
@@ -31,12 +33,6 @@ import (
 // (refs/heads/notebooks/<id>) and, when the remote has none yet, main with
 // its README. Each session owns its refs, so pushes from many
 // agents never touch the same ref unless they wrote the same session.
-
-// Remote is a named Git remote of the project.
-type Remote struct {
-	Name string `json:"name"`
-	URL  string `json:"url"`
-}
 
 // TransferOptions say how to reach a remote and what to move.
 type TransferOptions struct {
@@ -98,14 +94,14 @@ func validRemoteName(name string) error {
 }
 
 // remotes lists the project's remotes by name.
-func (s *sharer) remotes() ([]Remote, error) {
+func (s *sharer) remotes() ([]sharing.Remote, error) {
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Remote, 0, len(cfg.Remotes))
+	out := make([]sharing.Remote, 0, len(cfg.Remotes))
 	for name, rc := range cfg.Remotes {
-		r := Remote{Name: name}
+		r := sharing.Remote{Name: name}
 		if len(rc.URLs) > 0 {
 			r.URL = rc.URLs[0]
 		}
@@ -117,13 +113,13 @@ func (s *sharer) remotes() ([]Remote, error) {
 
 // addRemote records a remote. A path is stored as an absolute path, so that
 // the remote does not depend on the directory a command ran in.
-func (s *sharer) addRemote(name, rawURL string) (Remote, error) {
+func (s *sharer) addRemote(name, rawURL string) (sharing.Remote, error) {
 	if err := validRemoteName(name); err != nil {
-		return Remote{}, err
+		return sharing.Remote{}, err
 	}
 	u, err := normalizeURL(rawURL)
 	if err != nil {
-		return Remote{}, err
+		return sharing.Remote{}, err
 	}
 	err = s.EditConfig(func(cfg *gitconfig.Config) error {
 		if _, ok := cfg.Remotes[name]; ok {
@@ -133,7 +129,7 @@ func (s *sharer) addRemote(name, rawURL string) (Remote, error) {
 			Fetch: []gitconfig.RefSpec{gitconfig.RefSpec("+refs/heads/*:refs/remotes/" + name + "/*")}}
 		return nil
 	})
-	return Remote{Name: name, URL: u}, err
+	return sharing.Remote{Name: name, URL: u}, err
 }
 
 // removeRemote forgets a remote. Chains kept from it after a divergence

@@ -63,6 +63,12 @@ var rules = []rule{
 		}},
 	{Name: "config never imports gitstore", From: under("config"),
 		To: under("gitstore")},
+	{Name: "project/pool opens projects only through project, never gitstore or the MCP server itself", From: under("project/pool"),
+		To: func(p string) bool { return under("gitstore")(p) || under("gateway")(p) }, Direct: true},
+	{Name: "the MCP server and the Observatory get other projects through functions the CLI hands them, never by opening them", From: func(p string) bool { return under("gateway")(p) || under("observatory")(p) },
+		To: under("project")},
+	{Name: "sharing is a leaf of types and sentinels: nothing of ours, no go-git", From: exactly("sharing"),
+		To: func(p string) bool { return ours[p] && p != "sharing" || under("github.com/go-git")(p) }},
 }
 
 // goGitWire matches go-git's transports and the wire protocol they speak.
@@ -195,7 +201,7 @@ func short(p string) string {
 // TestArrows holds the module to the arrows of doc/architecture.md.
 func TestArrows(t *testing.T) {
 	g := loadGraph(t)
-	for _, want := range []string{"ledger", "gitstore", "gitstore/remote", "project", "cmd/thoughtbox/internal/cli", "observatory", "export"} {
+	for _, want := range []string{"ledger", "gitstore", "gitstore/remote", "project", "project/pool", "sharing", "cmd/thoughtbox/internal/cli", "observatory", "export"} {
 		if _, ok := g[want]; !ok {
 			t.Fatalf("go list did not report package %s: the rules would check nothing", want)
 		}
@@ -224,6 +230,7 @@ func TestCheckNamesTheChain(t *testing.T) {
 		"cmd/thoughtbox/internal/cli": {"project", "gitstore"},
 		"export":                      {"ledger"},
 		"config":                      {"ledger", "events"},
+		"project/pool":                {"project", "gitstore"},
 		// Tests are held only to the rules that say so: the CLI's, not
 		// the observatory's.
 		testsOf("cmd/thoughtbox/internal/cli"): {"project", "gitstore"},
@@ -247,6 +254,8 @@ func TestCheckNamesTheChain(t *testing.T) {
 		"observatory never imports gitstore: observatory → events → project → gitstore",
 		"the log (gitstore/internal/wal) knows only its records' parts, never the repository, packs or refs: gitstore/internal/wal → gitstore/internal/pack",
 		"config never imports gitstore: config → events → project → gitstore",
+		"project/pool opens projects only through project, never gitstore or the MCP server itself: project/pool imports gitstore",
+		"the MCP server and the Observatory get other projects through functions the CLI hands them, never by opening them: observatory → events → project",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -39,9 +39,6 @@ const (
 	ExitUsage   = 2
 )
 
-// EnvAgentName names the author of thoughts written from the command line.
-const EnvAgentName = "THOUGHTBOX_AGENT_NAME"
-
 // DefaultAgentName is the author of CLI-written thoughts when
 // THOUGHTBOX_AGENT_NAME is unset.
 const DefaultAgentName = "thoughtbox-cli"
@@ -384,7 +381,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	}
 	// The event stream (THOUGHTBOX_EVENTS_ENABLED) is the ledger's, so it
 	// covers thoughts written from the command line as well as by agents.
-	jsonl, err := events.FromEnv(cfg.Getenv, env.Stderr)
+	jsonl, err := cfg.OpenEvents(env.Stderr)
 	if err != nil {
 		return report(env.Stderr, cfg, err)
 	}
@@ -458,7 +455,7 @@ func parse(p *kong.Kong, args []string) (kctx *kong.Context, err error) {
 
 // author is who CLI-written thoughts are attributed to.
 func (a *app) author() ledger.Author {
-	name := a.cfg.Getenv(EnvAgentName)
+	name := a.cfg.Getenv(config.EnvAgentName)
 	if name == "" {
 		name = DefaultAgentName
 	}

@@ -5,10 +5,9 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
-)
 
-// EnvNoColor turns colour off when set to anything (https://no-color.org).
-const EnvNoColor = "NO_COLOR"
+	"github.com/thoughtbox/thoughtbox/config"
+)
 
 // The SGR sequences the listings use: a bold header, and session ids in
 // yellow as git shows commit ids.
@@ -24,7 +23,7 @@ func wantColor(stdout io.Writer, format Format, noColorFlag bool, lookupEnv func
 	if noColorFlag || format != FormatText {
 		return false
 	}
-	if v, ok := lookupEnv(EnvNoColor); ok && v != "" {
+	if v, ok := lookupEnv(config.EnvNoColor); ok && v != "" {
 		return false
 	}
 	return isTerminal(unescaped(stdout))

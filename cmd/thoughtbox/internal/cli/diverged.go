@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
-	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // divergedCmd deals with the chains a pull kept because a remote extended
@@ -31,7 +31,7 @@ func (c *divergedListCmd) Run(a *app) error {
 	}
 	if a.format == FormatJSON {
 		if chains == nil {
-			chains = []project.DivergedChain{}
+			chains = []sharing.DivergedChain{}
 		}
 		return writeJSON(a.env.Stdout, chains)
 	}
@@ -103,7 +103,7 @@ func (c *divergedAdoptCmd) Run(a *app) error {
 	}
 	// Only a main chain can be adopted: when a remote's kept chains are a
 	// main chain and branches, the main chain is the one meant.
-	if mains := slices.DeleteFunc(slices.Clone(chains), func(d project.DivergedChain) bool { return !strings.HasSuffix(d.Ref, "/main") }); len(mains) > 0 {
+	if mains := slices.DeleteFunc(slices.Clone(chains), func(d sharing.DivergedChain) bool { return !strings.HasSuffix(d.Ref, "/main") }); len(mains) > 0 {
 		chains = mains
 	}
 	if len(chains) > 1 {
@@ -153,7 +153,7 @@ func (c *divergedAdoptCmd) Run(a *app) error {
 
 // keptChains resolves a session and returns its kept chains, of one remote
 // if given; none is an error naming what there is.
-func (a *app) keptChains(prefix, remote string) ([]project.DivergedChain, error) {
+func (a *app) keptChains(prefix, remote string) ([]sharing.DivergedChain, error) {
 	if err := a.needDisk(); err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (a *app) keptChains(prefix, remote string) ([]project.DivergedChain, error)
 	if err != nil {
 		return nil, err
 	}
-	var out []project.DivergedChain
+	var out []sharing.DivergedChain
 	for _, d := range all {
 		if remote == "" || d.Remote == remote {
 			out = append(out, d)

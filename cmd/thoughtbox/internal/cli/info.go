@@ -8,6 +8,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // projectsCmd and infoCmd only report: they read what is on disk without
@@ -72,7 +73,7 @@ type infoOutput struct {
 	ConfigFile string           `json:"configFile"`
 	Config     *config.File     `json:"config,omitempty"`
 	Sessions   int              `json:"sessions"`
-	Remotes    []project.Remote `json:"remotes"`
+	Remotes    []sharing.Remote `json:"remotes"`
 	Pending    pendingInfo      `json:"pending"`
 	MaxThought int              `json:"maxThoughtBytes"`
 }
@@ -87,7 +88,7 @@ func (c *infoCmd) Run(a *app) error {
 	o := infoOutput{
 		Version: versionLine(), DataDir: a.cfg.DataDir, Project: a.cfg.Project, Repository: repo,
 		Storage: a.cfg.Storage, Partition: string(a.cfg.Partition), ConfigFile: filepath.Join(a.cfg.DataDir, config.FileName),
-		MaxThought: a.cfg.MaxThoughtBytes, Remotes: []project.Remote{},
+		MaxThought: a.cfg.MaxThoughtBytes, Remotes: []sharing.Remote{},
 	}
 	if f, err := config.ReadFile(o.ConfigFile); err == nil {
 		o.Config = &f

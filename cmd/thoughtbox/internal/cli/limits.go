@@ -28,7 +28,7 @@ func readLimits(cfg *config.Config) (serverLimits, error) {
 	for _, d := range []struct {
 		env string
 		v   *time.Duration
-	}{{EnvHTTPReadTimeout, &l.readTimeout}, {EnvHTTPIdleTimeout, &l.idle}, {EnvRootsTimeout, &l.rootsTimeout}, {EnvProjectIdle, &l.projectIdle}} {
+	}{{config.EnvHTTPReadTimeout, &l.readTimeout}, {config.EnvHTTPIdleTimeout, &l.idle}, {config.EnvRootsTimeout, &l.rootsTimeout}, {config.EnvProjectIdle, &l.projectIdle}} {
 		text := strings.TrimSpace(cfg.Getenv(d.env))
 		if text == "" {
 			continue
@@ -42,7 +42,7 @@ func readLimits(cfg *config.Config) (serverLimits, error) {
 	for _, n := range []struct {
 		env string
 		v   *int
-	}{{EnvHTTPMaxConns, &l.maxConns}, {EnvHTTPMaxSessions, &l.maxSessions}, {EnvMaxOpenProjects, &l.maxProjects}} {
+	}{{config.EnvHTTPMaxConns, &l.maxConns}, {config.EnvHTTPMaxSessions, &l.maxSessions}, {config.EnvMaxOpenProjects, &l.maxProjects}} {
 		text := strings.TrimSpace(cfg.Getenv(n.env))
 		if text == "" {
 			continue
@@ -53,12 +53,12 @@ func readLimits(cfg *config.Config) (serverLimits, error) {
 		}
 		*n.v = v
 	}
-	for _, o := range strings.Split(cfg.Getenv(EnvAllowedOrigins), ",") {
+	for _, o := range strings.Split(cfg.Getenv(config.EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o == "" {
 			continue
 		}
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.Count(o, "/") > 2 {
-			return l, &config.SettingError{Name: EnvAllowedOrigins, Value: o, Reason: "expected origins like https://app.example.com:8443, comma-separated, without a path"}
+			return l, &config.SettingError{Name: config.EnvAllowedOrigins, Value: o, Reason: "expected origins like https://app.example.com:8443, comma-separated, without a path"}
 		}
 		l.origins = append(l.origins, o)
 	}

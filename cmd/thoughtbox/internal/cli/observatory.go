@@ -124,14 +124,14 @@ func startObservatoryIfEnabled(a *app, hostFlag string, tokens *gateway.Tokens) 
 // and hands it the ledger's events. tokens (nil for none) are checked
 // against the project a serves.
 func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, tokens *gateway.Tokens) (*observatory.Observatory, net.Listener, error) {
-	host := firstSet(hostFlag, a.cfg.Getenv(EnvHost), "127.0.0.1")
+	host := firstSet(hostFlag, a.cfg.Getenv(config.EnvHost), "127.0.0.1")
 	cfg := observatory.Config{
 		Host:           host,
 		Port:           s.Port,
 		Origins:        s.Origins,
 		MaxConnections: s.MaxConnections,
 		HTTPAPI:        s.HTTPAPI,
-		AuthToken:      a.cfg.Getenv(EnvAuthToken),
+		AuthToken:      a.cfg.Getenv(config.EnvAuthToken),
 		Project:        a.cfg.Project,
 		AbandonAfter:   s.AbandonAfter,
 		LiveWindow:     s.LiveWindow,
@@ -153,7 +153,7 @@ func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, to
 	if err != nil {
 		return nil, nil, fmt.Errorf("Observatory: listen on %s: %w (set THOUGHTBOX_OBSERVATORY_PORT to use another port)", o.Addr(), err)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(config.EnvAuthToken) == "" && tokens == nil {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: the Observatory listens on %s without THOUGHTBOX_AUTH_TOKEN or THOUGHTBOX_AUTH_TOKENS_FILE: anyone who can reach it can read the ledger\n", host)
 	}
 	a.observatory.set(o)

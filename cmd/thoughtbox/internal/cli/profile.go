@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+
+	"github.com/thoughtbox/thoughtbox/config"
 )
 
 // startProfiles starts the debugging profiles the environment asks for
-// (EnvCPUProfile, EnvHeapProfile) around any command, not only serve: the
+// (config.EnvCPUProfile, config.EnvHeapProfile) around any command, not only serve: the
 // slow part of a command on a large ledger is found the same way as a
 // server's. The returned stop writes them out.
 func startProfiles(lookup func(string) (string, bool), stderr io.Writer) (stop func(), err error) {
@@ -18,21 +20,21 @@ func startProfiles(lookup func(string) (string, bool), stderr io.Writer) (stop f
 			stops[i]()
 		}
 	}
-	if path, _ := lookup(EnvCPUProfile); path != "" {
+	if path, _ := lookup(config.EnvCPUProfile); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
-			return stop, fmt.Errorf("%s: %w", EnvCPUProfile, err)
+			return stop, fmt.Errorf("%s: %w", config.EnvCPUProfile, err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			f.Close()
-			return stop, fmt.Errorf("%s: %w", EnvCPUProfile, err)
+			return stop, fmt.Errorf("%s: %w", config.EnvCPUProfile, err)
 		}
 		stops = append(stops, func() {
 			pprof.StopCPUProfile()
 			f.Close()
 		})
 	}
-	if path, _ := lookup(EnvHeapProfile); path != "" {
+	if path, _ := lookup(config.EnvHeapProfile); path != "" {
 		stops = append(stops, func() {
 			f, err := os.Create(path)
 			if err == nil {
@@ -42,7 +44,7 @@ func startProfiles(lookup func(string) (string, bool), stderr io.Writer) (stop f
 				}
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "thoughtbox: %s: %v\n", EnvHeapProfile, err)
+				fmt.Fprintf(stderr, "thoughtbox: %s: %v\n", config.EnvHeapProfile, err)
 			}
 		})
 	}

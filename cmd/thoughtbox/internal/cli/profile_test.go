@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/thoughtbox/thoughtbox/config"
 )
 
 // TestProfilesForAnyCommand: the profile variables work for a command
@@ -15,7 +17,7 @@ func TestProfilesForAnyCommand(t *testing.T) {
 	dir := t.TempDir()
 	cpu, heap := filepath.Join(dir, "cpu.pb"), filepath.Join(dir, "heap.pb")
 	vars := map[string]string{"THOUGHTBOX_DATA_DIR": filepath.Join(dir, "data"), "HOME": "/nonexistent",
-		EnvCPUProfile: cpu, EnvHeapProfile: heap}
+		config.EnvCPUProfile: cpu, config.EnvHeapProfile: heap}
 	if code, _, stderr := run(t, vars, "start", "Profiled"); code != 0 {
 		t.Fatalf("start: exit %d: %s", code, stderr)
 	}
@@ -32,9 +34,9 @@ func TestProfilesForAnyCommand(t *testing.T) {
 			t.Fatalf("%s is not a profile: % x", p, data[:min(len(data), 8)])
 		}
 	}
-	vars[EnvCPUProfile] = filepath.Join(dir, "missing", "cpu.pb")
+	vars[config.EnvCPUProfile] = filepath.Join(dir, "missing", "cpu.pb")
 	code, _, stderr := run(t, vars, "sessions")
-	if code == 0 || !strings.Contains(stderr, EnvCPUProfile) {
+	if code == 0 || !strings.Contains(stderr, config.EnvCPUProfile) {
 		t.Fatalf("an unwritable profile: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -10,15 +10,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/sandbox"
 )
 
-// The RLM loop's limits (seed 004: "maximum 12 iterations (configurable)",
-// a 5-second timeout per REPL block), each a setting of serve.
-const (
-	EnvRLMMaxIterations = "THOUGHTBOX_RLM_MAX_ITERATIONS"
-	EnvRLMBlockTimeout  = "THOUGHTBOX_RLM_BLOCK_TIMEOUT"
-	EnvRLMMaxOutput     = "THOUGHTBOX_RLM_MAX_OUTPUT"
-	EnvRLMMemory        = "THOUGHTBOX_RLM_MEMORY"
-)
-
 // The bounds a setting may take: past them a run would hold a connection
 // for minutes or the sandbox more memory than a server should lend one
 // call.
@@ -60,28 +51,28 @@ func (f rlmFlags) rlmSettings(cfg *config.Config) (rlm.Options, error) {
 		}
 		return "", "", false
 	}
-	if name, v, ok := pick(f.RLMMaxIterations, "--rlm-max-iterations", EnvRLMMaxIterations); ok {
+	if name, v, ok := pick(f.RLMMaxIterations, "--rlm-max-iterations", config.EnvRLMMaxIterations); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxRLMIterations {
 			return o, &config.SettingError{Name: name, Value: v, Reason: "expected a whole number of iterations from 1 to 100"}
 		}
 		o.MaxIterations = n
 	}
-	if name, v, ok := pick(f.RLMBlockTimeout, "--rlm-block-timeout", EnvRLMBlockTimeout); ok {
+	if name, v, ok := pick(f.RLMBlockTimeout, "--rlm-block-timeout", config.EnvRLMBlockTimeout); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 || d > maxRLMBlockTimeout {
 			return o, &config.SettingError{Name: name, Value: v, Reason: "expected a positive Go duration up to 10m, such as 5s or 1500ms"}
 		}
 		o.BlockTimeout = d
 	}
-	if name, v, ok := pick(f.RLMMaxOutput, "--rlm-max-output", EnvRLMMaxOutput); ok {
+	if name, v, ok := pick(f.RLMMaxOutput, "--rlm-max-output", config.EnvRLMMaxOutput); ok {
 		n, err := config.ParseSize(v)
 		if err != nil || n > maxRLMOutput {
 			return o, &config.SettingError{Name: name, Value: v, Reason: "expected a number of bytes from 1 to 1M, optionally with a K or M suffix (e.g. 8K)"}
 		}
 		o.MaxOutput = n
 	}
-	if name, v, ok := pick(f.RLMMemory, "--rlm-memory", EnvRLMMemory); ok {
+	if name, v, ok := pick(f.RLMMemory, "--rlm-memory", config.EnvRLMMemory); ok {
 		n, err := config.ParseSize(v)
 		if err != nil || n < minRLMMemory || n > maxRLMMemory {
 			return o, &config.SettingError{Name: name, Value: v, Reason: "expected a number of bytes from 16M to 1G, with a K, M or G suffix (e.g. 256M)"}

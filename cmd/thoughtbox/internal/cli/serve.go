@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -20,55 +18,12 @@ import (
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gateway"
 	"github.com/thoughtbox/thoughtbox/gateway/rlm"
-	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/project/pool"
 )
 
 // Version is reported to MCP clients in initialize.
 var Version = "0.1.0"
-
-// Environment variables of the MCP server (seed 000).
-const (
-	EnvTransport = "THOUGHTBOX_TRANSPORT"
-	EnvHost      = "HOST"
-	EnvPort      = "PORT"
-	EnvAuthToken = "THOUGHTBOX_AUTH_TOKEN"
-	// EnvAuthTokensFile names a file of bearer tokens, each with the agent
-	// identity it stands for and the projects it may read or write.
-	EnvAuthTokensFile  = "THOUGHTBOX_AUTH_TOKENS_FILE"
-	EnvAgentID         = "THOUGHTBOX_AGENT_ID"
-	EnvDisableThoughts = "DISABLE_THOUGHT_LOGGING"
-	// EnvAllowedOrigins lists, comma-separated, the browser origins HTTP
-	// requests may come from besides local ones.
-	EnvAllowedOrigins = "THOUGHTBOX_ALLOWED_ORIGINS"
-	// EnvHTTPReadTimeout bounds reading one request body (a Go duration).
-	EnvHTTPReadTimeout = "THOUGHTBOX_HTTP_READ_TIMEOUT"
-	// EnvHTTPIdleTimeout closes a keep-alive connection idle this long.
-	EnvHTTPIdleTimeout = "THOUGHTBOX_HTTP_IDLE_TIMEOUT"
-	// EnvHTTPMaxConns caps the open HTTP connections; more wait to be
-	// accepted.
-	EnvHTTPMaxConns = "THOUGHTBOX_HTTP_MAX_CONNS"
-	// EnvHTTPMaxSessions caps the open MCP sessions over HTTP; past it the
-	// one idle longest is closed, and with none idle initialize is
-	// refused.
-	EnvHTTPMaxSessions = "THOUGHTBOX_HTTP_MAX_SESSIONS"
-	// EnvRootsTimeout bounds the wait for a client's answer to roots/list.
-	EnvRootsTimeout = "THOUGHTBOX_ROOTS_TIMEOUT"
-	// EnvExportDirs lists folders, besides DIR/exports, that session export
-	// {destination} may write into, separated as PATH is (: or ; on
-	// Windows); serve --export-dir adds to it.
-	EnvExportDirs = "THOUGHTBOX_EXPORT_DIRS"
-	// EnvMaxOpenProjects caps the projects kept open besides the
-	// server's own; EnvProjectIdle closes one unused this long.
-	EnvMaxOpenProjects = "THOUGHTBOX_MAX_OPEN_PROJECTS"
-	EnvProjectIdle     = "THOUGHTBOX_PROJECT_IDLE_TIMEOUT"
-	// EnvCPUProfile, when set, names a file for a CPU profile of the
-	// command (a debugging aid: go tool pprof reads it).
-	EnvCPUProfile = "THOUGHTBOX_CPU_PROFILE"
-	// EnvHeapProfile, when set, names a file for an allocation profile
-	// written when the command (or the server) ends.
-	EnvHeapProfile = "THOUGHTBOX_HEAP_PROFILE"
-)
 
 type serveCmd struct {
 	Transport string `placeholder:"stdio|http" help:"MCP transport: http (Streamable HTTP at /mcp, the default) or stdio (env THOUGHTBOX_TRANSPORT). A client that launches the server should run 'thoughtbox mcp'."`
@@ -98,11 +53,11 @@ type serveSettings struct {
 // or the project is touched (see checkSettings).
 func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 	var s serveSettings
-	s.transport = firstSet(c.Transport, cfg.Getenv(EnvTransport), "http")
+	s.transport = firstSet(c.Transport, cfg.Getenv(config.EnvTransport), "http")
 	if s.transport != "http" && s.transport != "stdio" {
 		name := "--transport"
 		if c.Transport == "" {
-			name = EnvTransport
+			name = config.EnvTransport
 		}
 		return s, &config.SettingError{Name: name, Value: s.transport, Reason: "expected stdio or http"}
 	}
@@ -129,13 +84,13 @@ func (c *serveCmd) settings(cfg *config.Config) (serveSettings, error) {
 	if s.exportDirs, err = c.readExportDirs(cfg); err != nil {
 		return s, err
 	}
-	s.host = firstSet(c.Host, cfg.Getenv(EnvHost), "127.0.0.1")
-	s.portText = firstSet(c.Port, cfg.Getenv(EnvPort), "1731")
+	s.host = firstSet(c.Host, cfg.Getenv(config.EnvHost), "127.0.0.1")
+	s.portText = firstSet(c.Port, cfg.Getenv(config.EnvPort), "1731")
 	s.port, err = strconv.Atoi(s.portText)
 	if s.transport == "http" && (err != nil || s.port < 0 || s.port > 65535) {
 		name := "--port"
 		if c.Port == "" {
-			name = EnvPort
+			name = config.EnvPort
 		}
 		return s, &config.SettingError{Name: name, Value: s.portText, Reason: "expected a port number from 0 to 65535"}
 	}
@@ -151,9 +106,9 @@ func (c *serveCmd) readExportDirs(cfg *config.Config) ([]string, error) {
 	for _, d := range c.ExportDir {
 		all = append(all, given{"--export-dir", d})
 	}
-	for _, d := range filepath.SplitList(cfg.Getenv(EnvExportDirs)) {
+	for _, d := range filepath.SplitList(cfg.Getenv(config.EnvExportDirs)) {
 		if d = strings.TrimSpace(d); d != "" {
-			all = append(all, given{EnvExportDirs, d})
+			all = append(all, given{config.EnvExportDirs, d})
 		}
 	}
 	var dirs []string
@@ -186,12 +141,12 @@ func (c *serveCmd) Run(a *app) error {
 		return err
 	}
 	var thoughtLog = a.env.Stderr
-	if truthy(a.cfg.Getenv(EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
+	if truthy(a.cfg.Getenv(config.EnvDisableThoughts)) || a.cfg.File.DisableThoughtLogging {
 		thoughtLog = nil
 	}
-	projects := &projectLedgers{cfg: a.cfg, events: a.baseEvents, log: a.log, max: lim.maxProjects, idle: lim.projectIdle,
-		now: time.Now, open: map[string]*projectLedger{a.cfg.Project: {l: a.ledger}}}
-	defer projects.close()
+	projects := pool.New(pool.Options{Config: a.cfg, Own: a.ledger, Events: a.baseEvents, Logger: a.log,
+		Max: lim.maxProjects, Idle: lim.projectIdle, NoProject: gateway.ErrNoProject})
+	defer projects.Close()
 	// Memory storage writes nothing to the data directory: no exports.
 	exportDir := filepath.Join(a.cfg.DataDir, "exports")
 	if a.cfg.Storage == config.StorageMemory {
@@ -199,27 +154,27 @@ func (c *serveCmd) Run(a *app) error {
 	}
 	sweepCtx, stopSweep := context.WithCancel(a.ctx)
 	swept := make(chan struct{})
-	go func() { defer close(swept); projects.sweep(sweepCtx) }()
+	go func() { defer close(swept); projects.Sweep(sweepCtx) }()
 	defer func() { stopSweep(); <-swept }()
 	g := gateway.New(a.ledger, gateway.Options{
 		Version:       Version,
 		Project:       a.cfg.Project,
-		AgentName:     a.cfg.Getenv(EnvAgentName),
-		AgentID:       a.cfg.Getenv(EnvAgentID),
+		AgentName:     a.cfg.Getenv(config.EnvAgentName),
+		AgentID:       a.cfg.Getenv(config.EnvAgentID),
 		ThoughtLog:    thoughtLog,
-		AuthToken:     a.cfg.Getenv(EnvAuthToken),
+		AuthToken:     a.cfg.Getenv(config.EnvAuthToken),
 		Tokens:        tokens,
-		OpenProject:   projects.ledger,
-		CodeRepo:      func(name string) *coderepo.Repo { return projects.codeRepo(name, a.codeRepoOf) },
+		OpenProject:   projects.Ledger,
+		CodeRepo:      func(name string) *coderepo.Repo { return projects.CodeRepo(name, a.codeRepoOf) },
 		FetchSessions: a.fetchFor,
 		CodeLinks:     a.codeLinksOf,
 		Knowledge:     a.proj.Knowledge(),
-		Notebooks:     projects.notebooks(project.NotebooksFor(a.cfg)),
+		Notebooks:     projects.Notebooks(project.NotebooksFor(a.cfg)),
 		ExportDir:     exportDir,
 		ExportDirs:    set.exportDirs,
 		Events:        a.proj.Events(),
 
-		OpenCodeRoot:        projects.codeRoot,
+		OpenCodeRoot:        projects.CodeRoot,
 		NoAutoCreateSession: !a.cfg.AutoCreateSession,
 		AllowedOrigins:      lim.origins,
 		HTTPReadTimeout:     lim.readTimeout,
@@ -266,7 +221,7 @@ func (c *serveCmd) Run(a *app) error {
 	}
 	ctx, stop := stopWhenStdinCloses(a.ctx, a.env.Stdin, a.env.Stderr)
 	defer stop()
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(EnvAuthToken) == "" && tokens == nil {
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.cfg.Getenv(config.EnvAuthToken) == "" && tokens == nil {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: listening on %s without THOUGHTBOX_AUTH_TOKEN: anyone who can reach it can read and write the ledger\n", host)
 	}
 	// The address goes to stderr (stdout stays for data), with the port
@@ -303,167 +258,6 @@ func (c *serveCmd) Run(a *app) error {
 			return err
 		}
 		return nil
-	}
-}
-
-// projectLedgers opens the ledgers of other projects on demand, for
-// navigate and bind_root, and closes them again: each open project holds
-// descriptors and memory, so one client naming project after project must
-// not be able to pile them up. At most max are open besides the server's
-// own; one that no call holds is closed when it has been unused for idle,
-// or when room is needed for another (the least recently used first). A
-// project a call holds is never closed under it. With memory storage a
-// closed project would lose its sessions, so none is closed before the
-// server stops.
-type projectLedgers struct {
-	cfg    *config.Config
-	events ledger.EventSink // without auto-push: each project gets its own
-	log    *slog.Logger
-	max    int
-	idle   time.Duration
-	now    func() time.Time
-
-	mu   sync.Mutex
-	open map[string]*projectLedger
-	// code holds the configurations of the code repositories bind_root
-	// moved connections to, by project name (see codeRoot).
-	code map[string]*config.Config
-}
-
-type projectLedger struct {
-	l        *ledger.Ledger
-	proj     *project.Project // nil for the server's own project (Main closes it)
-	users    int              // calls holding it
-	lastUsed time.Time
-}
-
-func (p *projectLedgers) ledger(_ context.Context, project string, create bool) (*ledger.Ledger, func(), error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pl, ok := p.open[project]
-	if !ok {
-		var err error
-		if pl, err = p.openLocked(project, create); err != nil {
-			return nil, nil, err
-		}
-	}
-	pl.users++
-	var once sync.Once
-	return pl.l, func() {
-		once.Do(func() {
-			p.mu.Lock()
-			pl.users--
-			pl.lastUsed = p.now()
-			p.mu.Unlock()
-		})
-	}, nil
-}
-
-func (p *projectLedgers) openLocked(name string, create bool) (*projectLedger, error) {
-	cfg, code := p.code[name]
-	var err error
-	if !code {
-		if cfg, err = p.cfg.ForProject(name); err != nil {
-			return nil, err
-		}
-	}
-	if !code && !create && !cfg.Exists() {
-		names, _ := p.cfg.Projects()
-		if len(names) == 0 {
-			return nil, fmt.Errorf("%w %q (there are none yet)", gateway.ErrNoProject, name)
-		}
-		return nil, fmt.Errorf("%w %q; existing projects: %s", gateway.ErrNoProject, name, strings.Join(names, ", "))
-	}
-	if p.count() >= p.max && !p.evictLocked() {
-		return nil, fmt.Errorf("%d projects are open and in use, the most this server keeps (%s); try again when a call ends", p.max, EnvMaxOpenProjects)
-	}
-	proj, err := project.Open(cfg, project.Options{Events: p.events, Logger: p.log})
-	if err != nil {
-		return nil, err
-	}
-	pl := &projectLedger{l: proj.Ledger(), proj: proj, lastUsed: p.now()}
-	p.open[name] = pl
-	return pl, nil
-}
-
-// count is the number of projects open besides the server's own.
-func (p *projectLedgers) count() int {
-	n := 0
-	for _, pl := range p.open {
-		if pl.proj != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// evictLocked closes the least recently used project no call holds, and
-// reports whether there was one.
-func (p *projectLedgers) evictLocked() bool {
-	if p.cfg.Storage == config.StorageMemory {
-		return false
-	}
-	var victim string
-	for name, pl := range p.open {
-		if pl.proj == nil || pl.users > 0 {
-			continue
-		}
-		if victim == "" || pl.lastUsed.Before(p.open[victim].lastUsed) {
-			victim = name
-		}
-	}
-	if victim == "" {
-		return false
-	}
-	p.closeLocked(victim)
-	return true
-}
-
-func (p *projectLedgers) closeLocked(name string) {
-	pl := p.open[name]
-	delete(p.open, name)
-	if err := pl.proj.Close(); err != nil {
-		p.log.Error("closing a project failed", "project", name, "err", err)
-	}
-}
-
-// closeIdle closes the projects no call holds that were last used before
-// idle ago.
-func (p *projectLedgers) closeIdle() {
-	if p.cfg.Storage == config.StorageMemory {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	cutoff := p.now().Add(-p.idle)
-	for name, pl := range p.open {
-		if pl.proj != nil && pl.users == 0 && pl.lastUsed.Before(cutoff) {
-			p.closeLocked(name)
-		}
-	}
-}
-
-// sweep closes idle projects until ctx is done.
-func (p *projectLedgers) sweep(ctx context.Context) {
-	t := time.NewTicker(max(p.idle/4, time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.closeIdle()
-		}
-	}
-}
-
-func (p *projectLedgers) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for name, pl := range p.open {
-		if pl.proj != nil {
-			p.closeLocked(name)
-		}
 	}
 }
 

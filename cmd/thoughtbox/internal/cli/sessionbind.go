@@ -9,10 +9,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// EnvReasoningSession binds a server to a session (seed 000 ServerConfig
-// reasoningSessionId: "pre-load specific session").
-const EnvReasoningSession = "THOUGHTBOX_REASONING_SESSION_ID"
-
 // sessionFlag is serve's --session.
 type sessionFlag struct {
 	Session string `name:"session" placeholder:"ID" help:"Start every MCP connection in this session, at stage 1 as after load_context (env THOUGHTBOX_REASONING_SESSION_ID; a unique prefix will do)."`
@@ -24,7 +20,7 @@ type sessionFlag struct {
 func (f sessionFlag) boundSession(a *app) (string, error) {
 	name, v := "--session", strings.TrimSpace(f.Session)
 	if v == "" {
-		name, v = EnvReasoningSession, strings.TrimSpace(a.cfg.Getenv(EnvReasoningSession))
+		name, v = config.EnvReasoningSession, strings.TrimSpace(a.cfg.Getenv(config.EnvReasoningSession))
 	}
 	if v == "" {
 		return "", nil

@@ -105,10 +105,11 @@ func validTrailerID(id string) bool {
 	return id != "" && len(id) <= 64 && strings.Trim(strings.ToLower(id), "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
 }
 
-// pushResult is what the sending goroutine hands back.
+// pushResult is what the sending goroutine hands back of a push.
 type pushResult struct {
-	res *project.PushResult
-	err error
+	rejected []string // sessions the remote refused, each once
+	updated  []project.RefChange
+	err      error
 }
 
 // sendReasoning opens the repository's ledger and pushes ids to the bound
@@ -145,7 +146,17 @@ func (a *app) sendReasoning(ctx context.Context, r *coderepo.Repo, ids []string,
 		if cerr := proj.Close(); err == nil {
 			err = cerr
 		}
-		done <- pushResult{res, err}
+		if err != nil {
+			done <- pushResult{err: err}
+			return
+		}
+		var rejected []string
+		for _, rj := range res.Rejected {
+			if !slices.Contains(rejected, rj.Session) {
+				rejected = append(rejected, rj.Session)
+			}
+		}
+		done <- pushResult{rejected: rejected, updated: res.Updated}
 	}()
 	var got pushResult
 	select {
@@ -159,20 +170,13 @@ func (a *app) sendReasoning(ctx context.Context, r *coderepo.Repo, ids []string,
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: warning: could not send the reasoning of %s to %s: %v; queued: the next git push or 'thoughtbox push' sends it\n", n, bound, got.err)
 		return nil
 	}
-	res := got.res
-	if len(res.Rejected) > 0 {
-		var which []string
-		for _, rj := range res.Rejected {
-			if !slices.Contains(which, rj.Session) {
-				which = append(which, rj.Session)
-			}
-		}
+	if which := got.rejected; len(which) > 0 {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: %s rejected by %s (%s): kept queued; 'thoughtbox pull' then 'thoughtbox push' shares them\n",
 			plural(len(which), "session was", "sessions were"), bound, strings.Join(which, ", "))
 	}
-	if len(res.Updated) > 0 {
+	if up := got.updated; len(up) > 0 {
 		fmt.Fprintf(a.env.Stderr, "thoughtbox: sent the reasoning of %s (%s) to %s\n",
-			plural(countSessions(res.Updated), "session", "sessions"), plural(len(res.Updated), "ref", "refs"), bound)
+			plural(countSessions(up), "session", "sessions"), plural(len(up), "ref", "refs"), bound)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/ledger"
-	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 type showCmd struct {
@@ -27,7 +27,7 @@ type showOutput struct {
 	Revisions map[string]ledger.RevisionInfo `json:"revisions"`
 	// Diverged lists remotes' chains of this session that were extended
 	// differently there (kept by pull; empty when none).
-	Diverged []project.DivergedChain `json:"diverged"`
+	Diverged []sharing.DivergedChain `json:"diverged"`
 }
 
 func (c *showCmd) Run(a *app) error {
@@ -54,7 +54,7 @@ func (c *showCmd) Run(a *app) error {
 			Branches:  v.Graph.Branches(),
 			Nodes:     v.Graph.Nodes(),
 			Revisions: map[string]ledger.RevisionInfo{},
-			Diverged:  append([]project.DivergedChain{}, diverged...),
+			Diverged:  append([]sharing.DivergedChain{}, diverged...),
 		}
 		for _, n := range out.Nodes {
 			if r, ok := v.Graph.Revision(n.ID); ok && (r.RevisionDepth > 0 || len(r.RevisedBy) > 0) {
@@ -70,7 +70,7 @@ func (c *showCmd) Run(a *app) error {
 
 // writeDiverged prints the remotes' chains kept after a divergence: the
 // thoughts a remote has on a chain of this session that this ledger lacks.
-func writeDiverged(w io.Writer, chains []project.DivergedChain) {
+func writeDiverged(w io.Writer, chains []sharing.DivergedChain) {
 	for _, d := range chains {
 		chain := "main chain"
 		if _, b, ok := strings.Cut(d.Ref, "/branches/"); ok {

@@ -1,4 +1,4 @@
-package cli
+package pool
 
 import (
 	"context"
@@ -11,18 +11,19 @@ import (
 	"github.com/thoughtbox/thoughtbox/project"
 )
 
-// codeProjectPrefix starts the name of a project that is a code
+// CodeProjectPrefix starts the name of a project that is a code
 // repository's own ledger, reached through bind_root: no project of the
 // data directory can have it (a ':' is not allowed there).
-const codeProjectPrefix = "code:"
+const CodeProjectPrefix = "code:"
 
-// codeRoot is gateway.Options.OpenCodeRoot: the ledger of the enabled
+// CodeRoot is gateway.Options.OpenCodeRoot: the ledger of the enabled
 // worktree dir is in, as `thoughtbox mcp` started in that worktree would
-// pick it (cli/code.go). The server's own worktree is the server's own
-// project; another is known by codeProjectPrefix and its path from then
-// on, and opened, held and closed as any other project.
-func (p *projectLedgers) codeRoot(ctx context.Context, dir string) (string, bool, error) {
-	if p.cfg.Storage != config.StorageFS {
+// pick it. The server's own worktree is the server's own project; another
+// is known by CodeProjectPrefix and its path from then on, and opened,
+// held and closed as any other project. ok is false when dir is in no
+// repository, in one not enabled, or the storage is in memory.
+func (p *Pool) CodeRoot(ctx context.Context, dir string) (name string, ok bool, err error) {
+	if p.o.Config.Storage != config.StorageFS {
 		return "", false, nil // memory storage keeps no ledger in a repository
 	}
 	r, err := coderepo.Find(ctx, dir)
@@ -35,24 +36,24 @@ func (p *projectLedgers) codeRoot(ctx context.Context, dir string) (string, bool
 	if on, err := r.Enabled(ctx); err != nil || !on {
 		return "", false, err
 	}
-	if own := p.cfg.Code; own != nil && own.Worktree == r.Worktree {
-		return p.cfg.Project, true, nil
+	if own := p.o.Config.Code; own != nil && own.Worktree == r.Worktree {
+		return p.o.Config.Project, true, nil
 	}
-	name := codeProjectPrefix + r.Worktree
+	name = CodeProjectPrefix + r.Worktree
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.code == nil {
 		p.code = map[string]*config.Config{}
 	}
 	if _, ok := p.code[name]; !ok {
-		p.code[name] = p.cfg.InCode(config.CodeRepo{Worktree: r.Worktree, GitDir: r.GitDir, CommonDir: r.CommonDir})
+		p.code[name] = p.o.Config.InCode(config.CodeRepo{Worktree: r.Worktree, GitDir: r.GitDir, CommonDir: r.CommonDir})
 	}
 	return name, true, nil
 }
 
-// codeRepo is gateway.Options.CodeRepo: a repository bind_root moved a
+// CodeRepo is gateway.Options.CodeRepo: a repository bind_root moved a
 // connection to, or else what own says of the name.
-func (p *projectLedgers) codeRepo(name string, own func(string) *coderepo.Repo) *coderepo.Repo {
+func (p *Pool) CodeRepo(name string, own func(string) *coderepo.Repo) *coderepo.Repo {
 	p.mu.Lock()
 	cfg := p.code[name]
 	p.mu.Unlock()
@@ -63,9 +64,9 @@ func (p *projectLedgers) codeRepo(name string, own func(string) *coderepo.Repo) 
 	return &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 }
 
-// notebooks is gateway.Options.Notebooks: a code repository's notebooks
+// Notebooks is gateway.Options.Notebooks: a code repository's notebooks
 // are made with its own configuration, other projects' by plain.
-func (p *projectLedgers) notebooks(plain func(string, ledger.NotebookStore) *notebook.Service) func(string, ledger.NotebookStore) *notebook.Service {
+func (p *Pool) Notebooks(plain func(string, ledger.NotebookStore) *notebook.Service) func(string, ledger.NotebookStore) *notebook.Service {
 	return func(name string, store ledger.NotebookStore) *notebook.Service {
 		p.mu.Lock()
 		cfg := p.code[name]
