@@ -45,10 +45,10 @@ type Binding struct {
 // CodeRepo is the code repository a configuration keeps its ledger in
 // (nil for a standalone one).
 func codeRepo(p *Project) *coderepo.Repo {
-	cr := p.cfg.Code
-	if cr == nil {
+	if p.cfg == nil || p.cfg.Code == nil {
 		return nil
 	}
+	cr := p.cfg.Code
 	return &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
 }
 
