@@ -106,7 +106,7 @@ func (s *Store) Verify(ctx context.Context, id string, opts ledger.VerifyOptions
 			v.checkChain(&chains[i])
 		}
 	}
-	s.verifyLinks(ctx, id, v.fail)
+	s.verifyParts(ctx, id, v.fail)
 	if len(chains) == 0 || chains[0].branch != "" || !chains[0].tipOK {
 		res.SessionExists = false
 	}
