@@ -231,9 +231,9 @@ func (s *Store) EditConfig(change func(*gitconfig.Config) error) error {
 const (
 	// SessionRefPrefix starts every session's refs:
 	// refs/heads/sessions/<id>/main and .../branches/<b>.
-	SessionRefPrefix = "refs/heads/sessions/"
+	SessionRefPrefix = "refs/heads/" + sessionsArea
 	// KnowledgeRef is the knowledge zone's one ref.
-	KnowledgeRef = "refs/heads/knowledge"
+	KnowledgeRef = "refs/heads/" + knowledgeArea
 	// DivergedPrefix is where a pull keeps a remote's chain that was
 	// extended differently here.
 	DivergedPrefix = divergedPrefix

@@ -59,7 +59,9 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		return nil, err
 	}
 	for ref, h := range local {
-		if ref != s.lay.linksRef(id) {
+		// Only chains stop the walk: another kind kept in the session's
+		// folder (its links) is no chain of thoughts.
+		if k, _, _ := s.lay.kindOf(ref); k == sessionKind {
 			v.queued[h] = true
 		}
 	}

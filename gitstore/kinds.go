@@ -51,6 +51,8 @@ const (
 	sessionsArea  = "sessions/"
 	knowledgeArea = "knowledge"
 	notebooksArea = "notebooks/"
+	// linksLeaf names a session's links ref in its folder (see links.go).
+	linksLeaf = "links"
 )
 
 // The table, in the order a ref is matched. It is filled by init because
@@ -119,7 +121,7 @@ func linksOf(l Layout, rest string) (string, bool, bool) {
 		return "", false, false
 	}
 	id, leaf, ok := strings.Cut(strings.TrimPrefix(rest, sessionsArea), "/")
-	if !ok || leaf != "links" || validSessionID(id) != nil {
+	if !ok || leaf != linksLeaf || validSessionID(id) != nil {
 		return "", false, false
 	}
 	return id, true, true
@@ -185,6 +187,10 @@ func (s *Store) GroupOfRef(ref string) string { return s.lay.groupOf(ref) }
 // SessionRefFolder is the folder of session id's refs, in the store's
 // layout.
 func (s *Store) SessionRefFolder(id string) string { return s.lay.sessions() + id + "/" }
+
+// SessionMainRef is the ref of session id's main chain, in the store's
+// layout.
+func (s *Store) SessionMainRef(id string) string { return s.lay.mainRef(id) }
 
 // CheckIncoming checks what a pull would move of the entity ref belongs
 // to (moving: ref -> the remote's tip, for the refs of ref's group) with

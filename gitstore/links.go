@@ -37,7 +37,7 @@ const maxLinkFileBytes = 1 << 20
 var ErrNoLinks = errors.New("links to commits are kept only by a ledger inside a code repository")
 
 // linksRef is session id's links ref (InCode only).
-func (l Layout) linksRef(id string) string { return l.sessions() + id + "/links" }
+func (l Layout) linksRef(id string) string { return l.sessions() + id + "/" + linksLeaf }
 
 // linksOfRef names the session whose links ref ref is ("" for any other).
 func (l Layout) linksOfRef(ref string) string {

@@ -22,6 +22,10 @@ import (
 // package's business; the store keeps whatever files it is given, one
 // commit per write.
 
+// notebooksDir is the folder of a notebook ref's tree that holds the
+// notebook's own folder.
+const notebooksDir = "notebooks"
+
 // maxNotebookIDLen bounds a notebook id, and so its ref's file name.
 const maxNotebookIDLen = 64
 
@@ -125,7 +129,7 @@ func (s *Store) notebookFolder(tip hash, id string) (*object.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"notebooks", id} {
+	for _, name := range []string{notebooksDir, id} {
 		e, ok := t.Get(name)
 		if !ok || !e.Dir {
 			return nil, nil
@@ -197,7 +201,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	if folder != zeroHash {
 		nb := &object.Tree{}
 		nb.Set(object.TreeEntry{Name: w.ID, Dir: true, ID: folder})
-		root.Set(object.TreeEntry{Name: "notebooks", Dir: true, ID: addTree(b, nb)})
+		root.Set(object.TreeEntry{Name: notebooksDir, Dir: true, ID: addTree(b, nb)})
 	}
 	when := w.When
 	if when.IsZero() {
@@ -375,13 +379,13 @@ func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []strin
 	if err != nil {
 		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}
 	}
-	want := "notebooks/" + id + "/"
+	want := notebooksDir + "/" + id + "/"
 	for _, e := range root.Entries {
-		if e.Name != "notebooks" || !e.Dir {
+		if e.Name != notebooksDir || !e.Dir {
 			fail("%s is outside %s: a notebook's ref holds only its own folder", e.Name, want)
 		}
 	}
-	ne, ok := root.Get("notebooks")
+	ne, ok := root.Get(notebooksDir)
 	if !ok || !ne.Dir {
 		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
 	}

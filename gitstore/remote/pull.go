@@ -502,7 +502,7 @@ func (s *sharer) dropOlder(remoteRefs map[string]hash, since time.Time) (dropped
 	old := map[string]bool{}
 	for ref, h := range remoteRefs {
 		id := s.SessionOfRef(ref)
-		if id == "" || !strings.HasSuffix(ref, "/main") {
+		if id == "" || ref != s.SessionMainRef(id) {
 			continue
 		}
 		raw, err := s.ReadTyped(h, object.TypeCommit)
