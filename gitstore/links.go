@@ -47,10 +47,6 @@ func (l Layout) linksOfRef(ref string) string {
 	return ""
 }
 
-// LinksOfRef names the session whose links ref ref is, in the store's
-// layout ("" for any other ref).
-func (s *Store) LinksOfRef(ref string) string { return s.lay.linksOfRef(ref) }
-
 // linkFile is the name of commit's link file in the links folder.
 func linkFile(commit string) string { return commit + ".json" }
 
