@@ -12,7 +12,6 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/wal"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
@@ -134,8 +133,8 @@ func (s *Store) markAncestors(tip hash, set map[hash]bool) error { return s.Mark
 func (s *Store) TransferDir() string { return s.tmpDir() }
 
 func (s *Store) tmpDir() string {
-	if be, ok := s.be.(*repo.FS); ok {
-		return filepath.Join(be.GitDir(), "thoughtbox", "transfer")
+	if s.disk != nil {
+		return filepath.Join(s.disk.GitDir(), "thoughtbox", "transfer")
 	}
 	return os.TempDir()
 }
@@ -147,11 +146,11 @@ func (s *Store) tmpDir() string {
 // afterwards, with Apply — never point at objects a crash could lose. In
 // memory go-git parses it into the storage.
 func (s *Store) IngestPack(ctx context.Context, r io.Reader) (objects int, bytes int64, err error) {
-	switch be := s.be.(type) {
-	case *repo.Mem:
-		return be.IngestPack(ctx, r)
-	case *repo.FS:
-		return be.IngestPack(ctx, s.tmpDir(), r)
+	switch {
+	case s.mem != nil:
+		return s.mem.IngestPack(ctx, r)
+	case s.disk != nil:
+		return s.disk.IngestPack(ctx, s.tmpDir(), r)
 	}
 	return 0, 0, errors.New("this store cannot receive packs")
 }
@@ -159,8 +158,8 @@ func (s *Store) IngestPack(ctx context.Context, r io.Reader) (objects int, bytes
 // Config reads the repository's Git config (remotes live there, where git
 // keeps them); ErrNoConfig on a store without one.
 func (s *Store) Config() (*gitconfig.Config, error) {
-	switch be := s.be.(type) {
-	case *repo.FS:
+	switch be := s.disk; {
+	case be != nil:
 		data, err := os.ReadFile(filepath.Join(be.GitDir(), "config"))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
@@ -170,8 +169,8 @@ func (s *Store) Config() (*gitconfig.Config, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(be.GitDir(), "config"), err)
 		}
 		return cfg, nil
-	case *repo.Mem:
-		return be.Config()
+	case s.mem != nil:
+		return s.mem.Config()
 	}
 	return nil, ErrNoConfig
 }
@@ -181,8 +180,8 @@ func (s *Store) Config() (*gitconfig.Config, error) {
 // it), written, synced and renamed over the config, its directory synced.
 // An error from change leaves the config as it was.
 func (s *Store) EditConfig(change func(*gitconfig.Config) error) error {
-	switch be := s.be.(type) {
-	case *repo.FS:
+	switch be := s.disk; {
+	case be != nil:
 		path := filepath.Join(be.GitDir(), "config")
 		lock := path + ".lock"
 		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -221,8 +220,8 @@ func (s *Store) EditConfig(change func(*gitconfig.Config) error) error {
 		}
 		done = true
 		return syncDir(be.GitDir())
-	case *repo.Mem:
-		return be.EditConfig(change)
+	case s.mem != nil:
+		return s.mem.EditConfig(change)
 	}
 	return ErrNoConfig
 }
@@ -231,9 +230,9 @@ func (s *Store) EditConfig(change func(*gitconfig.Config) error) error {
 const (
 	// SessionRefPrefix starts every session's refs:
 	// refs/heads/sessions/<id>/main and .../branches/<b>.
-	SessionRefPrefix = "refs/heads/sessions/"
+	SessionRefPrefix = "refs/heads/" + sessionsArea
 	// KnowledgeRef is the knowledge zone's one ref.
-	KnowledgeRef = "refs/heads/knowledge"
+	KnowledgeRef = "refs/heads/" + knowledgeArea
 	// DivergedPrefix is where a pull keeps a remote's chain that was
 	// extended differently here.
 	DivergedPrefix = divergedPrefix

@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// What a pull brings in is checked before any ref of ours moves (the
-// checks, and the quarantine of what fails them, are gitstore/remote's).
-// A session's incoming chain is checked here because the checks are
-// verify's own.
+// What a pull brings in is checked before any ref of ours moves, by the
+// incoming check of the ref's kind (kinds.go; the quarantine of what fails
+// is gitstore/remote's). A session's incoming chain is checked here
+// because the checks are verify's own.
 
 // maxIncomingFileRoom is what a file a pull brings in may hold beyond the
 // texts the thought limit bounds: the limit is on a thought's text, not
@@ -41,7 +41,7 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes), trustIndexed: true}
 	if tip, ok := incoming[s.lay.linksRef(id)]; ok && s.lay.linksOfRef(s.lay.linksRef(id)) == id {
 		// The links ref is no chain of thoughts: it has its own check,
-		// and moves in a group of its own (see gitstore/remote).
+		// and moves in a group of its own (see kinds.go).
 		problems, err := s.checkIncomingLinks(ctx, id, tip)
 		if err != nil || len(problems) > 0 || len(incoming) == 1 {
 			return problems, err
@@ -59,7 +59,9 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		return nil, err
 	}
 	for ref, h := range local {
-		if ref != s.lay.linksRef(id) {
+		// Only chains stop the walk: another kind kept in the session's
+		// folder (its links) is no chain of thoughts.
+		if k, _, _ := s.lay.kindOf(ref); k == sessionKind {
 			v.queued[h] = true
 		}
 	}

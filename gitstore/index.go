@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -98,7 +97,7 @@ func (s *Store) sessionsNow() ([]sessionNow, []sessionindex.Current, error) {
 // logged ones over them, instead of building maps of every ref.
 func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
 	ctx := context.Background() // no caller passes one yet
-	if fb, ok := s.be.(*repo.FS); ok {
+	if fb := s.disk; fb != nil {
 		return fb.SortedRefs(ctx, s.lay.sessions())
 	}
 	refs, err := s.be.ListRefs(ctx, s.lay.sessions())
@@ -126,8 +125,8 @@ func (s *Store) sessionRefsSorted() ([]string, []hash, error) {
 // written under the stamp (see racyWindow). False for memory storage, or
 // when the refs cannot be looked at.
 func (s *Store) refsStamp() (st sessionindex.Stamp, settled, ok bool) {
-	fb, isFS := s.be.(*repo.FS)
-	if !isFS {
+	fb := s.disk
+	if fb == nil {
 		return st, false, false
 	}
 	sum, packedAt, err := fb.RefsStamp(context.Background(), s.lay.sessions())

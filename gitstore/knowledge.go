@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/frontmatter"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
@@ -506,4 +507,58 @@ func dirID(e object.TreeEntry) hash {
 		return e.ID
 	}
 	return zeroHash
+}
+
+// checkIncomingKnowledge checks the knowledge zone's incoming tip: only
+// patterns/ and notes/ folders of .md entries, each valid UTF-8 with its
+// front matter and content no longer than the knowledge service accepts
+// (ledger.MaxKnowledgeContentBytes, which the thought limit does not
+// change).
+func (s *Store) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error) {
+	var problems []string
+	cm, err := s.ReadCommit(tip)
+	if err != nil {
+		return []string{fmt.Sprintf("commit %s: %v", tip, err)}, nil
+	}
+	root, _, err := s.ReadTree(cm.Tree)
+	if err != nil {
+		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}, nil
+	}
+	for _, e := range root.Entries {
+		if !e.Dir || (e.Name != "patterns" && e.Name != "notes") {
+			problems = append(problems, fmt.Sprintf("%s: expected only the folders patterns/ and notes/", e.Name))
+			continue
+		}
+		dir, _, err := s.ReadTree(e.ID)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s/: %v", e.Name, err))
+			continue
+		}
+		for _, f := range dir.Entries {
+			path := e.Name + "/" + f.Name
+			if f.Dir || !strings.HasSuffix(f.Name, ".md") {
+				problems = append(problems, fmt.Sprintf("%s: expected a .md file", path))
+				continue
+			}
+			t, data, err := s.ReadObject(f.ID)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
+			case t != typeBlob:
+				problems = append(problems, fmt.Sprintf("%s: a %s, not a file", path, t))
+			case int64(len(data)) > MaxIncomingFileBytes(maxBytes):
+				problems = append(problems, fmt.Sprintf("%s is %d bytes: more than %d, the most a file may hold", path, len(data), MaxIncomingFileBytes(maxBytes)))
+			case !utf8.Valid(data):
+				problems = append(problems, fmt.Sprintf("%s is not UTF-8 text", path))
+			default:
+				_, content, ok := frontmatter.Split(data)
+				if !ok {
+					problems = append(problems, fmt.Sprintf("%s has no front matter (--- … ---)", path))
+				} else if n := len(frontmatter.TrimContent(content)); n > ledger.MaxKnowledgeContentBytes {
+					problems = append(problems, fmt.Sprintf("%s has %d bytes of content: more than the limit of %d", path, n, ledger.MaxKnowledgeContentBytes))
+				}
+			}
+		}
+	}
+	return problems, nil
 }

@@ -7,6 +7,7 @@ package gitstore
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,9 +64,12 @@ func (l Layout) refRoot() string {
 // No name is both a ref and a folder of refs: a session's folder holds the
 // leaf main and the folder branches/, and session and notebook ids are
 // folder names only.
-func (l Layout) sessions() string  { return l.refRoot() + "sessions/" }
-func (l Layout) knowledge() string { return l.refRoot() + "knowledge" }
-func (l Layout) notebooks() string { return l.refRoot() + "notebooks/" }
+//
+// Which kind of entity a ref under the root belongs to is the kinds
+// table's to say (kinds.go), where these areas are spelled.
+func (l Layout) sessions() string  { return l.refRoot() + sessionsArea }
+func (l Layout) knowledge() string { return l.refRoot() + knowledgeArea }
+func (l Layout) notebooks() string { return l.refRoot() + notebooksArea }
 
 // readme says whether the layout starts refs/heads/main with a README.
 func (l Layout) readme() bool { return l == Standalone }
@@ -74,8 +78,14 @@ func (l Layout) readme() bool { return l == Standalone }
 // move goes through the log), so a <ref>.lock found there at open was left
 // by a killed flusher.
 func (l Layout) flusherRefRoots() []string {
-	r := strings.TrimSuffix(l.refRoot(), "/")
-	return []string{r + "/sessions", r + "/knowledge", r + "/notebooks"}
+	var roots []string
+	for _, k := range kinds {
+		r := l.refRoot() + strings.TrimSuffix(k.area, "/")
+		if !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
 }
 
 // deletedPrefix is where a deleted session's refs go:
@@ -113,28 +123,28 @@ func (l Layout) deletedNotebookRef(id string) string {
 // refs/thoughtbox/quarantine/<remote>/sessions/<id>/main (and branches).
 const quarantinePrefix = "refs/thoughtbox/quarantine/"
 
-// sessionOfRef names the session a ref belongs to ("" for knowledge, main).
+// sessionOfRef names the session a ref belongs to: any ref in a
+// session's folder ("" for knowledge, main, a notebook).
 func (l Layout) sessionOfRef(ref string) string {
-	if rest, ok := strings.CutPrefix(ref, l.sessions()); ok {
-		id, _, _ := strings.Cut(rest, "/")
+	if k, id, _ := l.kindOf(ref); k != nil && k.ofSession {
 		return id
 	}
 	return ""
 }
 
 // notebookOfRef names the notebook a ref belongs to ("" for any other
-// ref).
+// ref, or an invalid notebook id).
 func (l Layout) notebookOfRef(ref string) string {
-	if id, ok := strings.CutPrefix(ref, l.notebooks()); ok && validNotebookID(id) == nil {
+	if k, id, valid := l.kindOf(ref); k == notebookKind && valid {
 		return id
 	}
 	return ""
 }
 
-// shared reports whether a transfer (push, pull) moves ref.
+// shared reports whether a transfer (push, pull) moves ref: whatever lies
+// in a kind's area, and main where the layout writes it.
 func (l Layout) shared(ref string) bool {
-	return strings.HasPrefix(ref, l.sessions()) || strings.HasPrefix(ref, l.notebooks()) ||
-		ref == l.knowledge() || (l.readme() && ref == "refs/heads/main")
+	return l.inAnyArea(ref) || (l.readme() && ref == "refs/heads/main")
 }
 
 // refOrder sorts a session's main chain before its branches.
@@ -145,26 +155,13 @@ func refOrder(ref string) string {
 	return "1" + ref
 }
 
-// validSharedRef accepts the knowledge ref, a notebook's ref and the refs
-// of a session: <root>sessions/<id>/main, <root>sessions/<id>/branches/<b>
-// and, inside a code repository, <root>sessions/<id>/links.
+// validSharedRef accepts a ref of some kind with a name this engine
+// writes itself: the knowledge ref, a notebook's ref and the refs of a
+// session (<root>sessions/<id>/main, <root>sessions/<id>/branches/<b>
+// and, inside a code repository, <root>sessions/<id>/links).
 func (l Layout) validSharedRef(name string) bool {
-	if name == l.knowledge() || l.notebookOfRef(name) != "" || l.linksOfRef(name) != "" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(name, l.sessions())
-	if !ok {
-		return false
-	}
-	id, chain, ok := strings.Cut(rest, "/")
-	if !ok || validSessionID(id) != nil {
-		return false
-	}
-	if chain == "main" {
-		return true
-	}
-	b, ok := strings.CutPrefix(chain, "branches/")
-	return ok && validBranchID(b) == nil
+	k, _, valid := l.kindOf(name)
+	return k != nil && valid
 }
 
 // The committer of every commit the store writes (addCommit).

@@ -20,7 +20,7 @@ import (
 // JSON). Links only add, one commit per batch, so two writers never lose
 // each other's links: a lost compare-and-swap is rebuilt on the new tip.
 // The ref lives under the session's folder so that delete, restore, push
-// (its own group, see gitstore/remote) and private sessions treat it with
+// (its own group, see kinds.go) and private sessions treat it with
 // the session; listing, loading, the index and verify of chains read only
 // main and branches/, and leave it alone.
 
@@ -37,27 +37,15 @@ const maxLinkFileBytes = 1 << 20
 var ErrNoLinks = errors.New("links to commits are kept only by a ledger inside a code repository")
 
 // linksRef is session id's links ref (InCode only).
-func (l Layout) linksRef(id string) string { return l.sessions() + id + "/links" }
+func (l Layout) linksRef(id string) string { return l.sessions() + id + "/" + linksLeaf }
 
 // linksOfRef names the session whose links ref ref is ("" for any other).
 func (l Layout) linksOfRef(ref string) string {
-	if l != InCode {
-		return ""
+	if k, id, _ := l.kindOf(ref); k == linksKind {
+		return id
 	}
-	rest, ok := strings.CutPrefix(ref, l.sessions())
-	if !ok {
-		return ""
-	}
-	id, leaf, ok := strings.Cut(rest, "/")
-	if !ok || leaf != "links" || validSessionID(id) != nil {
-		return ""
-	}
-	return id
+	return ""
 }
-
-// LinksOfRef names the session whose links ref ref is, in the store's
-// layout ("" for any other ref).
-func (s *Store) LinksOfRef(ref string) string { return s.lay.linksOfRef(ref) }
 
 // linkFile is the name of commit's link file in the links folder.
 func linkFile(commit string) string { return commit + ".json" }

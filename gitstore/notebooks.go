@@ -2,11 +2,13 @@ package gitstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -19,6 +21,10 @@ import (
 // the folder holds (notebook.json, cells/NN-<file>) is the notebook
 // package's business; the store keeps whatever files it is given, one
 // commit per write.
+
+// notebooksDir is the folder of a notebook ref's tree that holds the
+// notebook's own folder.
+const notebooksDir = "notebooks"
 
 // maxNotebookIDLen bounds a notebook id, and so its ref's file name.
 const maxNotebookIDLen = 64
@@ -123,7 +129,7 @@ func (s *Store) notebookFolder(tip hash, id string) (*object.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"notebooks", id} {
+	for _, name := range []string{notebooksDir, id} {
 		e, ok := t.Get(name)
 		if !ok || !e.Dir {
 			return nil, nil
@@ -195,7 +201,7 @@ func (s *Store) WriteNotebook(ctx context.Context, w ledger.NotebookWrite) (ledg
 	if folder != zeroHash {
 		nb := &object.Tree{}
 		nb.Set(object.TreeEntry{Name: w.ID, Dir: true, ID: folder})
-		root.Set(object.TreeEntry{Name: "notebooks", Dir: true, ID: addTree(b, nb)})
+		root.Set(object.TreeEntry{Name: notebooksDir, Dir: true, ID: addTree(b, nb)})
 	}
 	when := w.When
 	if when.IsZero() {
@@ -341,4 +347,173 @@ func (s *Store) DeleteNotebook(ctx context.Context, id string, expectedTip ledge
 		return ledger.DeletedNotebook{}, err
 	}
 	return ledger.DeletedNotebook{ID: id, Ref: ref, Tip: ledger.CommitID(tip.String()), Kept: kept}, nil
+}
+
+// checkIncomingNotebookRef checks what a pull would move of notebook id:
+// the tip's tree, then every commit it brings.
+func (s *Store) checkIncomingNotebookRef(ctx context.Context, id string, moving map[string]hash, maxBytes int) ([]string, error) {
+	ref := s.lay.notebookRef(id)
+	if problems := s.checkIncomingNotebook(id, moving[ref], maxBytes); len(problems) > 0 {
+		return problems, nil
+	}
+	local, err := s.ReadRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	return s.checkNotebookHistory(ctx, moving[ref], local, maxBytes)
+}
+
+// checkIncomingNotebook checks a notebook's incoming tip as
+// checkSessionLayout does a session's: the tree holds notebooks/<id>/ and
+// nothing else (another notebook's folder would make it appear twice),
+// with a notebook.json that is a JSON object, and every file is UTF-8 text
+// within the size limit.
+func (s *Store) checkIncomingNotebook(id string, tip hash, maxBytes int) []string {
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	cm, err := s.ReadCommit(tip)
+	if err != nil {
+		return []string{fmt.Sprintf("commit %s: %v", tip, err)}
+	}
+	root, _, err := s.ReadTree(cm.Tree)
+	if err != nil {
+		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}
+	}
+	want := notebooksDir + "/" + id + "/"
+	for _, e := range root.Entries {
+		if e.Name != notebooksDir || !e.Dir {
+			fail("%s is outside %s: a notebook's ref holds only its own folder", e.Name, want)
+		}
+	}
+	ne, ok := root.Get(notebooksDir)
+	if !ok || !ne.Dir {
+		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
+	}
+	nbs, _, err := s.ReadTree(ne.ID)
+	if err != nil {
+		return append(problems, fmt.Sprintf("notebooks/: %v", err))
+	}
+	for _, e := range nbs.Entries {
+		if e.Name != id || !e.Dir {
+			fail("notebooks/%s is not the folder of notebook %s", e.Name, id)
+		}
+	}
+	fe, ok := nbs.Get(id)
+	if !ok || !fe.Dir {
+		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
+	}
+	folder, _, err := s.ReadTree(fe.ID)
+	if err != nil {
+		return append(problems, fmt.Sprintf("%s: %v", want, err))
+	}
+	var walk func(t *object.Tree, prefix string, depth int)
+	walk = func(t *object.Tree, prefix string, depth int) {
+		for _, e := range t.Entries {
+			path := prefix + e.Name
+			if err := validNotebookPath(e.Name); err != nil {
+				fail("%s: %v", path, err)
+				continue
+			}
+			if e.Dir {
+				if depth >= 8 {
+					fail("%s/: folders nested more than 8 deep", path)
+					continue
+				}
+				sub, _, err := s.ReadTree(e.ID)
+				if err != nil {
+					fail("%s/: %v", path, err)
+					continue
+				}
+				walk(sub, path+"/", depth+1)
+				continue
+			}
+			t, data, err := s.ReadObject(e.ID)
+			switch {
+			case err != nil:
+				fail("%s: %v", path, err)
+			case t != typeBlob:
+				fail("%s: a %s, not a file", path, t)
+			case len(data) > maxBytes:
+				fail("%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, len(data), maxBytes)
+			case !utf8.Valid(data):
+				fail("%s is not UTF-8 text", path)
+			case path == want+"notebook.json" && !isJSONObject(data):
+				fail("%s is not a JSON object", path)
+			}
+		}
+	}
+	walk(folder, want, 0)
+	if e, ok := folder.Get("notebook.json"); !ok || e.Dir {
+		fail("%snotebook.json is missing", want)
+	}
+	return problems
+}
+
+// checkNotebookHistory checks the commits a pull brings for a notebook,
+// from tip down to the notebook's tip here (all of them for a notebook new
+// to us): each must be a commit whose files are within the size limit, so
+// that no oversized file enters the repository through an older commit
+// that the tip no longer shows. Trees and blobs are looked at once.
+func (s *Store) checkNotebookHistory(ctx context.Context, tip, local hash, maxBytes int) ([]string, error) {
+	var problems []string
+	seen := map[hash]bool{local: true}
+	var walkTree func(id hash, path string) error
+	walkTree = func(id hash, path string) error {
+		if seen[id] || len(problems) >= 20 {
+			return nil
+		}
+		seen[id] = true
+		t, _, err := s.ReadTree(id)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
+			return nil
+		}
+		for _, e := range t.Entries {
+			if e.Dir {
+				if err := walkTree(e.ID, path+e.Name+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			if seen[e.ID] {
+				continue
+			}
+			seen[e.ID] = true
+			size, err := s.BlobSize(e.ID)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s%s: %v", path, e.Name, err))
+			case size > maxBytes:
+				problems = append(problems, fmt.Sprintf("%s%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, e.Name, size, maxBytes))
+			}
+		}
+		return nil
+	}
+	queue := []hash{tip}
+	for len(queue) > 0 && len(problems) < 20 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		id := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c, err := s.ReadCommit(id)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("commit %s: %v", id, err))
+			continue
+		}
+		if err := walkTree(c.Tree, ""); err != nil {
+			return nil, err
+		}
+		queue = append(queue, c.Parents...)
+	}
+	return problems, nil
+}
+
+func isJSONObject(data []byte) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(data, &v) == nil && v != nil
 }

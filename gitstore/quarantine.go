@@ -55,8 +55,8 @@ type Staging struct {
 // repository. The caller ends with Accept and, if it refused anything,
 // Quarantine, then always Close.
 func (s *Store) StagePack(ctx context.Context, r io.Reader) (*Staging, int, int64, error) {
-	fs, ok := s.be.(*repo.FS)
-	if !ok {
+	fs := s.disk
+	if fs == nil {
 		objects, bytes, err := s.IngestPack(ctx, r)
 		return &Staging{s: s}, objects, bytes, err
 	}
@@ -100,7 +100,7 @@ func (s *Store) StagePack(ctx context.Context, r io.Reader) (*Staging, int, int6
 // NoStaging is the Staging of a pull that received no pack: what it
 // refuses is kept all the same, in the quarantine repository.
 func (s *Store) NoStaging() *Staging {
-	fs, _ := s.be.(*repo.FS)
+	fs := s.disk
 	return &Staging{s: s, fs: fs}
 }
 

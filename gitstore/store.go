@@ -63,7 +63,14 @@ type Options struct {
 
 // Store is a ledger.Store kept in one Git repository.
 type Store struct {
-	be   repo.Repo
+	be repo.Repo
+	// disk and mem are be as what it is, a repository on disk or go-git's
+	// memory storage (the other nil): what only one of them offers (git
+	// directory, packs, staging, config) is asked of it here, never by
+	// asserting be's type, so a Repo that wraps another cannot lose it
+	// without a word.
+	disk *repo.FS
+	mem  *repo.Mem
 	opts Options
 	// lay spells the store's ref names (opts.Layout).
 	lay Layout
@@ -104,7 +111,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := newStore(be, opts)
+	st, err := newStore(be, be, nil, opts)
 	if err == nil {
 		st.sessIndex = sessionindex.Open(filepath.Join(gitDir, "thoughtbox", "index"))
 		// The whole-file summary cache of earlier versions; the index
@@ -120,7 +127,8 @@ func Open(gitDir string, opts Options) (*Store, error) {
 
 // OpenMemory returns a Store on go-git's in-memory storage.
 func OpenMemory(opts Options) (*Store, error) {
-	return newStore(repo.NewMem(opts.Layout.sessions()), opts.withDefaults())
+	mem := repo.NewMem(opts.Layout.sessions())
+	return newStore(mem, nil, mem, opts.withDefaults())
 }
 
 func (o Options) withDefaults() Options {
@@ -139,8 +147,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func newStore(be repo.Repo, opts Options) (*Store, error) {
-	s := &Store{be: be, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
+func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
@@ -644,7 +652,7 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if s.locksDir == "" {
 		return func() {}, nil
 	}
-	if fb, ok := s.be.(*repo.FS); ok && fb.ReadOnly() {
+	if fb := s.disk; fb != nil && fb.ReadOnly() {
 		return nil, fmt.Errorf("%s: %w", fb.GitDir(), ErrReadOnly)
 	}
 	return s.lockSessionFiles(ctx, sessionID)
@@ -663,8 +671,8 @@ var racyStamps atomic.Uint64
 // keeps looking until it has settled. Memory storage has no other
 // writers: "".
 func (s *Store) ChangeStamp() (string, error) {
-	be, ok := s.be.(*repo.FS)
-	if !ok {
+	be := s.disk
+	if be == nil {
 		return "", nil
 	}
 	var b strings.Builder

@@ -11,7 +11,6 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -90,7 +89,7 @@ func (s *Store) Verify(ctx context.Context, id string, opts ledger.VerifyOptions
 	}
 	// Reads look objects up in the pack indexes without hashing them
 	// whole; verify checks each index's checksum (once per process).
-	if be, ok := s.be.(*repo.FS); ok {
+	if be := s.disk; be != nil {
 		if err := be.Packs().CheckIndexes(); err != nil {
 			v.fail("%v", err)
 		}
@@ -106,7 +105,7 @@ func (s *Store) Verify(ctx context.Context, id string, opts ledger.VerifyOptions
 			v.checkChain(&chains[i])
 		}
 	}
-	s.verifyLinks(ctx, id, v.fail)
+	s.verifyParts(ctx, id, v.fail)
 	if len(chains) == 0 || chains[0].branch != "" || !chains[0].tipOK {
 		res.SessionExists = false
 	}
@@ -557,8 +556,8 @@ func (s *Store) DamagedRefs() (map[string][]string, error) { return s.damagedRef
 
 // damagedRefs is DamagedRefs for the refs under prefix only.
 func (s *Store) damagedRefs(prefix string) (map[string][]string, error) {
-	be, ok := s.be.(*repo.FS)
-	if !ok {
+	be := s.disk
+	if be == nil {
 		return nil, nil
 	}
 	bad, err := refs.BadLoose(be.GitDir(), prefix)

@@ -8,7 +8,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 )
 
 // A session's folder tree and manifest are rewritten by every thought, so
@@ -260,8 +259,8 @@ const (
 // it can (see the comment at the top of this file). For a tree it also
 // checks the entries its delta brings and queues their objects with push.
 func (v *verifier) viaPack(it walkItem, push func(parent walkItem, name []byte, dir bool, id hash)) (data []byte, key packKey, how int) {
-	be, ok := v.s.be.(*repo.FS)
-	if !ok || v.full {
+	be := v.s.disk
+	if be == nil || v.full {
 		return nil, key, packNot
 	}
 	raw, err := be.Packs().ReadRaw(it.id)

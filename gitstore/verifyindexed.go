@@ -1,10 +1,6 @@
 package gitstore
 
-import (
-	"fmt"
-
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
-)
+import "fmt"
 
 // A pull checks what it brings in right after our own indexer took the
 // received pack: it inflated every entry, checked its size, applied every
@@ -27,8 +23,8 @@ func (v *verifier) indexedBlob(it walkItem) bool {
 	if !v.trustIndexed || it.typ != typeBlob || v.full || v.tips[it.commit] {
 		return false
 	}
-	be, ok := v.s.be.(*repo.FS)
-	if !ok {
+	be := v.s.disk
+	if be == nil {
 		return false
 	}
 	t, size, ok := be.Indexed(it.id) // the staged pack of a pull too

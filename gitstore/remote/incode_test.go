@@ -168,3 +168,39 @@ func TestTransferSomeSessions(t *testing.T) {
 		t.Fatalf("pull since an hour ago: sessions %v, want all three", got)
 	}
 }
+
+// TestKnowledgeMergesInCode: the knowledge zone of a ledger kept in a code
+// repository is the knowledge kind's ref under refs/thoughtbox/v1/, so a
+// pull merges two clones' different entries into it, as in a standalone
+// ledger, instead of keeping the remote's tip aside as diverged.
+func TestKnowledgeMergesInCode(t *testing.T) {
+	o := remote.TransferOptions{BuiltinFile: true}
+	bare := remotetest.BareRemote(t)
+	a, _ := inCode(t, "alice")
+	b, _ := inCode(t, "bob")
+	pattern := func(c *remotetest.Clone, title string) {
+		t.Helper()
+		if _, err := c.Ledger.Knowledge().CreatePattern(t.Context(), ledger.CreatePatternParams{Title: title, Description: "d", Content: "body"}, ledger.Author{Name: c.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pattern(a, "First")
+	a.Push(bare, o)
+	b.Pull(bare, o)
+	pattern(a, "Second")
+	a.Push(bare, o)
+	pattern(b, "Third")
+
+	res := b.Pull(bare, o)
+	const ref = "refs/thoughtbox/v1/knowledge"
+	if len(res.Diverged) != 0 || len(res.Updated) != 1 || res.Updated[0].Ref != ref || !res.Updated[0].Merged {
+		t.Fatalf("pull: updated %+v, diverged %+v; want %s merged", res.Updated, res.Diverged, ref)
+	}
+	entries, err := b.Store.ListKnowledge(t.Context(), ledger.KindPattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 3 {
+		t.Fatalf("bob has %d patterns after the merge, want 3: %+v", len(entries), entries)
+	}
+}

@@ -2,18 +2,14 @@ package remote
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/frontmatter"
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -53,215 +49,6 @@ func (o TransferOptions) maxThoughtBytes() int {
 		return o.MaxThoughtBytes
 	}
 	return DefaultMaxThoughtBytes
-}
-
-// checkIncomingKnowledge checks the knowledge zone's incoming tip: only
-// patterns/ and notes/ folders of .md entries, each valid UTF-8 with its
-// front matter and content no longer than the knowledge service accepts
-// (ledger.MaxKnowledgeContentBytes, which the thought limit does not
-// change).
-func (s *sharer) checkIncomingKnowledge(tip hash, maxBytes int) ([]string, error) {
-	var problems []string
-	cm, err := s.ReadCommit(tip)
-	if err != nil {
-		return []string{fmt.Sprintf("commit %s: %v", tip, err)}, nil
-	}
-	root, _, err := s.ReadTree(cm.Tree)
-	if err != nil {
-		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}, nil
-	}
-	for _, e := range root.Entries {
-		if !e.Dir || (e.Name != "patterns" && e.Name != "notes") {
-			problems = append(problems, fmt.Sprintf("%s: expected only the folders patterns/ and notes/", e.Name))
-			continue
-		}
-		dir, _, err := s.ReadTree(e.ID)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s/: %v", e.Name, err))
-			continue
-		}
-		for _, f := range dir.Entries {
-			path := e.Name + "/" + f.Name
-			if f.Dir || !strings.HasSuffix(f.Name, ".md") {
-				problems = append(problems, fmt.Sprintf("%s: expected a .md file", path))
-				continue
-			}
-			t, data, err := s.ReadObject(f.ID)
-			switch {
-			case err != nil:
-				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
-			case t != typeBlob:
-				problems = append(problems, fmt.Sprintf("%s: a %s, not a file", path, t))
-			case int64(len(data)) > gitstore.MaxIncomingFileBytes(maxBytes):
-				problems = append(problems, fmt.Sprintf("%s is %d bytes: more than %d, the most a file may hold", path, len(data), gitstore.MaxIncomingFileBytes(maxBytes)))
-			case !utf8.Valid(data):
-				problems = append(problems, fmt.Sprintf("%s is not UTF-8 text", path))
-			default:
-				_, content, ok := frontmatter.Split(data)
-				if !ok {
-					problems = append(problems, fmt.Sprintf("%s has no front matter (--- … ---)", path))
-				} else if n := len(frontmatter.TrimContent(content)); n > ledger.MaxKnowledgeContentBytes {
-					problems = append(problems, fmt.Sprintf("%s has %d bytes of content: more than the limit of %d", path, n, ledger.MaxKnowledgeContentBytes))
-				}
-			}
-		}
-	}
-	return problems, nil
-}
-
-// checkIncomingNotebook checks a notebook's incoming tip as
-// checkSessionLayout does a session's: the tree holds notebooks/<id>/ and
-// nothing else (another notebook's folder would make it appear twice),
-// with a notebook.json that is a JSON object, and every file is UTF-8 text
-// within the size limit.
-func (s *sharer) checkIncomingNotebook(id string, tip hash, maxBytes int) []string {
-	var problems []string
-	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	cm, err := s.ReadCommit(tip)
-	if err != nil {
-		return []string{fmt.Sprintf("commit %s: %v", tip, err)}
-	}
-	root, _, err := s.ReadTree(cm.Tree)
-	if err != nil {
-		return []string{fmt.Sprintf("the root tree of commit %s: %v", tip, err)}
-	}
-	want := "notebooks/" + id + "/"
-	for _, e := range root.Entries {
-		if e.Name != "notebooks" || !e.Dir {
-			fail("%s is outside %s: a notebook's ref holds only its own folder", e.Name, want)
-		}
-	}
-	ne, ok := root.Get("notebooks")
-	if !ok || !ne.Dir {
-		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
-	}
-	nbs, _, err := s.ReadTree(ne.ID)
-	if err != nil {
-		return append(problems, fmt.Sprintf("notebooks/: %v", err))
-	}
-	for _, e := range nbs.Entries {
-		if e.Name != id || !e.Dir {
-			fail("notebooks/%s is not the folder of notebook %s", e.Name, id)
-		}
-	}
-	fe, ok := nbs.Get(id)
-	if !ok || !fe.Dir {
-		return append(problems, fmt.Sprintf("commit %s has no folder %s", tip, want))
-	}
-	folder, _, err := s.ReadTree(fe.ID)
-	if err != nil {
-		return append(problems, fmt.Sprintf("%s: %v", want, err))
-	}
-	var walk func(t *object.Tree, prefix string, depth int)
-	walk = func(t *object.Tree, prefix string, depth int) {
-		for _, e := range t.Entries {
-			path := prefix + e.Name
-			if err := gitstore.ValidNotebookPath(e.Name); err != nil {
-				fail("%s: %v", path, err)
-				continue
-			}
-			if e.Dir {
-				if depth >= 8 {
-					fail("%s/: folders nested more than 8 deep", path)
-					continue
-				}
-				sub, _, err := s.ReadTree(e.ID)
-				if err != nil {
-					fail("%s/: %v", path, err)
-					continue
-				}
-				walk(sub, path+"/", depth+1)
-				continue
-			}
-			t, data, err := s.ReadObject(e.ID)
-			switch {
-			case err != nil:
-				fail("%s: %v", path, err)
-			case t != typeBlob:
-				fail("%s: a %s, not a file", path, t)
-			case len(data) > maxBytes:
-				fail("%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, len(data), maxBytes)
-			case !utf8.Valid(data):
-				fail("%s is not UTF-8 text", path)
-			case path == want+"notebook.json" && !isJSONObject(data):
-				fail("%s is not a JSON object", path)
-			}
-		}
-	}
-	walk(folder, want, 0)
-	if e, ok := folder.Get("notebook.json"); !ok || e.Dir {
-		fail("%snotebook.json is missing", want)
-	}
-	return problems
-}
-
-// checkNotebookHistory checks the commits a pull brings for a notebook,
-// from tip down to the notebook's tip here (all of them for a notebook new
-// to us): each must be a commit whose files are within the size limit, so
-// that no oversized file enters the repository through an older commit
-// that the tip no longer shows. Trees and blobs are looked at once.
-func (s *sharer) checkNotebookHistory(ctx context.Context, tip, local hash, maxBytes int) ([]string, error) {
-	var problems []string
-	seen := map[hash]bool{local: true}
-	var walkTree func(id hash, path string) error
-	walkTree = func(id hash, path string) error {
-		if seen[id] || len(problems) >= 20 {
-			return nil
-		}
-		seen[id] = true
-		t, _, err := s.ReadTree(id)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
-			return nil
-		}
-		for _, e := range t.Entries {
-			if e.Dir {
-				if err := walkTree(e.ID, path+e.Name+"/"); err != nil {
-					return err
-				}
-				continue
-			}
-			if seen[e.ID] {
-				continue
-			}
-			seen[e.ID] = true
-			size, err := s.BlobSize(e.ID)
-			switch {
-			case err != nil:
-				problems = append(problems, fmt.Sprintf("%s%s: %v", path, e.Name, err))
-			case size > maxBytes:
-				problems = append(problems, fmt.Sprintf("%s%s is %d bytes: more than the limit of %d (MaxThoughtBytes)", path, e.Name, size, maxBytes))
-			}
-		}
-		return nil
-	}
-	queue := []hash{tip}
-	for len(queue) > 0 && len(problems) < 20 {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		id := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		c, err := s.ReadCommit(id)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("commit %s: %v", id, err))
-			continue
-		}
-		if err := walkTree(c.Tree, ""); err != nil {
-			return nil, err
-		}
-		queue = append(queue, c.Parents...)
-	}
-	return problems, nil
-}
-
-func isJSONObject(data []byte) bool {
-	var v map[string]json.RawMessage
-	return json.Unmarshal(data, &v) == nil && v != nil
 }
 
 // quarantineIncoming checks every group (a session, or the knowledge zone)
@@ -348,23 +135,8 @@ func (s *sharer) checkGroup(ctx context.Context, g string, refs []string, remote
 	if len(moving) == 0 {
 		return groupCheck{}, nil
 	}
-	var problems []string
-	var err error
-	switch first := refs[0]; {
-	case s.SessionOfRef(first) != "":
-		problems, err = s.CheckIncomingSession(ctx, s.SessionOfRef(first), moving, maxBytes)
-	case first == gitstore.KnowledgeRef:
-		problems, err = s.checkIncomingKnowledge(moving[gitstore.KnowledgeRef], maxBytes)
-	case s.NotebookOfRef(first) != "":
-		problems = s.checkIncomingNotebook(s.NotebookOfRef(first), moving[first], maxBytes)
-		if len(problems) == 0 {
-			local, rerr := s.ReadRef(first)
-			if rerr != nil {
-				return groupCheck{}, rerr
-			}
-			problems, err = s.checkNotebookHistory(ctx, moving[first], local, maxBytes)
-		}
-	}
+	// The group's kind checks it (see gitstore/kinds.go).
+	problems, err := s.CheckIncoming(ctx, refs[0], moving, maxBytes)
 	if err != nil {
 		return groupCheck{}, fmt.Errorf("check %s: %w", g, err)
 	}

@@ -145,7 +145,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 				continue
 			}
 		}
-		g := s.groupOfRef(ref)
+		g := s.GroupOfRef(ref)
 		groups[g] = append(groups[g], ref)
 	}
 	sort.Strings(res.Deleted)
@@ -412,23 +412,22 @@ func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]h
 		plans = append(plans, p)
 	}
 	gp := &groupPlan{b: &batch{}}
-	if diverged && len(plans) == 1 && plans[0].ref == gitstore.KnowledgeRef {
-		// The zone is one ref that every agent writes, so it is merged
-		// when the two sides changed different entries.
+	if diverged && len(plans) == 1 {
+		// A one-ref group whose kind merges (the knowledge zone, which
+		// every agent writes, when the two sides changed different
+		// entries; a session's links, which only add) is merged rather
+		// than kept aside.
 		p := plans[0]
-		mb, merged, conflicts, err := s.MergeKnowledge(p.local, p.remote, remote)
+		mb, merged, ok, err := s.MergeDiverged(p.ref, p.local, p.remote, remote)
 		if err != nil {
 			return nil, err
 		}
-		if len(conflicts) == 0 {
-			mb.Updates = []refUpdate{{Name: gitstore.KnowledgeRef, Old: p.local, New: merged}}
+		if ok {
+			mb.Updates = []refUpdate{{Name: p.ref, Old: p.local, New: merged}}
 			gp.b = mb
-			gp.updated = []RefChange{{Ref: gitstore.KnowledgeRef, Old: p.local.String(), New: merged.String(), Merged: true}}
+			gp.updated = []RefChange{{Ref: p.ref, Session: s.SessionOfRef(p.ref), Old: p.local.String(), New: merged.String(), Merged: true}}
 			return gp, nil
 		}
-	}
-	if diverged && len(plans) == 1 && s.LinksOfRef(plans[0].ref) != "" {
-		return s.mergeLinks(gp, plans[0].ref, plans[0].local, plans[0].remote, remote)
 	}
 	for _, p := range plans {
 		id := s.SessionOfRef(p.ref)
@@ -503,7 +502,7 @@ func (s *sharer) dropOlder(remoteRefs map[string]hash, since time.Time) (dropped
 	old := map[string]bool{}
 	for ref, h := range remoteRefs {
 		id := s.SessionOfRef(ref)
-		if id == "" || !strings.HasSuffix(ref, "/main") {
+		if id == "" || ref != s.SessionMainRef(id) {
 			continue
 		}
 		raw, err := s.ReadTyped(h, object.TypeCommit)

@@ -122,7 +122,7 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := pw.addHistory(tip, s.groupOfRef(sendRefs[i])); err != nil {
+		if err := pw.addHistory(tip, s.GroupOfRef(sendRefs[i])); err != nil {
 			return nil, fmt.Errorf("pack %s: %w", sendRefs[i], err)
 		}
 	}
@@ -172,7 +172,7 @@ func (s *sharer) pushLocalRefs(o TransferOptions) (map[string]hash, error) {
 		if id == "" || strings.ContainsAny(id, "/.") {
 			continue // no session folder has such a name
 		}
-		refs, err := s.ListRefs(s.SharedRefRoot() + "sessions/" + id + "/")
+		refs, err := s.ListRefs(s.SessionRefFolder(id))
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +215,7 @@ func (s *sharer) pushGroups(local, remoteRefs map[string]hash, o TransferOptions
 				continue
 			}
 		}
-		g := s.groupOfRef(ref)
+		g := s.GroupOfRef(ref)
 		groups[g] = append(groups[g], ref)
 	}
 	names = make([]string, 0, len(groups))
@@ -518,19 +518,4 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// groupOfRef is the unit a transfer moves whole: a session's refs go
-// together, so that a remote never gets a branch without the main chain it
-// forks from. A notebook is one ref, and so a group of its own.
-func (s *sharer) groupOfRef(ref string) string {
-	if id := s.LinksOfRef(ref); id != "" {
-		// A session's links move on their own: links a clone added while
-		// the chain moved elsewhere never hold the chain back.
-		return "links " + id
-	}
-	if id := s.SessionOfRef(ref); id != "" {
-		return "session " + id
-	}
-	return ref
 }
