@@ -37,7 +37,6 @@ func (c *conn) runStdio(ctx context.Context, t stdio.Transport, takeDirect bool)
 				return fn(ctx)
 			}
 		}
-		t.Idle = c.prepare
 	}
 	ss, err := c.server.Connect(ctx, t, nil)
 	if err != nil {
@@ -103,19 +102,5 @@ func (c *conn) direct(ss *mcp.ServerSession, req *jsonrpc.Request) direct.Func {
 			res = &r
 		}
 		return res, nil
-	}
-}
-
-// prepare lets the connection's ledger use the time until the next call
-// (ledger.Prepare): the stdio reader calls it after answering a call. A
-// call running meanwhile holds mu; then there is no idle time to use.
-func (c *conn) prepare() {
-	if !c.mu.TryLock() {
-		return
-	}
-	l := c.ledger
-	c.mu.Unlock()
-	if l != nil {
-		l.Prepare()
 	}
 }

@@ -13,21 +13,11 @@ import (
 // session that already holds a given number of thoughts: what grows with
 // the session's length (the folder tree and manifest are hashed whole for
 // every thought; Git's ids leave no other way) against what does not.
-// The prepared cases call Prepare after each thought, as the stdio
-// transport does between calls, outside the time measured: what is left
-// is what an agent waits for.
 //
 //	go test ./gitstore -run - -bench AppendMemoryAt -benchtime 500x
 func BenchmarkAppendMemoryAt(b *testing.B) {
-	for _, c := range []struct {
-		length   int
-		prepared bool
-	}{{10, false}, {500, false}, {500, true}, {1000, false}, {1000, true}, {5000, false}, {5000, true}} {
-		length := c.length
+	for _, length := range []int{10, 500, 1000, 5000} {
 		name := fmt.Sprintf("len=%d", length)
-		if c.prepared {
-			name += "/prepared"
-		}
 		b.Run(name, func(b *testing.B) {
 			s, err := OpenMemory(Options{})
 			if err != nil {
@@ -36,9 +26,6 @@ func BenchmarkAppendMemoryAt(b *testing.B) {
 			defer s.Close()
 			ctx := context.Background()
 			author := ledger.Author{Name: "bench"}
-			if c.prepared {
-				s.Prepare() // the first call turns it on
-			}
 			meta, tip, err := s.CreateSession(ctx, ledger.SessionMeta{ID: "bench-long", Title: "bench", CreatedAt: time.Now().UTC()}, author)
 			if err != nil {
 				b.Fatal(err)
@@ -50,11 +37,6 @@ func BenchmarkAppendMemoryAt(b *testing.B) {
 				td.Timestamp = time.Now().UTC()
 				if tip, err = s.Append(ctx, ledger.AppendRequest{Meta: meta, ExpectedTip: tip, Thought: td, Author: author}); err != nil {
 					b.Fatal(err)
-				}
-				if c.prepared {
-					b.StopTimer()
-					s.Prepare()
-					b.StartTimer()
 				}
 			}
 			for n < length {

@@ -49,8 +49,6 @@ type pathTree struct {
 	// private and spare: as manPrivate and manSpare, for the tree.
 	private bool
 	spare   []byte
-	// ahead: the next version's id begun (prepare.go).
-	ahead object.Ahead
 }
 
 func (s *Store) chain(ref string) *chainState {
@@ -87,10 +85,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		st.path[len(st.path)-1].t.Set(object.TreeEntry{Name: fileName, ID: id})
 	}
 	mb := st.manifest.encodeInto(st.manSpare)
-	mid, ok := st.manifest.ahead.Finish(typeBlob, mb, st.manID, st.manBytes)
-	if !ok {
-		mid = object.HashObject(typeBlob, mb)
-	}
+	mid := object.HashObject(typeBlob, mb)
 	if mid == st.manID {
 		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
 	} else {
@@ -115,7 +110,6 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			pt.t.Set(object.TreeEntry{Name: child.name, Dir: true, ID: child.id})
 		}
 		if pt.id == zeroHash || len(pt.bytes) == 0 {
-			pt.ahead.Drop()
 			tb := pt.t.Encode()
 			tid := object.HashObject(typeTree, tb)
 			b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Data: tb})
@@ -123,10 +117,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 			continue
 		}
 		tb, ed := pt.t.EncodeFromInto(pt.spare, pt.bytes)
-		tid, ok := pt.ahead.Finish(typeTree, tb, pt.id, pt.bytes)
-		if !ok {
-			tid = object.HashObject(typeTree, tb)
-		}
+		tid := object.HashObject(typeTree, tb)
 		if tid == pt.id {
 			pt.spare = tb[:0]
 			continue

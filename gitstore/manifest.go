@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
 // manifest is SessionManifest (seed 002), stored as manifest.json in the
@@ -23,12 +21,6 @@ type manifest struct {
 	// from elsewhere may name a branch ""), so adding a thought appends one
 	// line instead of re-encoding every name.
 	lists map[string]*encodedList
-	// ahead is the next version's id begun between two thoughts (see
-	// Store.Prepare).
-	ahead object.Ahead
-	// updated holds the length of updatedAt in the latest encoding and in
-	// the one before, to guess the next one's.
-	updated [2]int
 }
 
 type encodedList struct {
@@ -104,9 +96,7 @@ func (m *manifest) encodeInto(dst []byte) []byte {
 	b = append(b, ",\n    \"createdAt\": \""...)
 	b = m.Metadata.CreatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, "\",\n    \"updatedAt\": \""...)
-	at := len(b)
 	b = m.Metadata.UpdatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
-	m.updated[0], m.updated[1] = len(b)-at, m.updated[0]
 	b = append(b, "\"\n  }\n}\n"...)
 	return b
 }
@@ -140,29 +130,6 @@ func (m *manifest) appendList(b []byte, key string, list []string, indent string
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, ']')
-}
-
-// aheadOf begins the id of the manifest's next version, from enc, its
-// latest encoding (with the id id), when the file name is added to the
-// list key: all of enc up to the end of that list is hashed now. The
-// guess for the rest is that it keeps its length but for updatedAt, whose
-// fraction of a second loses its trailing zeros: it is guessed to be the
-// longer of the last two (a clock's usual precision, nanoseconds on
-// Linux, microseconds on macOS); Ahead.Finish checks the guess.
-func (m *manifest) aheadOf(enc []byte, id hash, key, name, indent string) {
-	m.ahead.Drop()
-	c := m.lists[key]
-	if c == nil || c.n == 0 || c.end <= 0 || c.end > len(enc) {
-		return
-	}
-	for i := 0; i < len(name); i++ {
-		if name[i] < 0x20 || name[i] == '"' || name[i] == '\\' || name[i] >= 0x80 {
-			return
-		}
-	}
-	// ",\n" indent "  " and the quoted name, as appendList adds it.
-	size := len(enc) + 2 + len(indent) + 2 + len(name) + 2 + max(m.updated[0], m.updated[1]) - m.updated[0]
-	m.ahead.Begin(typeBlob, size, id, enc[:c.end])
 }
 
 func appendStringList(b []byte, list []string, indent string) []byte {
@@ -231,6 +198,5 @@ func (m *manifest) clone() *manifest {
 	}
 	c.Metadata.Tags = append([]string(nil), m.Metadata.Tags...)
 	c.lists = nil
-	c.ahead = object.Ahead{} // not the original's hash state
 	return &c
 }

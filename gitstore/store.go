@@ -88,8 +88,6 @@ type Store struct {
 	// locksDir holds the sessions' inter-process locks ("" in memory).
 	locksDir     string
 	sessionLocks sessionLocks
-	// ahead: the chains to prepare for their next thought (prepare.go).
-	ahead aheadQueue
 }
 
 // The one check that the store, on disk and in memory, has every part
@@ -426,7 +424,6 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		return "", err
 	}
 	cs.tip, cs.valid = cid, true
-	s.ahead.add(cs, req.Branch)
 	return ledger.CommitID(cid.String()), nil
 }
 

@@ -711,8 +711,3 @@ func (l *Ledger) publish(e Event) {
 		l.events.Publish(e)
 	}
 }
-
-// Prepare lets the store do ahead of time what the next write of a chain
-// just written to will need (see Preparer); a transport calls it when it
-// has answered a call and has none waiting.
-func (l *Ledger) Prepare() { l.store.Prepare() }

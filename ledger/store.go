@@ -112,7 +112,6 @@ type SessionSummary struct {
 type Store interface {
 	SessionStore
 	ChainCatchUp
-	Preparer
 	AccessKeeper
 	AccessLookup
 	SessionChecker
@@ -166,16 +165,6 @@ type ChainCatchUp interface {
 	// tip. ok is false when the store cannot tell (the chain moved in any
 	// other way than by new thoughts); the caller then loads the session.
 	ThoughtsSince(ctx context.Context, sessionID, branch string, since CommitID) (thoughts []StoredThought, tip CommitID, ok bool, err error)
-}
-
-// Preparer is the part of a Store that uses the time between an agent's
-// calls: Prepare does ahead of time what the next write of a chain just
-// written to will need. Only the stdio transport calls it (between
-// calls, when none is waiting), so a store with nothing to prepare does
-// nothing. It must be cheap to call when there is nothing to do, and safe
-// at any time (it touches only what the store holds in memory).
-type Preparer interface {
-	Prepare()
 }
 
 // AccessKeeper is the part of a Store that keeps sessions' lastAccessedAt

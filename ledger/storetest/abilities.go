@@ -413,18 +413,3 @@ func testSessionIndexer(t *testing.T, s ledger.Store) {
 		t.Errorf("FindSessions(quokka): %+v, %v; want %s", found, err, a.meta.ID)
 	}
 }
-
-// testPreparer: Prepare may be called at any time, as often as wanted, and
-// changes nothing a reader sees.
-func testPreparer(t *testing.T, s ledger.Store) {
-	var p ledger.Preparer = s
-	p.Prepare()
-	c := create(t, s, 1)
-	c.add("", thought(1, "one"))
-	p.Prepare()
-	p.Prepare()
-	c.add("", thought(2, "two"))
-	if got := numbers(c.load().Main); !slices.Equal(got, []int{1, 2}) {
-		t.Errorf("thoughts around Prepare: %v, want [1 2]", got)
-	}
-}

@@ -63,7 +63,6 @@ func Run(t *testing.T, open func(t *testing.T) ledger.Store) {
 		{"AccessLookup", testAccessLookup},
 		{"SessionChecker", testSessionChecker},
 		{"SessionIndexer", testSessionIndexer},
-		{"Preparer", testPreparer},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })

@@ -74,11 +74,6 @@ func (c *stdioConn) takeInline(m jsonrpc.Message) (taken, reader bool) {
 	}
 	c.rmu.Unlock()
 	c.answer(resp)
-	// Only the reader may use the time until the next call: one that
-	// lost the role stops, and buffered input is a call already waiting.
-	if reader && c.idle != nil && c.in.Buffered() == 0 {
-		c.idle()
-	}
 	return true, reader
 }
 

@@ -23,12 +23,6 @@ import (
 // client's ends.
 func stdioPipes(t *testing.T, direct func(*jsonrpc.Request) direct.Func, server func(jsonrpc.Message)) (conn *stdioConn, send func(string), replies *bufio.Reader) {
 	t.Helper()
-	return stdioPipesIdle(t, direct, nil, server)
-}
-
-// stdioPipesIdle is stdioPipes with Transport.Idle set to idle.
-func stdioPipesIdle(t *testing.T, direct func(*jsonrpc.Request) direct.Func, idle func(), server func(jsonrpc.Message)) (conn *stdioConn, send func(string), replies *bufio.Reader) {
-	t.Helper()
 	var in, out [2]int
 	if err := unix.Pipe(in[:]); err != nil {
 		t.Fatal(err)
@@ -38,7 +32,7 @@ func stdioPipesIdle(t *testing.T, direct func(*jsonrpc.Request) direct.Func, idl
 	}
 	inR, inW := os.NewFile(uintptr(in[0]), "in"), os.NewFile(uintptr(in[1]), "in-w")
 	outR, outW := os.NewFile(uintptr(out[0]), "out"), os.NewFile(uintptr(out[1]), "out-w")
-	c, err := Transport{In: inR, Out: outW, Direct: direct, Idle: idle}.Connect(t.Context())
+	c, err := Transport{In: inR, Out: outW, Direct: direct}.Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,52 +205,4 @@ func TestIDReusedOnceAnswered(t *testing.T) {
 			t.Fatalf("round %d: answer %s, want %s", round, got, want)
 		}
 	}
-}
-
-// TestIdleAfterTheAnswer: Idle runs once the reader has written a direct
-// call's answer (the client reads it while Idle still runs), once per
-// call answered inline, and not for a call with another buffered behind
-// it, which is answered by a worker while the reader reads on.
-func TestIdleAfterTheAnswer(t *testing.T) {
-	withGrace(t, time.Hour)
-	idle := make(chan struct{})
-	resume := make(chan struct{})
-	_, send, replies := stdioPipesIdle(t, func(req *jsonrpc.Request) direct.Func {
-		return func(context.Context) (any, error) { return req.Method, nil }
-	}, func() {
-		idle <- struct{}{}
-		<-resume
-	}, nil)
-	send(`{"jsonrpc":"2.0","id":1,"method":"a"}`)
-	// Idle holds the reader until the answer has been read here: were it
-	// called before the answer is written, this would wait for ever.
-	if got, want := readLine(t, replies), `{"jsonrpc":"2.0","id":1,"result":"a"}`; got != want {
-		t.Fatalf("answer %s, want %s", got, want)
-	}
-	select {
-	case <-idle:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Idle was not called after a call answered inline")
-	}
-	// Two calls sent together while Idle runs: the first is answered by a
-	// worker, without Idle, the second inline, then Idle.
-	send(`{"jsonrpc":"2.0","id":2,"method":"b"}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":"c"}`)
-	resume <- struct{}{}
-	got := map[string]bool{readLine(t, replies): true, readLine(t, replies): true}
-	for _, want := range []string{`{"jsonrpc":"2.0","id":2,"result":"b"}`, `{"jsonrpc":"2.0","id":3,"result":"c"}`} {
-		if !got[want] {
-			t.Fatalf("answers %v, want %s among them", got, want)
-		}
-	}
-	select {
-	case <-idle:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Idle was not called after the last call")
-	}
-	select {
-	case <-idle:
-		t.Fatal("Idle was called for a call with input buffered behind it")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(resume)
 }

@@ -45,12 +45,6 @@ type Transport struct {
 	// large share of what a thought cost; a caller that can take a call's
 	// raw params itself (the gateway's one tool) saves all of it.
 	Direct func(req *jsonrpc.Request) direct.Func
-	// Idle, when set, is called by the goroutine reading the input after
-	// it has answered a call taken by Direct, when no more input is
-	// buffered: before it waits for the next call, while the client reads
-	// the answer. It must not wait for anything (the input is not read
-	// meanwhile) and should take far less time than a call.
-	Idle func()
 }
 
 // maxFrame bounds one inbound message, as mcp.DefaultMaxLineLength does.
@@ -65,7 +59,6 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
 		unpoll:   unpoll,
 		direct:   t.Direct,
-		idle:     t.Idle,
 		dctx:     dctx,
 		dcancel:  cancel,
 		out:      t.Out,
@@ -126,7 +119,6 @@ type stdioConn struct {
 	unpoll    func() // undoes pollable (poll_unix.go)
 
 	direct  func(*jsonrpc.Request) direct.Func
-	idle    func()
 	dctx    context.Context
 	dcancel context.CancelFunc
 	running direct.Running // the direct calls under way

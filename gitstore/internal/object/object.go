@@ -413,3 +413,11 @@ func ParseHash(s string) (Hash, error) {
 	}
 	return h, nil
 }
+
+// header appends Git's object header ("blob 123\x00") to b.
+func header(b []byte, t Type, size int) []byte {
+	b = append(b, t.String()...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(size), 10)
+	return append(b, 0)
+}
