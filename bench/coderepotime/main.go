@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/step"
 )
 
 var (
@@ -62,7 +63,7 @@ func main() {
 		os.Exit(2)
 	}
 	empty, err := os.MkdirTemp("", "nohooks")
-	check(err)
+	step.Check(err)
 	defer os.RemoveAll(empty)
 	want := map[string]bool{}
 	for _, w := range strings.Split(*only, ",") {
@@ -75,9 +76,9 @@ func main() {
 			b = *bin
 		}
 		abin, err := exec.LookPath(b)
-		check(err)
+		step.Check(err)
 		abin, err = filepath.Abs(abin)
-		check(err)
+		step.Check(err)
 		ws = append(ws, workloads(repo, abin, empty, want)...)
 	}
 	load0 := machine.LoadAvg()
@@ -87,7 +88,7 @@ func main() {
 			cmd.Dir = w.repo
 			t0 := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
-				fail(fmt.Errorf("%s in %s: %v: %s", w.name, w.repo, err, out))
+				step.Fail(fmt.Errorf("%s in %s: %v: %s", w.name, w.repo, err, out))
 			}
 			if i > 0 { // round 0 warms the caches
 				w.times = append(w.times, time.Since(t0))
@@ -98,17 +99,17 @@ func main() {
 	for _, w := range ws {
 		slices.Sort(w.times)
 		fmt.Printf("%-9s %-20s p50 %7.1f ms  p95 %7.1f ms  min %7.1f ms  (%s)\n", w.name, filepath.Base(w.repo),
-			ms(pct(w.times, 50)), ms(pct(w.times, 95)), ms(w.times[0]), filepath.Base(w.bin))
+			step.MS(step.Pct(w.times, 50)), step.MS(step.Pct(w.times, 95)), step.MS(w.times[0]), filepath.Base(w.bin))
 	}
 }
 
 func workloads(repo, bin, empty string, want map[string]bool) []*workload {
-	run(repo, bin, "hooks", "install")
-	hooksDir := strings.TrimSpace(output(repo, "git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
+	step.Run(repo, bin, "hooks", "install")
+	hooksDir := strings.TrimSpace(step.Output(repo, "git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
 	msg := filepath.Join(os.TempDir(), "coderepotime-msg-"+filepath.Base(repo))
-	linked := strings.Fields(output(repo, "git", "log", "--format=%H", "--grep=^Thoughtbox-Session: ", "-n", "5000"))
+	linked := strings.Fields(step.Output(repo, "git", "log", "--format=%H", "--grep=^Thoughtbox-Session: ", "-n", "5000"))
 	if len(linked) == 0 && (want["why"]) {
-		fail(fmt.Errorf("%s: no commit names a session", repo))
+		step.Fail(fmt.Errorf("%s: no commit names a session", repo))
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	var ws []*workload
@@ -118,7 +119,7 @@ func workloads(repo, bin, empty string, want map[string]bool) []*workload {
 		}
 	}
 	add("hook", func(int) *exec.Cmd {
-		check(os.WriteFile(msg, []byte("A change\n"), 0o644))
+		step.Check(os.WriteFile(msg, []byte("A change\n"), 0o644))
 		return exec.Command(filepath.Join(hooksDir, "prepare-commit-msg"), msg, "message")
 	})
 	add("commit", func(i int) *exec.Cmd {
@@ -132,34 +133,4 @@ func workloads(repo, bin, empty string, want map[string]bool) []*workload {
 		return exec.Command(bin, "blame", fmt.Sprintf("%s:%d", *blamePath, 1+r.IntN(*lines)))
 	})
 	return ws
-}
-
-func pct(sorted []time.Duration, p int) time.Duration {
-	i := (len(sorted)*p + 99) / 100
-	return sorted[max(i-1, 0)]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func output(dir, name string, args ...string) string {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		fail(fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err))
-	}
-	return string(out)
-}
-
-func run(dir, name string, args ...string) { output(dir, name, args...) }
-
-func check(err error) {
-	if err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "coderepotime:", err)
-	os.Exit(1)
 }

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/step"
 )
 
 var (
@@ -57,23 +58,23 @@ var env []string
 func main() {
 	flag.Parse()
 	abin, err := exec.LookPath(*bin)
-	check(err)
+	step.Check(err)
 	abin, err = filepath.Abs(abin)
-	check(err)
+	step.Check(err)
 	root, err := os.MkdirTemp("", "linksurvival")
-	check(err)
+	step.Check(err)
 	if !*keep {
 		defer os.RemoveAll(root)
 	}
 	binDir := filepath.Join(root, "bin")
-	check(os.MkdirAll(binDir, 0o755))
-	check(os.Symlink(abin, filepath.Join(binDir, "thoughtbox")))
+	step.Check(os.MkdirAll(binDir, 0o755))
+	step.Check(os.Symlink(abin, filepath.Join(binDir, "thoughtbox")))
 	env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1", "THOUGHTBOX_DATA_DIR="+filepath.Join(root, "data"),
 		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
 	repo := filepath.Join(root, "app")
 	empty := filepath.Join(root, "nohooks")
-	check(os.MkdirAll(empty, 0o755))
+	step.Check(os.MkdirAll(empty, 0o755))
 	sh(root, "git init -q -b main app")
 	write(repo, "base.txt", "base\n")
 	sh(repo, "git add . && git commit -q -m Base && thoughtbox enable >/dev/null && thoughtbox hooks install >/dev/null")
@@ -181,7 +182,7 @@ func (s *survival) linked(c string) bool {
 			} `json:"sessions"`
 		} `json:"commits"`
 	}
-	check(json.Unmarshal([]byte(sh(s.repo, "thoughtbox why "+c+" --format json 2>/dev/null")), &ans))
+	step.Check(json.Unmarshal([]byte(sh(s.repo, "thoughtbox why "+c+" --format json 2>/dev/null")), &ans))
 	for _, cm := range ans.Commits {
 		for _, ss := range cm.Sessions {
 			if ss.ID == s.session {
@@ -220,7 +221,7 @@ func timeHooks(repo, empty string) {
 			cmd.Dir, cmd.Env = repo, env
 			t0 := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
-				fail(fmt.Errorf("%s in %s: %v: %s", n, repo, err, out))
+				step.Fail(fmt.Errorf("%s in %s: %v: %s", n, repo, err, out))
 			}
 			if i > 0 {
 				times[n] = append(times[n], time.Since(t0))
@@ -236,14 +237,14 @@ func timeHooks(repo, empty string) {
 	for _, n := range names {
 		t := times[n]
 		slices.Sort(t)
-		fmt.Printf("  %-12s p50 %6.1f ms  p95 %6.1f ms\n", n, ms(t[len(t)/2]), ms(t[(len(t)*95+99)/100-1]))
+		fmt.Printf("  %-12s p50 %6.1f ms  p95 %6.1f ms\n", n, step.MS(t[len(t)/2]), step.MS(t[(len(t)*95+99)/100-1]))
 	}
 }
 
 func head(dir string) string { return strings.TrimSpace(sh(dir, "git rev-parse HEAD")) }
 
 func write(dir, name, data string) {
-	check(os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	step.Check(os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 }
 
 // sh runs a shell command line in dir and returns its stdout.
@@ -254,7 +255,7 @@ func sh(dir, line string) string {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		fail(fmt.Errorf("%s: %v: %s", line, err, stderr.String()))
+		step.Fail(fmt.Errorf("%s: %v: %s", line, err, stderr.String()))
 	}
 	return string(out)
 }
@@ -264,17 +265,4 @@ func pct(n, of int) float64 {
 		return 0
 	}
 	return 100 * float64(n) / float64(of)
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func check(err error) {
-	if err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "linksurvival:", err)
-	os.Exit(1)
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/internal/benchkit/machine"
+	"github.com/thoughtbox/thoughtbox/internal/benchkit/step"
 	"github.com/thoughtbox/thoughtbox/ledger"
 	"github.com/thoughtbox/thoughtbox/project"
 )
@@ -51,55 +52,55 @@ func main() {
 		os.Exit(2)
 	}
 	abin, err := exec.LookPath(*bin)
-	check(err)
+	step.Check(err)
 	abin, err = filepath.Abs(abin)
-	check(err)
+	step.Check(err)
 	src, err := filepath.Abs(*repo)
-	check(err)
+	step.Check(err)
 	bare, clone := src+".share.git", src+".clone"
 	for _, d := range []string{bare, clone} {
 		if _, err := os.Stat(d); err == nil {
-			fail(fmt.Errorf("%s exists: start from a freshly generated repository", d))
+			step.Fail(fmt.Errorf("%s exists: start from a freshly generated repository", d))
 		}
 	}
 	noHooks, err := os.MkdirTemp("", "nohooks")
-	check(err)
+	step.Check(err)
 	defer os.RemoveAll(noHooks)
 	load0 := machine.LoadAvg()
 
-	run("", "git", "init", "-q", "--bare", "-b", "main", bare)
-	run(src, "git", "remote", "add", "share", bare)
-	run(src, abin, "remote", "bind", "share")
-	run(src, abin, "hooks", "install")
+	step.Run("", "git", "init", "-q", "--bare", "-b", "main", bare)
+	step.Run(src, "git", "remote", "add", "share", bare)
+	step.Run(src, abin, "remote", "bind", "share")
+	step.Run(src, abin, "hooks", "install")
 	linked := writeSessions(src, *runs+1, 20, "Shared change")
 	gitNoHooks(src, noHooks, "push", "-q", "share", "main")
 	t0 := time.Now()
-	run(src, abin, "push", "-q")
+	step.Run(src, abin, "push", "-q")
 	pushAll := time.Since(t0)
 	// A hosting server packs its refs in its maintenance; 11,000 loose ref
 	// files would make every advertisement read that many files.
-	run(bare, "git", "pack-refs", "--all")
+	step.Run(bare, "git", "pack-refs", "--all")
 	bareSize := packBytes(bare)
 
 	t0 = time.Now()
-	run("", "git", "clone", "-q", "--no-local", bare, clone)
+	step.Run("", "git", "clone", "-q", "--no-local", bare, clone)
 	cloneTime := time.Since(t0)
-	codeObjects := strings.Count(output(src, "git", "rev-list", "--objects", "main"), "\n")
+	codeObjects := strings.Count(step.Output(src, "git", "rev-list", "--objects", "main"), "\n")
 	cloneObjects := countObjects(clone)
-	reasoningRefs := len(strings.Fields(output(clone, "git", "for-each-ref", "--format=%(refname)", "refs/thoughtbox")))
-	tips := output(src, "git", "for-each-ref", "--format=%(objectname)", "refs/thoughtbox/v1/")
+	reasoningRefs := len(strings.Fields(step.Output(clone, "git", "for-each-ref", "--format=%(refname)", "refs/thoughtbox")))
+	tips := step.Output(src, "git", "for-each-ref", "--format=%(objectname)", "refs/thoughtbox/v1/")
 	cmd := exec.Command("git", "cat-file", "--batch-check")
 	cmd.Dir, cmd.Stdin = clone, strings.NewReader(tips)
 	found, err := cmd.Output()
-	check(err)
+	step.Check(err)
 	tipsHere := strings.Count(string(found), "\n") - strings.Count(string(found), " missing\n")
 	fmt.Printf("sharetime: %s: pushed all reasoning in %v (bare remote %s of packs)\n", filepath.Base(src), pushAll.Round(time.Millisecond), kb(bareSize))
 	fmt.Printf("clone: %v, %s of packs; %d objects, %d reachable from main in the source: %d other objects, %d reasoning refs, %d of the %d reasoning tips present\n",
 		cloneTime.Round(time.Millisecond), kb(packBytes(clone)), cloneObjects, codeObjects, cloneObjects-codeObjects, reasoningRefs, tipsHere, strings.Count(tips, "\n"))
 	fmt.Printf("advertisement: git ls-remote of the bare remote is %s (%d refs)\n",
-		kb(int64(len(output(src, "git", "ls-remote", bare)))), len(strings.Split(strings.TrimSpace(output(src, "git", "ls-remote", bare)), "\n")))
+		kb(int64(len(step.Output(src, "git", "ls-remote", bare)))), len(strings.Split(strings.TrimSpace(step.Output(src, "git", "ls-remote", bare)), "\n")))
 
-	run(clone, abin, "enable")
+	step.Run(clone, abin, "enable")
 	var whyTimes []time.Duration
 	var whyBytes []int64
 	for i, c := range linked {
@@ -110,7 +111,7 @@ func main() {
 		out, err := cmd.CombinedOutput()
 		d := time.Since(t0)
 		if err != nil || !strings.Contains(string(out), "fetched 1 linked session") || !strings.Contains(string(out), c.id) {
-			fail(fmt.Errorf("why %s in the clone: %v\n%s", c.commit, err, out))
+			step.Fail(fmt.Errorf("why %s in the clone: %v\n%s", c.commit, err, out))
 		}
 		if i == 0 {
 			continue // warms the binary's and git's pages
@@ -118,17 +119,17 @@ func main() {
 		whyTimes = append(whyTimes, d)
 		whyBytes = append(whyBytes, packBytes(clone)-before)
 	}
-	refsAfter := len(strings.Fields(output(clone, "git", "for-each-ref", "--format=%(refname)", "refs/thoughtbox")))
+	refsAfter := len(strings.Fields(step.Output(clone, "git", "for-each-ref", "--format=%(refname)", "refs/thoughtbox")))
 
-	hooks := strings.TrimSpace(output(src, "git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
+	hooks := strings.TrimSpace(step.Output(src, "git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
 	var hookTimes, pushTimes []time.Duration
 	for i := 0; i <= *runs; i++ {
 		ids := writeSessions(src, 3, 2, fmt.Sprintf("Round %d", i))
 		for k := 0; k < 7; k++ { // 10 commits in all, each naming one of the 3
 			commit(src, noHooks, fmt.Sprintf("Round %d, more %d", i, k), ids[k%3].id)
 		}
-		remoteMain := strings.TrimSpace(output(bare, "git", "rev-parse", "main"))
-		head := strings.TrimSpace(output(src, "git", "rev-parse", "HEAD"))
+		remoteMain := strings.TrimSpace(step.Output(bare, "git", "rev-parse", "main"))
+		head := strings.TrimSpace(step.Output(src, "git", "rev-parse", "HEAD"))
 		cmd := exec.Command(filepath.Join(hooks, "pre-push"), "share", bare)
 		cmd.Dir = src
 		// Timed whole: a budget this long never cuts the send short, and
@@ -139,7 +140,7 @@ func main() {
 		out, err := cmd.CombinedOutput()
 		hd := time.Since(t0)
 		if err != nil || !strings.Contains(string(out), "sent the reasoning of 3 sessions") {
-			fail(fmt.Errorf("pre-push round %d: %v\n%s", i, err, out))
+			step.Fail(fmt.Errorf("pre-push round %d: %v\n%s", i, err, out))
 		}
 		t0 = time.Now()
 		gitNoHooks(src, noHooks, "push", "-q", "share", "main")
@@ -154,12 +155,12 @@ func main() {
 	slices.Sort(whyTimes)
 	slices.Sort(whyBytes)
 	fmt.Printf("cold why (20-thought session fetched): p50 %.1f ms  p95 %.1f ms; bytes received p50 %s  p95 %s  max %s; refs in the clone after: %d (one per session asked)\n",
-		ms(pct(whyTimes, 50)), ms(pct(whyTimes, 95)), kb(pct(whyBytes, 50)), kb(pct(whyBytes, 95)), kb(whyBytes[len(whyBytes)-1]), refsAfter)
+		step.MS(step.Pct(whyTimes, 50)), step.MS(step.Pct(whyTimes, 95)), kb(step.Pct(whyBytes, 50)), kb(step.Pct(whyBytes, 95)), kb(whyBytes[len(whyBytes)-1]), refsAfter)
 	slices.Sort(hookTimes)
 	slices.Sort(pushTimes)
 	over := len(hookTimes) - slices.IndexFunc(append(slices.Clone(hookTimes), time.Hour), func(d time.Duration) bool { return d > config.DefaultPushHookBudget })
 	fmt.Printf("pre-push hook, 10 commits linked to 3 sessions: p50 %.1f ms  p95 %.1f ms (%d of %d over the %v budget); the code's push without hooks p50 %.1f ms  p95 %.1f ms\n",
-		ms(pct(hookTimes, 50)), ms(pct(hookTimes, 95)), over, len(hookTimes), config.DefaultPushHookBudget, ms(pct(pushTimes, 50)), ms(pct(pushTimes, 95)))
+		step.MS(step.Pct(hookTimes, 50)), step.MS(step.Pct(hookTimes, 95)), over, len(hookTimes), config.DefaultPushHookBudget, step.MS(step.Pct(pushTimes, 50)), step.MS(step.Pct(pushTimes, 95)))
 }
 
 // linkedSession is a session and the commit that names it.
@@ -171,27 +172,27 @@ type linkedSession struct{ id, commit string }
 func writeSessions(dir string, n, thoughts int, title string) []linkedSession {
 	ctx := context.Background()
 	r, err := coderepo.Find(ctx, dir)
-	check(err)
+	step.Check(err)
 	cfg, err := config.Resolve(config.Flags{}, os.LookupEnv)
-	check(err)
+	step.Check(err)
 	p, err := project.Open(cfg.InCode(config.CodeRepo{Worktree: r.Worktree, GitDir: r.GitDir, CommonDir: r.CommonDir}), project.Options{})
-	check(err)
+	step.Check(err)
 	l := p.Ledger()
 	author := ledger.Author{Name: "sharetime"}
 	var out []linkedSession
 	for i := 0; i < n; i++ {
 		s, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: fmt.Sprintf("%s %d", title, i)}, author)
-		check(err)
+		step.Check(err)
 		for k := 1; k <= thoughts; k++ {
 			_, err := l.AddThought(ctx, s.ID, ledger.ThoughtInput{
 				Thought:           fmt.Sprintf("Thought %d of %s %d: the change keeps the old behaviour for callers that pass a nil option, and the new path is taken only when the flag is set.", k, title, i),
 				NextThoughtNeeded: k < thoughts,
 			}, author)
-			check(err)
+			step.Check(err)
 		}
 		out = append(out, linkedSession{id: s.ID})
 	}
-	check(p.Close())
+	step.Check(p.Close())
 	for i := range out {
 		out[i].commit = commit(dir, "", fmt.Sprintf("%s %d", title, i), out[i].id)
 	}
@@ -205,11 +206,11 @@ func commit(dir, noHooks, subject, id string) string {
 		noHooks = os.DevNull
 	}
 	gitNoHooks(dir, noHooks, "commit", "-q", "--allow-empty", "-m", subject, "-m", "Thoughtbox-Session: "+id)
-	return strings.TrimSpace(output(dir, "git", "rev-parse", "HEAD"))
+	return strings.TrimSpace(step.Output(dir, "git", "rev-parse", "HEAD"))
 }
 
 func gitNoHooks(dir, noHooks string, args ...string) {
-	run(dir, "git", append([]string{"-c", "core.hooksPath=" + noHooks}, args...)...)
+	step.Run(dir, "git", append([]string{"-c", "core.hooksPath=" + noHooks}, args...)...)
 }
 
 // packBytes adds up the sizes of a repository's pack files and loose
@@ -220,7 +221,7 @@ func packBytes(repo string) int64 {
 		gitDir = repo
 	}
 	var n int64
-	check(filepath.Walk(filepath.Join(gitDir, "objects"), func(_ string, fi os.FileInfo, err error) error {
+	step.Check(filepath.Walk(filepath.Join(gitDir, "objects"), func(_ string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {
 			n += fi.Size()
 		}
@@ -233,49 +234,15 @@ func packBytes(repo string) int64 {
 // count-objects: loose and in packs).
 func countObjects(repo string) int {
 	n := 0
-	for _, l := range strings.Split(output(repo, "git", "count-objects", "-v"), "\n") {
+	for _, l := range strings.Split(step.Output(repo, "git", "count-objects", "-v"), "\n") {
 		k, v, ok := strings.Cut(l, ": ")
 		if ok && (k == "count" || k == "in-pack") {
 			c, err := strconv.Atoi(strings.TrimSpace(v))
-			check(err)
+			step.Check(err)
 			n += c
 		}
 	}
 	return n
 }
 
-func pct[T any](sorted []T, p int) T {
-	i := (len(sorted)*p + 99) / 100
-	return sorted[max(i-1, 0)]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func kb(n int64) string { return fmt.Sprintf("%.1f KB", float64(n)/1000) }
-
-func output(dir, name string, args ...string) string {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		fail(fmt.Errorf("%s %s: %w %s", name, strings.Join(args, " "), err, stderr))
-	}
-	return string(out)
-}
-
-func run(dir, name string, args ...string) { output(dir, name, args...) }
-
-func check(err error) {
-	if err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "sharetime:", err)
-	os.Exit(1)
-}
