@@ -62,7 +62,7 @@ func (o *Observatory) asker() (*why.Asker, error) {
 		return nil, notFoundError{ledger.Errorf(ledger.CodeInvalidOperation,
 			"this Observatory's ledger is kept apart from any code repository, so no commit names its reasoning: run `thoughtbox enable` in the code's repository and serve from there")}
 	}
-	return &why.Asker{Repo: o.cfg.Code, Sessions: o.ledger}, nil
+	return &why.Asker{Repo: o.cfg.Code, Sessions: o.ledger, Links: o.cfg.CodeLinks}, nil
 }
 
 // codeCommit answers for one commit. A range is refused: the page shows

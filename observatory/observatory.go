@@ -38,6 +38,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/coderepo"
 	"github.com/thoughtbox/thoughtbox/internal/hostcheck"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/why"
 )
 
 // Defaults of Config.
@@ -134,6 +135,10 @@ type Config struct {
 	// page then shows the commits linked to a session and the reasoning
 	// behind a commit or a file (code.go). Nil for a standalone ledger.
 	Code *coderepo.Repo
+	// CodeLinks, if set with Code, holds the ledger's link entries: the
+	// pages then show commits linked by an amend, a rebase, a cherry-pick
+	// or relink, not only by their trailers.
+	CodeLinks why.LinkStore
 	// Now is the clock for statuses; default time.Now.
 	Now func() time.Time
 	// Log receives one record per noteworthy event (a client cut off);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/coderepo"
@@ -105,5 +106,43 @@ func TestIndexFollowsTheRefs(t *testing.T) {
 	}
 	if _, err := ask().index(ctx); err != nil || f.lists != 3 {
 		t.Errorf("after ForgetLinkIndex: %d listings, %v", f.lists, err)
+	}
+}
+
+// TestLinkedReadsEntries: a session's linked commits are those whose
+// trailers name it and those its link entries name (a relinked squash),
+// each once; an entry for a commit this repository lacks is left out.
+func TestLinkedReadsEntries(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	const s = "00000000-0000-4000-8000-0000000000aa"
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "By trailer", "-m", "Thoughtbox-Session: "+s)
+	byTrailer := gitIn(t, dir, "rev-parse", "HEAD")
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "Squashed elsewhere")
+	byEntry := gitIn(t, dir, "rev-parse", "HEAD")
+	r, err := coderepo.Find(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeLinks{links: map[string][]ledger.CodeLink{}, tips: map[string]string{}}
+	f.AddLinks(ctx, s, []ledger.CodeLink{
+		{Commit: byEntry, Session: s, Via: ledger.ViaRelink},
+		{Commit: byTrailer, Session: s, Via: ledger.ViaCommit},
+		{Commit: fmt.Sprintf("%040x", 7), Session: s, Via: ledger.ViaCommit},
+	})
+	got, err := (&Asker{Repo: r, Links: f}).Linked(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Commits) != 2 || got.Commits[0].ID != byTrailer || got.Commits[1].ID != byEntry || got.Commits[1].Subject != "Squashed elsewhere" {
+		t.Fatalf("linked %+v, want %s by trailer then %s by entry", got.Commits, byTrailer, byEntry)
+	}
+	got, err = (&Asker{Repo: r}).Linked(ctx, s)
+	if err != nil || len(got.Commits) != 1 {
+		t.Fatalf("without link entries: %+v, %v", got, err)
 	}
 }

@@ -1342,7 +1342,7 @@ function renderDetail() {
   const linked = linkedSection();
   if (!t) {
     const hint = state.codePage
-      ? "The sessions shown are those whose Thoughtbox-Session trailer the commit carries; open one to read all of its reasoning."
+      ? "The sessions shown are those the commit names in a Thoughtbox-Session trailer, or that recorded a link to it (through an amend, a rebase, a cherry-pick or relink); open one to read all of its reasoning."
       : "Select a thought (click, or Tab to it and press Enter) to see its text, commit and author. Arrow keys move along the session.";
     d.replaceChildren(el("p", "hint", hint), ...(linked ? [linked] : []));
     return;

@@ -142,6 +142,7 @@ func listenObservatory(a *app, s config.ObservatorySettings, hostFlag string, to
 		// The ledger lives in a code repository: the page shows the
 		// commits linked to sessions and the commit and file pages.
 		cfg.Code = &coderepo.Repo{Worktree: cr.Worktree, GitDir: cr.GitDir, CommonDir: cr.CommonDir}
+		cfg.CodeLinks = a.proj
 	}
 	if tokens != nil {
 		// Set only when there are tokens: a nil *gateway.Tokens in the
