@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"errors"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"log/slog"
 	"strings"
 	"sync"
@@ -115,7 +116,7 @@ func (p *autoPuller) pull() {
 	if p.target != nil {
 		from, err = p.target(ctx)
 	}
-	var res *PullResult
+	var res *sharing.PullResult
 	if err == nil {
 		res, err = p.project.pull(ctx, from, p.opts)
 	}
@@ -148,7 +149,7 @@ func (p *autoPuller) pull() {
 // ones that failed the checks of what a pull brings in. As with
 // `thoughtbox pull`, nothing here was changed by them. The caller holds
 // p.mu.
-func (p *autoPuller) logKeptAside(res *PullResult) {
+func (p *autoPuller) logKeptAside(res *sharing.PullResult) {
 	for _, b := range res.Branched {
 		p.log.Info("auto-pull found a chain extended differently here and there; this side's thoughts after the last shared one are now a branch of the session, and the chain follows the remote's (a push shares the branch)",
 			"remote", p.remote, "session", b.Session, "chain", strings.TrimPrefix(b.Ref, "refs/heads/"), "branch", b.Branch, "fromThought", b.FromThought, "thoughts", b.Thoughts)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"sort"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
-	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -30,8 +30,8 @@ const convergeAttempts = 4
 // the same name and goes on from where it stopped. A session that cannot
 // be settled this way (the chains share no thought, or both sides extended
 // the same branch) stays in res.Diverged with the reason.
-func (p *Project) converge(ctx context.Context, res *PullResult) error {
-	bySession := map[string][]remote.Divergence{}
+func (p *Project) converge(ctx context.Context, res *sharing.PullResult) error {
+	bySession := map[string][]sharing.Divergence{}
 	var ids []string
 	for _, d := range res.Diverged {
 		if d.Session == "" {
@@ -51,7 +51,7 @@ func (p *Project) converge(ctx context.Context, res *PullResult) error {
 	}
 	for _, id := range ids {
 		divs := bySession[id]
-		var branched []remote.Branched
+		var branched []sharing.Branched
 		var why string
 		var err error
 		for attempt := 0; attempt < convergeAttempts; attempt++ {
@@ -85,7 +85,7 @@ func (p *Project) converge(ctx context.Context, res *PullResult) error {
 // convergeSession settles one session's diverged refs (see converge). It
 // returns why it could not, or the branches it recorded; an error wrapping
 // ledger.ErrConflict means a ref moved meanwhile and it may be tried again.
-func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.Divergence) ([]remote.Branched, string, error) {
+func (p *Project) convergeSession(ctx context.Context, id string, divs []sharing.Divergence) ([]sharing.Branched, string, error) {
 	var moves []gitstore.RefMove
 	var apart []*gitstore.ApartChain
 	for _, d := range divs {
@@ -105,7 +105,7 @@ func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.
 		}
 		moves = append(moves, gitstore.RefMove{Ref: d.KeptAs, Old: d.Remote})
 	}
-	var out []remote.Branched
+	var out []sharing.Branched
 	for _, ac := range apart {
 		b, why, err := p.recordApart(ctx, id, ac)
 		if err != nil || why != "" {
@@ -123,9 +123,9 @@ func (p *Project) convergeSession(ctx context.Context, id string, divs []remote.
 // ac.ForkThought, named after the author of its first thought and its
 // first commit. A branch of that name already there holds what an earlier,
 // interrupted pull recorded: the thoughts it has are not recorded again.
-func (p *Project) recordApart(ctx context.Context, id string, ac *gitstore.ApartChain) (remote.Branched, string, error) {
+func (p *Project) recordApart(ctx context.Context, id string, ac *gitstore.ApartChain) (sharing.Branched, string, error) {
 	name := apartBranchName(ac)
-	b := remote.Branched{Session: id, Ref: ac.Ref, Branch: name, FromThought: ac.ForkThought, Thoughts: len(ac.Thoughts)}
+	b := sharing.Branched{Session: id, Ref: ac.Ref, Branch: name, FromThought: ac.ForkThought, Thoughts: len(ac.Thoughts)}
 	have, err := p.store.BranchThoughts(id, name)
 	if err != nil {
 		return b, "", err

@@ -2,6 +2,7 @@ package project
 
 import (
 	"context"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"strings"
 	"testing"
 
@@ -123,7 +124,7 @@ func TestPullResumesAnInterruptedBranch(t *testing.T) {
 
 // pullWithout pulls without settling divergences: what a pull killed
 // after its fetch and ref moves, before it recorded anything, leaves.
-func (p *Project) pullWithout(ctx context.Context, name string) (*PullResult, error) {
+func (p *Project) pullWithout(ctx context.Context, name string) (*sharing.PullResult, error) {
 	to, err := transferOptions(p.cfg, nil)
 	if err != nil {
 		return nil, err

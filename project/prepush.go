@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"slices"
 	"strings"
@@ -119,18 +120,18 @@ func fetchSource(ctx context.Context, r *coderepo.Repo) (string, error) {
 // where reads fetch reasoning, checked as a pull checks what it brings
 // in, and has the ledger read them. Sessions the remote lacks are simply
 // not there afterwards.
-func (p *Project) FetchSessions(ctx context.Context, ids []string) (*PullResult, error) {
+func (p *Project) FetchSessions(ctx context.Context, ids []string) (*sharing.PullResult, error) {
 	return p.fetch(ctx, ids, time.Time{}, nil)
 }
 
 // Fetch brings every session the remote has (since zero), or those whose
 // main chain's tip was committed at or after since, with the knowledge
 // zone and the notebooks, from where reads fetch reasoning.
-func (p *Project) Fetch(ctx context.Context, since time.Time, progress io.Writer) (*PullResult, error) {
+func (p *Project) Fetch(ctx context.Context, since time.Time, progress io.Writer) (*sharing.PullResult, error) {
 	return p.fetch(ctx, nil, since, progress)
 }
 
-func (p *Project) fetch(ctx context.Context, ids []string, since time.Time, progress io.Writer) (*PullResult, error) {
+func (p *Project) fetch(ctx context.Context, ids []string, since time.Time, progress io.Writer) (*sharing.PullResult, error) {
 	r := codeRepo(p)
 	if r == nil {
 		return nil, errors.New("fetch: the ledger is standalone; fetch is for a ledger kept in a code repository (a standalone one uses 'thoughtbox pull')")

@@ -15,29 +15,6 @@ import (
 	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
-// The outcome types of push and pull that the CLI names. They are
-// defined in gitstore/remote, which the CLI may not import; their home is
-// package sharing (doc/architecture.md, "Where the sharing types live"),
-// and they move there, and these aliases go, once the push and pull files
-// are free to edit.
-type (
-	// PullResult is what a pull did, ref by ref, and what it kept aside.
-	PullResult = remote.PullResult
-	// RefChange is one ref a push or pull created or moved.
-	RefChange = remote.RefChange
-	// RejectReason says why a push left a ref alone; Rejection.Reason.
-	RejectReason = remote.RejectReason
-)
-
-// The reasons a push rejects a ref, as gitstore/remote defines them.
-const (
-	RejectBehind   = remote.RejectBehind
-	RejectDiverged = remote.RejectDiverged
-	RejectAhead    = remote.RejectAhead
-	RejectRefused  = remote.RejectRefused
-	RejectHeld     = remote.RejectHeld
-)
-
 // ErrCodeRepository is returned by remote add, remove and list for a
 // ledger kept in a code repository: there the repository's remotes are
 // the user's code remotes, managed with git; reasoning goes only to the
@@ -98,7 +75,7 @@ type PushOptions struct {
 // Push sends the project to remote (a name, URL or path; "" for the only
 // remote, or origin), with the credentials and transport of the
 // configuration.
-func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*remote.PushResult, error) {
+func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*sharing.PushResult, error) {
 	to, err := transferOptions(p.cfg, o.Progress)
 	if err != nil {
 		return nil, err
@@ -129,7 +106,7 @@ func (p *Project) Push(ctx context.Context, name string, o PushOptions) (*remote
 }
 
 // notRejected is ids less the sessions a push rejected.
-func notRejected(ids []string, res *remote.PushResult) []string {
+func notRejected(ids []string, res *sharing.PushResult) []string {
 	rejected := map[string]bool{}
 	for _, r := range res.Rejected {
 		rejected[r.Session] = true
@@ -146,7 +123,7 @@ func notRejected(ids []string, res *remote.PushResult) []string {
 // Pull brings remote's sessions, knowledge and notebooks in, then has the
 // ledger forget its views of the sessions the pull moved, so that its next
 // read shows them as they are now.
-func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*PullResult, error) {
+func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*sharing.PullResult, error) {
 	to, err := transferOptions(p.cfg, progress)
 	if err != nil {
 		return nil, err
@@ -159,7 +136,7 @@ func (p *Project) Pull(ctx context.Context, name string, progress io.Writer) (*P
 	return p.pull(ctx, name, to)
 }
 
-func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptions) (*PullResult, error) {
+func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptions) (*sharing.PullResult, error) {
 	if r := codeRepo(p); r != nil {
 		// A pull or a fetch may bring links: why's index of them is
 		// rebuilt.
@@ -193,7 +170,7 @@ func (p *Project) pull(ctx context.Context, name string, to remote.TransferOptio
 
 // pulledSessions sorts the sessions whose refs a pull created or moved
 // into those new here (their main chain was created) and the others.
-func pulledSessions(res *PullResult) ledger.PulledSessions {
+func pulledSessions(res *sharing.PullResult) ledger.PulledSessions {
 	var p ledger.PulledSessions
 	seen := map[string]bool{}
 	for _, c := range res.Created {
@@ -202,7 +179,7 @@ func pulledSessions(res *PullResult) ledger.PulledSessions {
 			p.New = append(p.New, c.Session)
 		}
 	}
-	for _, list := range [][]RefChange{res.Created, res.Updated} {
+	for _, list := range [][]sharing.RefChange{res.Created, res.Updated} {
 		for _, c := range list {
 			if c.Session != "" && !seen[c.Session] {
 				seen[c.Session] = true

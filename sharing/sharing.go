@@ -1,10 +1,11 @@
 // Package sharing holds the vocabulary of sharing a ledger through Git
 // remotes that the storage engine produces and its readers print: the
-// remotes of a project and the remote chains a pull kept aside. It is a
-// leaf (the standard library only, no go-git), so that the CLI can name
-// these types without reaching the engine that makes them: gitstore and
-// gitstore/remote fill them in, project hands them on, the CLI encodes
-// them (their JSON tags are the CLI's --format json output).
+// remotes of a project, the remote chains a pull kept aside, and what a
+// push and a pull did (results.go). It is a leaf (the standard library
+// only, no go-git), so that the CLI can name these types without reaching
+// the engine that makes them: gitstore and gitstore/remote fill them in,
+// project hands them on, the CLI encodes them (their JSON tags are the
+// CLI's --format json output).
 package sharing
 
 // Remote is a named Git remote of a project.

@@ -48,7 +48,7 @@ type sharer struct{ *gitstore.Store }
 // origin). A ref moves only forward: if the remote's tip is not an
 // ancestor of ours, the ref — and the rest of its session — is rejected
 // and reported, unless the session is listed in o.Force.
-func Push(ctx context.Context, st *gitstore.Store, remote string, o TransferOptions) (*PushResult, error) {
+func Push(ctx context.Context, st *gitstore.Store, remote string, o TransferOptions) (*sharing.PushResult, error) {
 	return (&sharer{st}).push(ctx, remote, o)
 }
 
@@ -60,7 +60,7 @@ func Push(ctx context.Context, st *gitstore.Store, remote string, o TransferOpti
 // refs diverged, none is changed). Incoming chains that fail the checks of
 // incoming.go are kept under refs/thoughtbox/quarantine/<remote>/ instead.
 // Nothing stored here is ever overwritten.
-func Pull(ctx context.Context, st *gitstore.Store, remote string, o TransferOptions) (*PullResult, error) {
+func Pull(ctx context.Context, st *gitstore.Store, remote string, o TransferOptions) (*sharing.PullResult, error) {
 	return (&sharer{st}).pull(ctx, remote, o)
 }
 

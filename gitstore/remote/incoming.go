@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"runtime"
 	"sort"
 	"strings"
@@ -25,25 +26,6 @@ import (
 // accepts from a pull.
 const DefaultMaxThoughtBytes = ledger.DefaultMaxThoughtBytes
 
-// Quarantined is an incoming chain a pull refused to make live.
-type Quarantined struct {
-	// Session is the session the chain's ref names ("" for the knowledge
-	// zone).
-	Session string `json:"session,omitempty"`
-	// Notebook is the notebook the ref names ("" for another ref).
-	Notebook string `json:"notebook,omitempty"`
-	Ref      string `json:"ref"`
-	// KeptAs is the ref that holds the remote's chain, in Repository.
-	KeptAs string `json:"keptAs"`
-	// Repository is the quarantine repository that holds KeptAs and the
-	// chain's objects, outside the ledger (see gitstore.QuarantineDir);
-	// "" on a memory store, where KeptAs is a ref of the store itself.
-	Repository string `json:"repository,omitempty"`
-	Tip        string `json:"tip"`
-	// Problems say what is wrong, one finding each.
-	Problems []string `json:"problems"`
-}
-
 func (o TransferOptions) maxThoughtBytes() int {
 	if o.MaxThoughtBytes > 0 {
 		return o.MaxThoughtBytes
@@ -62,7 +44,7 @@ func (o TransferOptions) maxThoughtBytes() int {
 // of its time here. What they found is then acted on in the groups' order,
 // so the result and the quarantine refs do not depend on which finished
 // first.
-func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups map[string][]string, remoteRefs map[string]hash, maxBytes int, res *PullResult) (map[string]hash, error) {
+func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups map[string][]string, remoteRefs map[string]hash, maxBytes int, res *sharing.PullResult) (map[string]hash, error) {
 	names := make([]string, 0, len(groups))
 	for g := range groups {
 		names = append(names, g)
@@ -93,7 +75,7 @@ func (s *sharer) quarantineIncoming(ctx context.Context, remote string, groups m
 		for _, ref := range refs {
 			keep := gitstore.QuarantinePrefix + remote + "/" + strings.TrimPrefix(ref, s.SharedRefRoot())
 			kept[keep] = moving[ref]
-			res.Quarantined = append(res.Quarantined, Quarantined{Session: id, Notebook: s.NotebookOfRef(ref), Ref: ref, KeptAs: keep,
+			res.Quarantined = append(res.Quarantined, sharing.Quarantined{Session: id, Notebook: s.NotebookOfRef(ref), Ref: ref, KeptAs: keep,
 				Tip: moving[ref].String(), Problems: problems})
 		}
 	}

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,7 +115,7 @@ func (f *incomingFixture) commitOn(id, msg string, edit func(folder string)) {
 	f.git("push", "-q", "origin", "w:refs/heads/sessions/"+id+"/main")
 }
 
-func (f *incomingFixture) pull(o TransferOptions) *PullResult {
+func (f *incomingFixture) pull(o TransferOptions) *sharing.PullResult {
 	f.t.Helper()
 	o.BuiltinFile = f.builtinPulling
 	res, err := Pull(context.Background(), f.b, f.remote, o)
@@ -127,7 +128,7 @@ func (f *incomingFixture) pull(o TransferOptions) *PullResult {
 // wantQuarantined checks that exactly the session id was quarantined, with
 // a problem containing want, and that its chain is kept where the result
 // says while the live ref is at live.
-func (f *incomingFixture) wantQuarantined(res *PullResult, id, want string, live hash) {
+func (f *incomingFixture) wantQuarantined(res *sharing.PullResult, id, want string, live hash) {
 	f.t.Helper()
 	if len(res.Quarantined) == 0 {
 		f.t.Fatalf("nothing quarantined; result %+v", res)
@@ -161,7 +162,7 @@ func (f *incomingFixture) wantQuarantined(res *PullResult, id, want string, live
 // wantKeptAside checks that a quarantined chain is in the quarantine
 // repository, readable with plain git, and not in the ledger, whose git
 // fsck --strict stays clean.
-func (f *incomingFixture) wantKeptAside(q Quarantined) {
+func (f *incomingFixture) wantKeptAside(q sharing.Quarantined) {
 	f.t.Helper()
 	if want := gitstore.QuarantineDir(f.bDir); q.Repository != want {
 		f.t.Errorf("kept in %q, want the quarantine repository %s", q.Repository, want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"slices"
 	"sort"
@@ -21,65 +22,13 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// Divergence is a ref whose chain differs here and on a remote.
-type Divergence struct {
-	Session string `json:"session,omitempty"`
-	Ref     string `json:"ref"`
-	// KeptAs is the ref holding the remote's chain.
-	KeptAs string `json:"keptAs"`
-	Local  string `json:"local"`
-	Remote string `json:"remote"`
-	// Why says why the pull could not make this ledger's chain a branch
-	// of the session (see Branched), when it tried.
-	Why string `json:"why,omitempty"`
-}
-
-// Branched is a chain of this ledger that a pull found extended
-// differently on the remote: its thoughts after the last thought both
-// sides share were recorded as a new branch of the session, forked there,
-// and the chain itself took the remote's tip. Push sends the branch like
-// any other, so both sides end with the same refs.
-type Branched struct {
-	Session string `json:"session"`
-	// Ref is the chain that was apart; it now holds the remote's tip.
-	Ref string `json:"ref"`
-	// Branch is the new branch: the slug of the author of its first
-	// thought and the first 7 hex digits of the first commit only this
-	// side had, e.g. alice-3f2a1c9.
-	Branch      string `json:"branch"`
-	FromThought int    `json:"fromThought"`
-	Thoughts    int    `json:"thoughts"`
-}
-
-// PullResult says what a pull did.
-type PullResult struct {
-	Remote   string       `json:"remote,omitempty"`
-	URL      string       `json:"url"`
-	Created  []RefChange  `json:"created"`
-	Updated  []RefChange  `json:"updated"`
-	UpToDate int          `json:"upToDate"`
-	Diverged []Divergence `json:"diverged"`
-	// Branched are this ledger's chains that diverged from the remote's
-	// and were recorded as branches (by the project, which has the ledger
-	// that records them); Diverged keeps only what could not be.
-	Branched []Branched `json:"branched"`
-	// Quarantined are incoming chains that failed the checks of what a
-	// pull brings in (see incoming.go); none of them moved a live ref.
-	Quarantined []Quarantined `json:"quarantined"`
-	// Deleted are sessions the remote has that were deleted here; they
-	// were left alone.
-	Deleted []string `json:"deleted,omitempty"`
-	Objects int      `json:"objects"`
-	Bytes   int64    `json:"bytes"`
-}
-
 // pull fetches a remote's sessions and knowledge and integrates them: a ref
 // we lack is created, one we are behind on is fast-forwarded, one we are
 // ahead on is left for push, and one that diverged is left as it is here
 // while the remote's chain is kept under refs/thoughtbox/diverged/<remote>/
 // (a session moves whole: if any of its refs diverged, none is changed).
 // Nothing stored here is ever overwritten.
-func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*PullResult, error) {
+func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*sharing.PullResult, error) {
 	link, session, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
 		return tr.NewUploadPackSession(ep, auth)
 	})
@@ -93,7 +42,7 @@ func (s *sharer) pull(ctx context.Context, remote string, o TransferOptions) (*P
 	if keepName == "" || validRemoteName(keepName) != nil {
 		keepName = "url-" + gitstore.Slug(redactURL(u))
 	}
-	res := &PullResult{Remote: link.name, URL: redactURL(u), Created: []RefChange{}, Updated: []RefChange{}, Diverged: []Divergence{}, Branched: []Branched{}, Quarantined: []Quarantined{}}
+	res := &sharing.PullResult{Remote: link.name, URL: redactURL(u), Created: []sharing.RefChange{}, Updated: []sharing.RefChange{}, Diverged: []sharing.Divergence{}, Branched: []sharing.Branched{}, Quarantined: []sharing.Quarantined{}}
 	remoteRefs, advertised := s.pullRefs(ar.References, o)
 
 	// What arrives is staged outside the ledger's objects until the checks
@@ -203,7 +152,7 @@ func (s *sharer) pullRefs(advertisedRefs map[string]hash, o TransferOptions) (re
 // fetch asks the remote for wants, telling it of our tips it advertised,
 // and stages the pack it sends (see gitstore.Staging); the caller closes
 // the staging.
-func (s *sharer) fetch(ctx context.Context, sess transport.UploadPackSession, link *remoteLink, wants []hash, advertised map[hash]bool, o TransferOptions, res *PullResult) (*gitstore.Staging, error) {
+func (s *sharer) fetch(ctx context.Context, sess transport.UploadPackSession, link *remoteLink, wants []hash, advertised map[hash]bool, o TransferOptions, res *sharing.PullResult) (*gitstore.Staging, error) {
 	ar, u, builtin := link.adv, link.url, link.builtin
 	local, err := s.ListRefs("refs/")
 	if err != nil {
@@ -274,7 +223,7 @@ func (s *sharer) fetch(ctx context.Context, sess transport.UploadPackSession, li
 
 // integrate plans and applies a pull's ref moves for the groups that
 // passed the checks (see pull).
-func (s *sharer) integrate(ctx context.Context, keepName string, groups map[string][]string, remoteRefs map[string]hash, o TransferOptions, res *PullResult) (*PullResult, error) {
+func (s *sharer) integrate(ctx context.Context, keepName string, groups map[string][]string, remoteRefs map[string]hash, o TransferOptions, res *sharing.PullResult) (*sharing.PullResult, error) {
 	names := make([]string, 0, len(groups))
 	for g := range groups {
 		names = append(names, g)
@@ -352,13 +301,13 @@ var pullPlanned func()
 // zone's) refs: the batch to apply and what to report once it is applied.
 type groupPlan struct {
 	b        *batch
-	created  []RefChange
-	updated  []RefChange
-	diverged []Divergence
+	created  []sharing.RefChange
+	updated  []sharing.RefChange
+	diverged []sharing.Divergence
 	upToDate int
 }
 
-func (gp *groupPlan) record(res *PullResult) {
+func (gp *groupPlan) record(res *sharing.PullResult) {
 	res.Created = append(res.Created, gp.created...)
 	res.Updated = append(res.Updated, gp.updated...)
 	res.Diverged = append(res.Diverged, gp.diverged...)
@@ -425,7 +374,7 @@ func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]h
 		if ok {
 			mb.Updates = []refUpdate{{Name: p.ref, Old: p.local, New: merged}}
 			gp.b = mb
-			gp.updated = []RefChange{{Ref: p.ref, Session: s.SessionOfRef(p.ref), Old: p.local.String(), New: merged.String(), Merged: true}}
+			gp.updated = []sharing.RefChange{{Ref: p.ref, Session: s.SessionOfRef(p.ref), Old: p.local.String(), New: merged.String(), Merged: true}}
 			return gp, nil
 		}
 	}
@@ -445,7 +394,7 @@ func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]h
 			if cur != p.remote {
 				gp.b.Updates = append(gp.b.Updates, refUpdate{Name: keep, Old: cur, New: p.remote})
 			}
-			d := Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
+			d := sharing.Divergence{Session: id, Ref: p.ref, KeptAs: keep, Remote: p.remote.String()}
 			if p.local != zeroHash {
 				d.Local = p.local.String()
 			}
@@ -453,7 +402,7 @@ func (s *sharer) planGroup(remote string, refs []string, remoteRefs map[string]h
 			continue
 		}
 		gp.b.Updates = append(gp.b.Updates, refUpdate{Name: p.ref, Old: p.local, New: p.remote})
-		ch := RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
+		ch := sharing.RefChange{Ref: p.ref, Session: id, New: p.remote.String()}
 		if p.local == zeroHash {
 			gp.created = append(gp.created, ch)
 		} else {

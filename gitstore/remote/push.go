@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"maps"
 	"sort"
@@ -19,63 +20,11 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 )
 
-// RefChange is a ref a transfer moved.
-type RefChange struct {
-	Ref     string `json:"ref"`
-	Session string `json:"session,omitempty"`
-	Old     string `json:"old,omitempty"` // empty: the ref was created
-	New     string `json:"new"`
-	// Merged marks a merge commit made to join two histories (the
-	// knowledge zone's).
-	Merged bool `json:"merged,omitempty"`
-}
-
-// RejectReason says why a push left a ref alone. Its values are spelled as
-// the JSON output has always spelled them.
-type RejectReason string
-
-const (
-	// RejectBehind: the remote has thoughts we lack; pull.
-	RejectBehind RejectReason = "behind"
-	// RejectDiverged: both sides added different thoughts.
-	RejectDiverged RejectReason = "diverged"
-	// RejectAhead: the remote's tip is not here, so it is ahead or
-	// diverged; a pull tells which.
-	RejectAhead RejectReason = "ahead"
-	// RejectRefused: the remote said no; the Message says why.
-	RejectRefused RejectReason = "refused"
-	// RejectHeld: another ref of the same session was rejected, and a
-	// session moves whole.
-	RejectHeld RejectReason = "held"
-)
-
-// Rejection is a ref a push left alone, and why.
-type Rejection struct {
-	Ref     string       `json:"ref"`
-	Session string       `json:"session,omitempty"`
-	Reason  RejectReason `json:"reason"`
-	Message string       `json:"message"`
-}
-
-// PushResult says what a push did.
-type PushResult struct {
-	Remote   string      `json:"remote,omitempty"`
-	URL      string      `json:"url"`
-	Updated  []RefChange `json:"updated"`
-	UpToDate int         `json:"upToDate"`
-	Rejected []Rejection `json:"rejected"`
-	Objects  int         `json:"objects"`
-	Bytes    int64       `json:"bytes"`
-	// Withheld lists the sessions of TransferOptions.Exclude the push
-	// left out, sorted.
-	Withheld []string `json:"withheld,omitempty"`
-}
-
 // push sends the project's sessions and knowledge to a remote (a remote
 // name, or a URL or path). A ref moves only forward: if the remote's tip is
 // not an ancestor of ours, the ref — and the rest of its session — is
 // rejected and reported, unless the session is listed in o.Force.
-func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*PushResult, error) {
+func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*sharing.PushResult, error) {
 	link, session, err := s.connect(ctx, remote, o, func(tr transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod) (transport.Session, error) {
 		return tr.NewReceivePackSession(ep, auth)
 	})
@@ -85,7 +34,7 @@ func (s *sharer) push(ctx context.Context, remote string, o TransferOptions) (*P
 	defer session.Close()
 	sess := session.(transport.ReceivePackSession)
 	ar, u := link.adv, link.url
-	res := &PushResult{Remote: link.name, URL: redactURL(u), Updated: []RefChange{}, Rejected: []Rejection{}}
+	res := &sharing.PushResult{Remote: link.name, URL: redactURL(u), Updated: []sharing.RefChange{}, Rejected: []sharing.Rejection{}}
 	remoteRefs := map[string]hash{}
 	for n, h := range ar.References {
 		remoteRefs[n] = h
@@ -233,14 +182,14 @@ func (s *sharer) pushGroups(local, remoteRefs map[string]hash, o TransferOptions
 // of its group, since a session moves whole. It counts the refs already
 // up to date and the rejections in res, and returns the update commands
 // with each one's tip and ref name, in order.
-func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string][]string, local, remoteRefs map[string]hash, o TransferOptions) (cmds []*packp.Command, sendTips []hash, sendRefs []string, err error) {
+func (s *sharer) pushCommands(res *sharing.PushResult, names []string, groups map[string][]string, local, remoteRefs map[string]hash, o TransferOptions) (cmds []*packp.Command, sendTips []hash, sendRefs []string, err error) {
 	force := map[string]bool{}
 	for _, id := range o.Force {
 		force[id] = true
 	}
 	for _, g := range names {
 		var gcmds []*packp.Command
-		var rejected []Rejection
+		var rejected []sharing.Rejection
 		for _, ref := range groups[g] {
 			l, r := local[ref], remoteRefs[ref]
 			id := s.SessionOfRef(ref)
@@ -255,7 +204,7 @@ func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string
 					return nil, nil, nil, err
 				}
 				if reason != "" {
-					rejected = append(rejected, Rejection{Ref: ref, Session: id, Reason: reason, Message: msg})
+					rejected = append(rejected, sharing.Rejection{Ref: ref, Session: id, Reason: reason, Message: msg})
 					continue
 				}
 			}
@@ -264,7 +213,7 @@ func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string
 		if len(rejected) > 0 {
 			res.Rejected = append(res.Rejected, rejected...)
 			for _, c := range gcmds {
-				res.Rejected = append(res.Rejected, Rejection{Ref: c.Name.String(), Session: s.SessionOfRef(c.Name.String()), Reason: RejectHeld,
+				res.Rejected = append(res.Rejected, sharing.Rejection{Ref: c.Name.String(), Session: s.SessionOfRef(c.Name.String()), Reason: sharing.RejectHeld,
 					Message: "not pushed: another ref of this session was rejected, and a session moves whole"})
 			}
 			continue
@@ -282,7 +231,7 @@ func (s *sharer) pushCommands(res *PushResult, names []string, groups map[string
 // updated, or refused with the remote's reason. A main refused because
 // the remote got one meanwhile is not a rejection. An error means the
 // remote could not store the pack at all.
-func (s *sharer) readPushReport(ctx context.Context, remote string, o TransferOptions, u string, rs *packp.ReportStatus, cmds []*packp.Command, res *PushResult) error {
+func (s *sharer) readPushReport(ctx context.Context, remote string, o TransferOptions, u string, rs *packp.ReportStatus, cmds []*packp.Command, res *sharing.PushResult) error {
 	failed := map[string]string{}
 	if rs != nil {
 		if rs.UnpackStatus != "" && rs.UnpackStatus != "ok" {
@@ -307,10 +256,10 @@ func (s *sharer) readPushReport(ctx context.Context, remote string, o TransferOp
 					continue
 				}
 			}
-			res.Rejected = append(res.Rejected, Rejection{Ref: ref, Session: s.SessionOfRef(ref), Reason: RejectRefused, Message: msg})
+			res.Rejected = append(res.Rejected, sharing.Rejection{Ref: ref, Session: s.SessionOfRef(ref), Reason: sharing.RejectRefused, Message: msg})
 			continue
 		}
-		ch := RefChange{Ref: ref, Session: s.SessionOfRef(ref), New: c.New.String()}
+		ch := sharing.RefChange{Ref: ref, Session: s.SessionOfRef(ref), New: c.New.String()}
 		if c.Old != zeroHash {
 			ch.Old = c.Old.String()
 		}
@@ -320,10 +269,10 @@ func (s *sharer) readPushReport(ctx context.Context, remote string, o TransferOp
 }
 
 // pushCheck says whether our tip l may replace the remote's r.
-func (s *sharer) pushCheck(ref string, l, r hash) (reason RejectReason, msg string, err error) {
+func (s *sharer) pushCheck(ref string, l, r hash) (reason sharing.RejectReason, msg string, err error) {
 	if _, _, err := s.ReadObject(r); err != nil {
 		if errors.Is(err, object.ErrNotFound) {
-			return RejectAhead, "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
+			return sharing.RejectAhead, "the remote is ahead: it has thoughts this ledger has not seen; pull first", nil
 		}
 		return "", "", err
 	}
@@ -336,9 +285,9 @@ func (s *sharer) pushCheck(ref string, l, r hash) (reason RejectReason, msg stri
 		return "", "", err
 	}
 	if behind {
-		return RejectBehind, "the remote is ahead of this ledger: pull to catch up", nil
+		return sharing.RejectBehind, "the remote is ahead of this ledger: pull to catch up", nil
 	}
-	return RejectDiverged, "this session was extended differently here and on the remote: pull first, which records this ledger's new thoughts as a branch of the session; then push again", nil
+	return sharing.RejectDiverged, "this session was extended differently here and on the remote: pull first, which records this ledger's new thoughts as a branch of the session; then push again", nil
 }
 
 // packWalker adds to a pack what commits unknown to the remote bring: each

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 	firstThought(t, a, "alice", "alice's first thought")
 	firstThought(t, b, "bob", "bob's first thought")
 
-	var bobs *PushResult
+	var bobs *sharing.PushResult
 	pushPlanned = func() {
 		// A has read the empty remote and chosen its commands; B pushes
 		// all of its own before A sends them.
@@ -55,7 +56,7 @@ func TestFirstPushesRaceForMain(t *testing.T) {
 	if bobs == nil {
 		t.Fatal("the hook did not run: this test no longer races the pushes")
 	}
-	for who, res := range map[string]*PushResult{"a": alices, "b": bobs} {
+	for who, res := range map[string]*sharing.PushResult{"a": alices, "b": bobs} {
 		if len(res.Rejected) != 0 {
 			t.Errorf("%s's push was refused: %+v", who, res.Rejected)
 		}

@@ -6,6 +6,7 @@ package remotetest
 import (
 	"context"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -100,7 +101,7 @@ func (c *Clone) Sessions() []string {
 }
 
 // Push pushes to url.
-func (c *Clone) Push(url string, o remote.TransferOptions) *remote.PushResult {
+func (c *Clone) Push(url string, o remote.TransferOptions) *sharing.PushResult {
 	c.T.Helper()
 	r, err := remote.Push(context.Background(), c.Store, url, o)
 	if err != nil {
@@ -110,7 +111,7 @@ func (c *Clone) Push(url string, o remote.TransferOptions) *remote.PushResult {
 }
 
 // Pull pulls from url.
-func (c *Clone) Pull(url string, o remote.TransferOptions) *remote.PullResult {
+func (c *Clone) Pull(url string, o remote.TransferOptions) *sharing.PullResult {
 	c.T.Helper()
 	r, err := remote.Pull(context.Background(), c.Store, url, o)
 	if err != nil {

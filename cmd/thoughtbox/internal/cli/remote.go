@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"path"
 	"strings"
@@ -172,10 +173,10 @@ func (c *pushCmd) Run(a *app) error {
 		return nil
 	}
 	f := &failure{msg: fmt.Sprintf("%s rejected by %s", plural(len(res.Rejected), "ref was", "refs were"), remoteLabel(res.Remote, res.URL))}
-	reasons := map[project.RejectReason]bool{}
+	reasons := map[sharing.RejectReason]bool{}
 	for _, r := range res.Rejected {
 		why := string(r.Reason)
-		if r.Reason == project.RejectAhead || r.Reason == project.RejectBehind {
+		if r.Reason == sharing.RejectAhead || r.Reason == sharing.RejectBehind {
 			why = "remote is ahead"
 		}
 		f.lines = append(f.lines, fmt.Sprintf("%s (%s): %s", strings.TrimPrefix(r.Ref, "refs/heads/"), why, r.Message))
@@ -185,13 +186,13 @@ func (c *pushCmd) Run(a *app) error {
 	if remote == "" {
 		remote = c.Remote
 	}
-	if reasons[project.RejectBehind] || reasons[project.RejectAhead] {
+	if reasons[sharing.RejectBehind] || reasons[sharing.RejectAhead] {
 		f.hints = append(f.hints, fmt.Sprintf("run 'thoughtbox pull %s', then push again", remote))
 	}
-	if reasons[project.RejectRefused] {
+	if reasons[sharing.RejectRefused] {
 		f.hints = append(f.hints, fmt.Sprintf("the remote turned the update down (it may have moved since we looked, or forbid rewriting refs): run 'thoughtbox pull %s' and push again", remote))
 	}
-	if reasons[project.RejectDiverged] {
+	if reasons[sharing.RejectDiverged] {
 		f.hints = append(f.hints,
 			fmt.Sprintf("a diverged session has thoughts here and on the remote that the other lacks: 'thoughtbox pull %s' records yours as a branch of the session, forked at the last shared thought, and a plain push then shares it", remote),
 			fmt.Sprintf("'thoughtbox push %s --force <id>' instead replaces the remote's chain with yours", remote))
@@ -227,7 +228,7 @@ func changeRange(old, new string) string {
 	return abbrev(old) + ".." + abbrev(new)
 }
 
-func countSessions(changes []project.RefChange) int {
+func countSessions(changes []sharing.RefChange) int {
 	seen := map[string]bool{}
 	for _, c := range changes {
 		seen[c.Session] = true
@@ -238,7 +239,7 @@ func countSessions(changes []project.RefChange) int {
 
 // notebooksNote is ", N notebooks"+suffix for the notebook refs among
 // changes, "" if there are none (a transfer of sessions reads as before).
-func notebooksNote(changes []project.RefChange, suffix string) string {
+func notebooksNote(changes []sharing.RefChange, suffix string) string {
 	n := 0
 	for _, c := range changes {
 		if strings.HasPrefix(c.Ref, "refs/heads/notebooks/") {
@@ -270,7 +271,7 @@ func (c *pullCmd) Run(a *app) error {
 }
 
 // printPull reports a pull; quiet keeps only the warnings.
-func (a *app) printPull(res *project.PullResult, quiet bool) {
+func (a *app) printPull(res *sharing.PullResult, quiet bool) {
 	if a.format == FormatJSON {
 		writeJSON(a.env.Stdout, res)
 	} else if !quiet {
@@ -316,7 +317,7 @@ func (a *app) printPull(res *project.PullResult, quiet bool) {
 
 // printBranched says which of this ledger's chains a pull made branches:
 // nothing was lost, and a push shares them.
-func (a *app) printBranched(res *project.PullResult) {
+func (a *app) printBranched(res *sharing.PullResult) {
 	if len(res.Branched) == 0 || a.format == FormatJSON {
 		return
 	}
@@ -332,7 +333,7 @@ func (a *app) printBranched(res *project.PullResult) {
 
 // warnQuarantined tells which incoming chains failed the pull's checks:
 // they are kept aside, out of the live ledger, so the pull still succeeds.
-func (a *app) warnQuarantined(res *project.PullResult) {
+func (a *app) warnQuarantined(res *sharing.PullResult) {
 	if len(res.Quarantined) == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/thoughtbox/thoughtbox/sharing"
 	"slices"
 	"strings"
 	"time"
@@ -108,7 +109,7 @@ func validTrailerID(id string) bool {
 // pushResult is what the sending goroutine hands back of a push.
 type pushResult struct {
 	rejected []string // sessions the remote refused, each once
-	updated  []project.RefChange
+	updated  []sharing.RefChange
 	err      error
 }
 
@@ -227,7 +228,7 @@ func (c *fetchCmd) Run(a *app) error {
 		return err
 	}
 	var (
-		res *project.PullResult
+		res *sharing.PullResult
 		err error
 	)
 	switch {
