@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Seed 003's manifest tracks the main chain and the branches' files in one
@@ -14,13 +16,16 @@ import (
 // file; each branch's own tip stays the authority for that branch.
 
 // refreshBranchLists sets m.BranchFiles to the files each of the session's
-// branches lists at its tip. It lists the session's branch refs on every
-// write of main, whichever process made them: a bisect of packed-refs and
-// one directory lookup, lost in the write's fsync (BenchmarkAppend moved
-// by less than its run-to-run spread).
+// branches lists at its tip. Listing the session's branch refs takes the
+// log's read lock and looks at the disk: a tenth of the server's processor
+// time a thought with 16 agents over HTTP, when every write of main did it.
+// So a listing serves the writes of main for branchListsFor: a branch this
+// store writes drops it (branchRefCache.forget) and shows at main's next
+// write; one another process writes shows at the first write of main once
+// the listing is that old.
 func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest) error {
 	prefix := s.lay.sessions() + id + "/branches/"
-	refs, err := s.be.ListRefs(ctx, prefix)
+	refs, err := s.branchRefs.get(id, func() (map[string]hash, error) { return s.be.ListRefs(ctx, prefix) })
 	if err != nil {
 		return err
 	}
@@ -36,6 +41,54 @@ func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest) 
 	m.BranchFiles = lists
 	return nil
 }
+
+// branchListsFor is how long a session's listed branch refs are used for
+// the next writes of its main chain.
+const branchListsFor = time.Second
+
+// branchRefCache keeps each session's branch refs as last listed.
+type branchRefCache struct {
+	mu sync.Mutex
+	m  map[string]listedBranches
+}
+
+type listedBranches struct {
+	refs map[string]hash
+	at   time.Time
+}
+
+// get returns the session's branch refs, listing them when it has no
+// listing younger than branchListsFor.
+func (c *branchRefCache) get(id string, list func() (map[string]hash, error)) (map[string]hash, error) {
+	c.mu.Lock()
+	e, ok := c.m[id]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < branchListsFor {
+		return e.refs, nil
+	}
+	refs, err := list()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxBranchListings {
+		c.m = map[string]listedBranches{} // all old by now but a few
+	}
+	c.m[id] = listedBranches{refs: refs, at: time.Now()}
+	return refs, nil
+}
+
+// forget drops the session's listing: this store wrote one of its
+// branches, whose tip the listing no longer has.
+func (c *branchRefCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+// maxBranchListings bounds the cache: past it, it starts again empty.
+const maxBranchListings = 4096
 
 // branchList is branch b's file list at tip: from this store's state of
 // the chain when it is at tip, else read from the tip's manifest. The

@@ -81,6 +81,9 @@ type Store struct {
 	chains map[string]*chainState
 
 	summaries *summaryCache
+	// branchRefs keeps the sessions' branch refs as last listed, for
+	// main's manifest (branchlists.go).
+	branchRefs branchRefCache
 	// sessIndex keeps sessions' summaries and words on disk (nil in
 	// memory): see index.go.
 	sessIndex *sessionindex.Index
@@ -424,6 +427,9 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		return "", err
 	}
 	cs.tip, cs.valid = cid, true
+	if req.Branch != "" {
+		s.branchRefs.forget(id)
+	}
 	return ledger.CommitID(cid.String()), nil
 }
 
