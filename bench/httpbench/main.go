@@ -49,6 +49,7 @@ var (
 	n       = flag.Int("n", 150, "thoughts per agent")
 	data    = flag.String("data", "", "data directory to serve (default: a fresh one per run)")
 	storage = flag.String("storage", "fs", "THOUGHTBOX_STORAGE for the server: fs or memory")
+	idleFor = flag.Duration("idlewait", 10*time.Second, "how long the server is left quiet before its idle RSS is read; 0 skips the reading (printed as 0)")
 	nocheck = flag.Bool("nocheck", false, "skip the git check of every acknowledged thought")
 	client  = flag.String("client", "sdk", "sdk: the go-sdk's MCP client; raw: a plain net/http client (see rawAgent)")
 	cpuprof = flag.String("cpuprofile", "", "write a CPU profile of this client (the agents) to this file")
@@ -248,8 +249,11 @@ func run(exe, dir string, agents int) runResult {
 	// Idle memory, once the server has been quiet long enough to set its
 	// soft memory limit again (five quiet seconds, see serve's governor)
 	// and return what it no longer needs.
-	time.Sleep(10 * time.Second)
-	idle := machine.ProcMemory(pid).RSS
+	var idle int64
+	if *idleFor > 0 {
+		time.Sleep(*idleFor)
+		idle = machine.ProcMemory(pid).RSS
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 
