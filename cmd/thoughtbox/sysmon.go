@@ -63,10 +63,7 @@ func sysmonEnv(args, environ []string) ([]string, bool) {
 // a client starts a server for each session it opens, and a second exec
 // would add the binary's start to every connect (BENCHMARKS.md, "Tuning:
 // what each trick was measured to buy"): the setting is kept for the
-// long-lived HTTP server, where a lone agent's calls gain the most.
-// Over stdio the transport gets the same without it: its reader waits for
-// the next call in a system call, poll(2), which keeps a processor busy
-// and so sysmon awake (gateway/internal/stdio/poll_unix.go).
+// long-lived HTTP server, where its agents' calls gain.
 func runsServe(args, environ []string) bool {
 	for i, a := range args {
 		if a == "--" {

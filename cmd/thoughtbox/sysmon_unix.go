@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 	"syscall"
+
+	"github.com/thoughtbox/thoughtbox/internal/tuning"
 )
 
 // calmSysmon runs this binary again, in this process, with sysmonSetting
@@ -12,7 +14,7 @@ import (
 // when the exec fails, and the command then runs as it is.
 func calmSysmon() {
 	env, ok := sysmonEnv(os.Args[1:], os.Environ())
-	if !ok {
+	if !ok || !tuning.SysmonAwake {
 		return
 	}
 	exe, err := os.Executable()

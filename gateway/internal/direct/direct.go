@@ -5,7 +5,6 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,53 +30,39 @@ const MethodCancelled = "notifications/cancelled"
 type Running struct {
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelFunc
-	// idle hands a call to a goroutine that answered one before and waits
-	// for the next (see work).
-	idle chan func()
 }
-
-// workerIdle is how long a goroutine that answered a call waits for the
-// next before it ends.
-const workerIdle = 2 * time.Second
 
 // Go runs fn, the call with the given id, on a goroutine of its own (as
 // the SDK runs calls), with a context that parent's end or Cancel ends,
 // and hands its answer (see Respond) to answer.
 func (r *Running) Go(parent context.Context, id jsonrpc.ID, fn Func, answer func(*jsonrpc.Response)) {
-	ctx, cancel, idle := r.start(parent, id)
-	call := func() {
+	ctx, cancel := r.start(parent, id)
+	go func() {
 		resp := Respond(ctx, id, fn)
 		r.finish(id, cancel)
 		answer(resp)
-	}
-	select {
-	case idle <- call:
-	default:
-		go work(idle, call)
-	}
+	}()
 }
 
 // Run is Go on the caller's goroutine: it returns fn's answer once fn is
 // done. The HTTP transport answers a POST's lone call this way, on the
 // request's own goroutine, sparing a goroutine and a wake-up per call.
 func (r *Running) Run(parent context.Context, id jsonrpc.ID, fn Func) *jsonrpc.Response {
-	ctx, cancel, _ := r.start(parent, id)
+	ctx, cancel := r.start(parent, id)
 	resp := Respond(ctx, id, fn)
 	r.finish(id, cancel)
 	return resp
 }
 
-func (r *Running) start(parent context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc, chan func()) {
+func (r *Running) start(parent context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	r.mu.Lock()
 	if r.calls == nil {
 		r.calls = map[jsonrpc.ID]context.CancelFunc{}
-		r.idle = make(chan func())
 	}
 	r.calls[id] = cancel
-	idle := r.idle
 	r.mu.Unlock()
-	return ctx, cancel, idle
+	return ctx, cancel
 }
 
 func (r *Running) finish(id jsonrpc.ID, cancel context.CancelFunc) {
@@ -85,25 +70,6 @@ func (r *Running) finish(id jsonrpc.ID, cancel context.CancelFunc) {
 	delete(r.calls, id)
 	r.mu.Unlock()
 	cancel()
-}
-
-// work runs call, then the calls handed to it while it waits, until none
-// comes for workerIdle. A call goes from the gateway down to the log's
-// fdatasync, deep enough that a new goroutine's stack was grown and
-// copied several times for every thought (about 4 % of the server's
-// CPU over stdio); a goroutine kept between calls keeps its grown stack.
-func work(idle chan func(), call func()) {
-	t := time.NewTimer(workerIdle)
-	defer t.Stop()
-	for {
-		call()
-		t.Reset(workerIdle)
-		select {
-		case call = <-idle:
-		case <-t.C:
-			return
-		}
-	}
 }
 
 // Cancel cancels the call a notifications/cancelled's params name, if it

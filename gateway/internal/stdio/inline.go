@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/thoughtbox/thoughtbox/gateway/internal/direct"
+	"github.com/thoughtbox/thoughtbox/internal/tuning"
 )
 
 // A call taken by Direct used to cross two goroutines before it ran: the
@@ -41,7 +42,7 @@ var inlineGrace = 5 * time.Millisecond
 // answered, and this one must stop reading).
 func (c *stdioConn) takeInline(m jsonrpc.Message) (taken, reader bool) {
 	req, ok := m.(*jsonrpc.Request)
-	if !ok || c.direct == nil {
+	if !ok || c.direct == nil || !tuning.InlineAnswer {
 		return false, true
 	}
 	if !req.ID.IsValid() {

@@ -55,9 +55,7 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	// Direct calls end with the connection, not with the ctx Connect is
 	// given (the SDK may pass one that ends sooner).
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	in, unpoll := pollable(t.In)
 	c := &stdioConn{
-		unpoll:   unpoll,
 		direct:   t.Direct,
 		dctx:     dctx,
 		dcancel:  cancel,
@@ -67,7 +65,7 @@ func (t Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		batches:  map[jsonrpc.ID]*inBatch{},
 		open:     map[jsonrpc.ID]int{},
 		answered: make(chan struct{}, 1),
-		in:       bufio.NewReaderSize(in, 64<<10),
+		in:       bufio.NewReaderSize(t.In, 64<<10),
 	}
 	c.grace = time.AfterFunc(time.Hour, c.graceOver)
 	c.grace.Stop()
@@ -116,7 +114,6 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	unpoll    func() // undoes pollable (poll_unix.go)
 
 	direct  func(*jsonrpc.Request) direct.Func
 	dctx    context.Context
@@ -532,14 +529,12 @@ func (c *stdioConn) writeLine(data []byte) error {
 }
 
 // Close stops Read; the reader and writer stay open, as they are the
-// caller's (stdin and stdout), and a pipe's input after what was read is
-// left to the caller (see pollable).
+// caller's (stdin and stdout).
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.grace.Stop()
 		c.dcancel()
-		c.unpoll()
 	})
 	return nil
 }

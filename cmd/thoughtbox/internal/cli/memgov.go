@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"github.com/thoughtbox/thoughtbox/internal/tuning"
 )
 
 // memoryFloor is the least soft memory limit the server sets. It was
@@ -110,7 +112,7 @@ const (
 // GOMEMLIMIT, when set, is the user's choice and is left alone; so is
 // GOGC (then only the limit moves).
 func softMemoryLimit(ctx context.Context) {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if os.Getenv("GOMEMLIMIT") != "" || !tuning.MemoryGovernor {
 		return
 	}
 	samples := []metrics.Sample{
