@@ -19,6 +19,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionlock"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -85,9 +86,9 @@ type Store struct {
 	// memory): see index.go.
 	sessIndex *sessionindex.Index
 	access    *accessTimes
-	// locksDir holds the sessions' inter-process locks ("" in memory).
-	locksDir     string
-	sessionLocks sessionLocks
+	// sessionLocks are the sessions' inter-process locks, in
+	// thoughtbox/locks (nil in memory, which no other process shares).
+	sessionLocks *sessionlock.Set
 }
 
 // The one check that the store, on disk and in memory, has every part
@@ -116,7 +117,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		// replaces it.
 		os.Remove(filepath.Join(gitDir, "thoughtbox", "summaries"))
 		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
-		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
+		st.sessionLocks = sessionlock.New(filepath.Join(gitDir, "thoughtbox", "locks"), opts.LockTimeout)
 		// Temporary packs of push and pull runs that were killed.
 		pack.CleanTransferDir(st.tmpDir())
 	}
@@ -160,7 +161,9 @@ func (s *Store) Flush() error { return s.be.Flush(context.Background()) }
 
 // Close flushes and releases the repository.
 func (s *Store) Close() error {
-	s.closeSessionLocks()
+	if s.sessionLocks != nil {
+		s.sessionLocks.Close()
+	}
 	s.access.save()
 	return s.be.Close()
 }
@@ -447,7 +450,7 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if err != nil {
 		return nil, "", false, nil
 	}
-	if s.sessionQuiet(sessionID) && s.chainAt(s.lay.chainRef(sessionID, branch), from) {
+	if s.sessionLocks != nil && s.sessionLocks.Quiet(sessionID) && s.chainAt(s.lay.chainRef(sessionID, branch), from) {
 		// Held by this store, and nobody took the session's lock since
 		// this store last wrote it: no writer that takes turns moved the
 		// chain. One that does not is still caught by compare-and-swap.
@@ -646,13 +649,13 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if err := validSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	if s.locksDir == "" {
+	if s.sessionLocks == nil {
 		return func() {}, nil
 	}
 	if fb := s.disk; fb != nil && fb.ReadOnly() {
 		return nil, fmt.Errorf("%s: %w", fb.GitDir(), ErrReadOnly)
 	}
-	return s.lockSessionFiles(ctx, sessionID)
+	return s.sessionLocks.Lock(ctx, sessionID)
 }
 
 // racyStamps numbers the stamps ChangeStamp takes while a time is racy,
