@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/access"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
@@ -85,7 +86,9 @@ type Store struct {
 	// sessIndex keeps sessions' summaries and words on disk (nil in
 	// memory): see index.go.
 	sessIndex *sessionindex.Index
-	access    *accessTimes
+	// access keeps the sessions' access times: in memory, and on disk
+	// in thoughtbox/accessed.json and its journal.
+	access *access.Times
 	// sessionLocks are the sessions' inter-process locks, in
 	// thoughtbox/locks (nil in memory, which no other process shares).
 	sessionLocks *sessionlock.Set
@@ -116,7 +119,7 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		// The whole-file summary cache of earlier versions; the index
 		// replaces it.
 		os.Remove(filepath.Join(gitDir, "thoughtbox", "summaries"))
-		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
+		st.access = access.New(filepath.Join(gitDir, "thoughtbox", "accessed.json"))
 		st.sessionLocks = sessionlock.New(filepath.Join(gitDir, "thoughtbox", "locks"), opts.LockTimeout)
 		// Temporary packs of push and pull runs that were killed.
 		pack.CleanTransferDir(st.tmpDir())
@@ -147,7 +150,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
-	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: access.New("")}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
@@ -164,7 +167,7 @@ func (s *Store) Close() error {
 	if s.sessionLocks != nil {
 		s.sessionLocks.Close()
 	}
-	s.access.save()
+	s.access.Save()
 	return s.be.Close()
 }
 
@@ -657,6 +660,16 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	}
 	return s.sessionLocks.Lock(ctx, sessionID)
 }
+
+// Accessed implements ledger.AccessKeeper.
+func (s *Store) Accessed() map[string]time.Time { return s.access.All() }
+
+// AccessedAt implements ledger.AccessLookup: one session's time, without
+// reading every session's (see gitstore/internal/access).
+func (s *Store) AccessedAt(id string) time.Time { return s.access.At(id) }
+
+// RecordAccess implements ledger.AccessKeeper.
+func (s *Store) RecordAccess(id string, t time.Time) { s.access.Record(id, t) }
 
 // racyStamps numbers the stamps ChangeStamp takes while a time is racy,
 // so that no two are alike (the clock may not move between two calls).

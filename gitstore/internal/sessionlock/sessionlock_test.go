@@ -14,11 +14,11 @@ import (
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
-// TestLockFilesBounded: the sessions' lock files do not pile up. Past
+// TestSessionLockFilesBounded: the sessions' lock files do not pile up. Past
 // maxKept the least recently used quarter are let go and their files
 // deleted, a session in use all along keeps its lock open, and Close
 // deletes the rest.
-func TestLockFilesBounded(t *testing.T) {
+func TestSessionLockFilesBounded(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("lock files are kept on Windows (durable.Mutex.Remove)")
 	}
@@ -76,9 +76,9 @@ func TestLockFilesBounded(t *testing.T) {
 	}
 }
 
-// TestKeptLocksFollowTheFileLimit: where the process may open few files
+// TestKeptSessionLocksFollowTheFileLimit: where the process may open few files
 // the Set keeps fewer session locks open.
-func TestKeptLocksFollowTheFileLimit(t *testing.T) {
+func TestKeptSessionLocksFollowTheFileLimit(t *testing.T) {
 	for _, c := range []struct {
 		limit uint64
 		want  int
