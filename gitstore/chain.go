@@ -256,3 +256,17 @@ func (s *Store) readTreeBytes(id hash) (*object.Tree, []byte, error) {
 }
 
 func (s *Store) readBlob(id hash) ([]byte, error) { return s.readTyped(id, typeBlob) }
+
+// chainAt reports whether this store's state of the chain ref is valid
+// and at tip.
+func (s *Store) chainAt(ref string, tip hash) bool {
+	s.mu.Lock()
+	c := s.chains[ref]
+	s.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.valid && c.tip == tip
+}

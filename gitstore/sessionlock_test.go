@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,7 +50,7 @@ func TestTwoStoresTakeTurnsOnOneSession(t *testing.T) {
 
 // TestTwoStoresTakeTurnsWhileLockFilesGo: the same with a writer a store,
 // each pausing between thoughts, while the stores keep letting their idle
-// session locks go and deleting the files (closeSessionLocks, as Close
+// session locks go and deleting the files (sessionlock.Set.Close, as Close
 // and eviction do). A holder that finds its file deleted opens the new
 // one, so the writers still take turns: no conflicts, and every thought
 // is stored. (A Remove that deleted files another store held made
@@ -124,8 +125,8 @@ func twoStoresTakeTurns(t *testing.T, per, writersPer int, churn bool) {
 				case <-time.After(50 * time.Microsecond):
 				}
 				st := stores[k%2].Store
-				st.closeSessionLocks()
-				if _, err := os.Stat(filepath.Join(st.locksDir, sess.ID+".lock")); os.IsNotExist(err) {
+				st.sessionLocks.Close()
+				if _, err := os.Stat(filepath.Join(dir, "thoughtbox", "locks", sess.ID+".lock")); os.IsNotExist(err) {
 					n++
 				}
 			}
@@ -163,6 +164,52 @@ func twoStoresTakeTurns(t *testing.T, per, writersPer int, churn bool) {
 	if len(lat) > 0 {
 		t.Logf("%d thoughts from 2 stores x %d writers: p50 %v, p99 %v, max %v; conflicts %d + %d",
 			len(lat), writersPer, lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1], stores[0].conflicts.Load(), stores[1].conflicts.Load())
+	}
+}
+
+// TestCloseDeletesSessionLockFiles: the lock files of the sessions a
+// store locked are gone once it is closed (nobody else uses them), and
+// the in-memory store, which no other process shares, locks without
+// files.
+func TestCloseDeletesSessionLockFiles(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("lock files are kept on Windows (durable.Mutex.Remove)")
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 5 {
+		unlock, err := s.LockSession(ctx, fmt.Sprintf("session-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+	}
+	locks := filepath.Join(dir, "thoughtbox", "locks")
+	if ents, err := os.ReadDir(locks); err != nil || len(ents) == 0 {
+		t.Fatalf("no lock files while the store is open: %d (%v)", len(ents), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(locks); err != nil || len(ents) != 0 {
+		t.Errorf("lock files left after Close: %d (%v)", len(ents), err)
+	}
+	m, err := OpenMemory(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	unlock, err := m.LockSession(ctx, "session-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if _, err := m.LockSession(ctx, "Not A Session"); err == nil {
+		t.Error("the in-memory store locked an invalid session id")
 	}
 }
 

@@ -15,10 +15,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/access"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionindex"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/sessionlock"
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -87,10 +89,12 @@ type Store struct {
 	// sessIndex keeps sessions' summaries and words on disk (nil in
 	// memory): see index.go.
 	sessIndex *sessionindex.Index
-	access    *accessTimes
-	// locksDir holds the sessions' inter-process locks ("" in memory).
-	locksDir     string
-	sessionLocks sessionLocks
+	// access keeps the sessions' access times: in memory, and on disk
+	// in thoughtbox/accessed.json and its journal.
+	access *access.Times
+	// sessionLocks are the sessions' inter-process locks, in
+	// thoughtbox/locks (nil in memory, which no other process shares).
+	sessionLocks *sessionlock.Set
 }
 
 // The one check that the store, on disk and in memory, has every part
@@ -118,8 +122,8 @@ func Open(gitDir string, opts Options) (*Store, error) {
 		// The whole-file summary cache of earlier versions; the index
 		// replaces it.
 		os.Remove(filepath.Join(gitDir, "thoughtbox", "summaries"))
-		st.access.path = filepath.Join(gitDir, "thoughtbox", "accessed.json")
-		st.locksDir = filepath.Join(gitDir, "thoughtbox", "locks")
+		st.access = access.New(filepath.Join(gitDir, "thoughtbox", "accessed.json"))
+		st.sessionLocks = sessionlock.New(filepath.Join(gitDir, "thoughtbox", "locks"), opts.LockTimeout)
 		// Temporary packs of push and pull runs that were killed.
 		pack.CleanTransferDir(st.tmpDir())
 	}
@@ -149,7 +153,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
-	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: access.New("")}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
@@ -163,8 +167,10 @@ func (s *Store) Flush() error { return s.be.Flush(context.Background()) }
 
 // Close flushes and releases the repository.
 func (s *Store) Close() error {
-	s.closeSessionLocks()
-	s.access.save()
+	if s.sessionLocks != nil {
+		s.sessionLocks.Close()
+	}
+	s.access.Save()
 	return s.be.Close()
 }
 
@@ -453,7 +459,7 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if err != nil {
 		return nil, "", false, nil
 	}
-	if s.sessionQuiet(sessionID) && s.chainAt(s.lay.chainRef(sessionID, branch), from) {
+	if s.sessionLocks != nil && s.sessionLocks.Quiet(sessionID) && s.chainAt(s.lay.chainRef(sessionID, branch), from) {
 		// Held by this store, and nobody took the session's lock since
 		// this store last wrote it: no writer that takes turns moved the
 		// chain. One that does not is still caught by compare-and-swap.
@@ -652,14 +658,24 @@ func (s *Store) LockSession(ctx context.Context, sessionID string) (func(), erro
 	if err := validSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	if s.locksDir == "" {
+	if s.sessionLocks == nil {
 		return func() {}, nil
 	}
 	if fb := s.disk; fb != nil && fb.ReadOnly() {
 		return nil, fmt.Errorf("%s: %w", fb.GitDir(), ErrReadOnly)
 	}
-	return s.lockSessionFiles(ctx, sessionID)
+	return s.sessionLocks.Lock(ctx, sessionID)
 }
+
+// Accessed implements ledger.AccessKeeper.
+func (s *Store) Accessed() map[string]time.Time { return s.access.All() }
+
+// AccessedAt implements ledger.AccessLookup: one session's time, without
+// reading every session's (see gitstore/internal/access).
+func (s *Store) AccessedAt(id string) time.Time { return s.access.At(id) }
+
+// RecordAccess implements ledger.AccessKeeper.
+func (s *Store) RecordAccess(id string, t time.Time) { s.access.Record(id, t) }
 
 // racyStamps numbers the stamps ChangeStamp takes while a time is racy,
 // so that no two are alike (the clock may not move between two calls).

@@ -22,8 +22,10 @@ import (
 var kindFiles = map[string]bool{"gitstore/kinds.go": true, "gitstore/layout.go": true}
 
 // kindPackages are the folders whose files the rules read (each folder's
-// own files, not its sub-packages'): the store and its sharing.
-var kindPackages = []string{"gitstore", "gitstore/remote"}
+// own files, not its sub-packages'): the store, its sharing, and the
+// store's parts that live under gitstore/internal (handed the paths they
+// need, they spell no kind's either).
+var kindPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock"}
 
 // kindSpellingRule says why a string literal spells a kind's ref name,
 // or "". In the store, the areas of the kinds and the refs they make

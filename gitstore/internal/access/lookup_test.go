@@ -1,4 +1,4 @@
-package gitstore
+package access
 
 import (
 	"bytes"
@@ -15,57 +15,51 @@ import (
 // accessed.json finds what decoding it whole finds, and refuses a file it
 // cannot search (then the whole file is decoded).
 func TestAccessedAtAgreesWithTheWholeFile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(t.TempDir(), "accessed.json")
+	s := New(path)
 	base := time.Date(2026, 11, 24, 10, 0, 0, 123456789, time.UTC)
 	var ids []string
 	for i := range 300 {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i*7919, i)
 		ids = append(ids, id)
-		s.RecordAccess(id, base.Add(time.Duration(i)*time.Minute))
+		s.Record(id, base.Add(time.Duration(i)*time.Minute))
 	}
-	s.Close()
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s.Save()
+	s = New(path)
+	defer s.Save()
 	later := base.Add(time.Hour * 100)
-	s.RecordAccess(ids[5], later) // recorded before the file is read
+	s.Record(ids[5], later) // recorded before the file is read
 	for i, id := range ids {
 		want := base.Add(time.Duration(i) * time.Minute)
 		if i == 5 {
 			want = later
 		}
-		if got := s.AccessedAt(id); !got.Equal(want) {
+		if got := s.At(id); !got.Equal(want) {
 			t.Fatalf("%s: %v, want %v", id, got, want)
 		}
 	}
-	if got := s.AccessedAt("ffffffff-not-there"); !got.IsZero() {
+	if got := s.At("ffffffff-not-there"); !got.IsZero() {
 		t.Fatalf("an unknown id: %v", got)
 	}
-	if s.access.m != nil {
-		t.Fatal("AccessedAt decoded the whole file")
+	if s.m != nil {
+		t.Fatal("At decoded the whole file")
 	}
-	all := s.Accessed()
+	all := s.All()
 	for i, id := range ids {
-		if !all[id].Equal(s.AccessedAt(id)) {
-			t.Fatalf("entry %d: whole %v, lookup %v", i, all[id], s.AccessedAt(id))
+		if !all[id].Equal(s.At(id)) {
+			t.Fatalf("entry %d: whole %v, lookup %v", i, all[id], s.At(id))
 		}
 	}
 
-	path := filepath.Join(t.TempDir(), "accessed.json")
+	odd := filepath.Join(t.TempDir(), "accessed.json")
 	for _, bad := range []string{`{"b":"2026-11-24T10:00:00Z","a":"2026-11-24T10:00:00Z"}`, `[1]`, `{"a":1}`, ``} {
-		os.WriteFile(path, []byte(bad), 0o644)
-		if _, ok := readAccessFile(path); ok {
+		os.WriteFile(odd, []byte(bad), 0o644)
+		if _, ok := readAccessFile(odd); ok {
 			t.Errorf("%q was taken for a sorted object", bad)
 		}
 	}
-	os.WriteFile(path, []byte(`{}`), 0o644)
-	if f, ok := readAccessFile(path); !ok || f.size != 2 {
+	os.WriteFile(odd, []byte(`{}`), 0o644)
+	if f, ok := readAccessFile(odd); !ok || f.size != 2 {
 		t.Errorf("an empty object: %v", ok)
 	}
 }
@@ -92,37 +86,28 @@ func TestAccessedAtLargeFile(t *testing.T) {
 	if len(data) <= accessWhole {
 		t.Fatalf("the file is %d bytes, not past accessWhole", len(data))
 	}
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	path := filepath.Join(dir, "thoughtbox", "accessed.json")
+	path := filepath.Join(t.TempDir(), "accessed.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(path)
 	for _, id := range ids {
-		if got := s.AccessedAt(id); !got.Equal(m[id]) {
+		if got := s.At(id); !got.Equal(m[id]) {
 			t.Fatalf("%s: %v, want %v", id, got, m[id])
 		}
 	}
 	for _, id := range []string{"0", "00000000-0000", "zzzz", ids[3] + "0"} {
-		if got := s.AccessedAt(id); !got.IsZero() {
+		if got := s.At(id); !got.IsZero() {
 			t.Fatalf("an unknown id %s: %v", id, got)
 		}
 	}
-	if s.access.m != nil {
-		t.Fatal("AccessedAt decoded the whole file")
+	if s.m != nil {
+		t.Fatal("At decoded the whole file")
 	}
-	if len(ids) <= accessReadAll || s.access.file.data == nil {
+	if len(ids) <= accessReadAll || s.file.data == nil {
 		t.Fatal("the lookups never switched to the file read whole")
 	}
-	s.Close()
+	s.Save()
 
 	// The same entries in reverse order: the first steps of any search
 	// meet keys on the wrong side. (A single key out of place where no
@@ -141,15 +126,12 @@ func TestAccessedAtLargeFile(t *testing.T) {
 	if err := os.WriteFile(path, rev.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got := s.AccessedAt(sorted[1]); !got.Equal(m[sorted[1]]) {
+	s = New(path)
+	defer s.Save()
+	if got := s.At(sorted[1]); !got.Equal(m[sorted[1]]) {
 		t.Fatalf("a file out of order: %v, want %v (from the whole file)", got, m[sorted[1]])
 	}
-	if s.access.m == nil {
+	if s.m == nil {
 		t.Fatal("a file out of order was still searched")
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package gitstore
+package sessionlock
 
 // openFileLimit is 0 (unknown) where there is no RLIMIT_NOFILE: Windows
 // has no small per-process limit on open handles.

@@ -1,4 +1,4 @@
-package gitstore
+package access
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ type accessFile struct {
 	// listing of every session) the file is read whole once, as a few
 	// reads per session would cost more than that.
 	lookups int
-	buf     []byte // a step's window (lookups are made under accessTimes.mu)
+	buf     []byte // a step's window (lookups are made under Times.mu)
 }
 
 // accessReadAll is how many lookups are made with small reads before the
@@ -255,13 +255,15 @@ func (f *accessFile) close() {
 	}
 }
 
-// accessKeyOK is validSessionID's rule, without a string per key.
-func accessKeyOK(key []byte) bool {
+// accessKeyOK is the store's rule for a session id (lowercase letters,
+// digits and hyphens, at most 128), for a key read as bytes or as a
+// string, without a string per key.
+func accessKeyOK[K string | []byte](key K) bool {
 	if len(key) == 0 || len(key) > 128 {
 		return false
 	}
-	for _, c := range key {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
 			return false
 		}
 	}

@@ -1,4 +1,24 @@
-package gitstore
+// Package access keeps sessions' lastAccessedAt beside the repository:
+// reading a session is not a change to it, so it is no commit, but the
+// time should outlive the process. With in-memory storage the times live
+// in memory only.
+//
+// On disk the times are in two places. thoughtbox/accessed.json holds
+// every session's time, one sorted JSON object (accessFile bisects it).
+// thoughtbox/accessed.log is a journal: at close a process appends the
+// times it recorded, one "id time" line each, in one write. Rewriting
+// accessed.json at every close made reading one session of a large
+// ledger cost what the whole ledger's times cost (7 MB read, decoded,
+// encoded and written for 100,000 sessions), and two processes closing
+// together lost each other's times. A time is the later of the two
+// places. When the journal outgrows accessJournalBound the process that
+// appended folds it into accessed.json (fold). Nothing is synced: a
+// crash loses recent accesses, nothing else.
+//
+// Lock order: Times.mu guards a Times whole, its files' reads and writes
+// included; a fold takes the inter-process lock accessed.lock (never
+// waiting for it) under Times.mu.
+package access
 
 import (
 	"bytes"
@@ -18,23 +38,8 @@ import (
 	"github.com/thoughtbox/thoughtbox/internal/durable"
 )
 
-// accessTimes keeps sessions' lastAccessedAt beside the repository:
-// reading a session is not a change to it, so it is no commit, but the
-// time should outlive the process. With in-memory storage it lives in
-// memory only.
-//
-// On disk the times are in two places. thoughtbox/accessed.json holds
-// every session's time, one sorted JSON object (accessFile bisects it).
-// thoughtbox/accessed.log is a journal: at close a process appends the
-// times it recorded, one "id time" line each, in one write. Rewriting
-// accessed.json at every close made reading one session of a large
-// ledger cost what the whole ledger's times cost (7 MB read, decoded,
-// encoded and written for 100,000 sessions), and two processes closing
-// together lost each other's times. A time is the later of the two
-// places. When the journal outgrows accessJournalBound the process that
-// appended folds it into accessed.json (fold). Nothing is synced: a
-// crash loses recent accesses, nothing else.
-type accessTimes struct {
+// Times keeps the sessions' access times of one repository.
+type Times struct {
 	path string // accessed.json; "" for memory only
 	mu   sync.Mutex
 	// m holds every time once read whole (the file, the journal and
@@ -44,13 +49,18 @@ type accessTimes struct {
 	// writer need not read every session's time (a large file on a
 	// large ledger) to record one.
 	recorded map[string]time.Time
-	// file indexes the file for AccessedAt until m is read; fileBad says
+	// file indexes the file for At until m is read; fileBad says
 	// it could not be (then m is read). journal is what the journal held
 	// when file was opened.
 	file    *accessFile
 	fileBad bool
 	journal map[string]time.Time
 }
+
+// New returns the times kept in the file at path (accessed.json; its
+// journal is beside it), or in memory only when path is "". Nothing is
+// read until a time is asked for.
+func New(path string) *Times { return &Times{path: path} }
 
 // accessJournalBound is the journal's size, in bytes, past which it is
 // folded into an accessed.json of fileSize bytes. Every reader reads the
@@ -72,19 +82,19 @@ func accessJournalBound(fileSize int64) int64 {
 // and "merged" (a fold's new file made, not yet in place).
 var accessHook func(stage string)
 
-func (a *accessTimes) journalPath() string {
+func (a *Times) journalPath() string {
 	return strings.TrimSuffix(a.path, ".json") + ".log"
 }
 
 // foldingPath is where a fold moves the journal before reading it, so
 // that appends made meanwhile start a new journal.
-func (a *accessTimes) foldingPath() string { return a.journalPath() + ".fold" }
+func (a *Times) foldingPath() string { return a.journalPath() + ".fold" }
 
 // readJournals returns the times in the journal and in a journal being
 // folded. They are read before accessed.json: a fold moves the journal
 // aside, then replaces accessed.json, then removes what it moved, so a
 // time missed in one place is found in the next.
-func (a *accessTimes) readJournals() map[string]time.Time {
+func (a *Times) readJournals() map[string]time.Time {
 	m := map[string]time.Time{}
 	for _, p := range []string{a.journalPath(), a.foldingPath()} {
 		if data, err := os.ReadFile(p); err == nil {
@@ -96,7 +106,7 @@ func (a *accessTimes) readJournals() map[string]time.Time {
 
 // parseAccessJournal adds the journal's lines to m, keeping the later
 // time. A line that does not end in a newline (a write cut short) or does
-// not parse is skipped, as is an id validSessionID would refuse.
+// not parse is skipped, as is an id that is no session id.
 func parseAccessJournal(data []byte, m map[string]time.Time) {
 	for {
 		nl := bytes.IndexByte(data, '\n')
@@ -132,7 +142,7 @@ func readAccessJSON(path string) map[string]time.Time {
 	// session's time, and a listing's first page waits for it.
 	if fastjson.Unmarshal(data, &m) == nil || json.Unmarshal(data, &m) == nil {
 		for id, t := range m {
-			if validSessionID(id) == nil {
+			if accessKeyOK(id) {
 				out[id] = t
 			}
 		}
@@ -149,7 +159,7 @@ func mergeLater(dst, src map[string]time.Time) {
 	}
 }
 
-func (a *accessTimes) loadLocked() {
+func (a *Times) loadLocked() {
 	if a.m != nil {
 		return
 	}
@@ -163,21 +173,18 @@ func (a *accessTimes) loadLocked() {
 	mergeLater(a.m, a.recorded)
 }
 
-// Accessed implements ledger.AccessKeeper.
-func (s *Store) Accessed() map[string]time.Time { return s.access.all() }
-
-func (a *accessTimes) all() map[string]time.Time {
+// All returns every session's time.
+func (a *Times) All() map[string]time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.loadLocked()
 	return maps.Clone(a.m)
 }
 
-// AccessedAt implements ledger.AccessLookup: before the times are read
-// whole, from the file by binary search (see accessFile) and the journal.
-func (s *Store) AccessedAt(id string) time.Time { return s.access.at(id) }
-
-func (a *accessTimes) at(id string) time.Time {
+// At returns one session's time (zero when none is known): before the
+// times are read whole, from the file by binary search (see accessFile)
+// and the journal.
+func (a *Times) At(id string) time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.m == nil && a.path != "" {
@@ -206,10 +213,8 @@ func (a *accessTimes) at(id string) time.Time {
 	return a.m[id]
 }
 
-// RecordAccess implements ledger.AccessKeeper.
-func (s *Store) RecordAccess(id string, t time.Time) { s.access.record(id, t) }
-
-func (a *accessTimes) record(id string, t time.Time) {
+// Record sets a session's time to t, unless it is already later.
+func (a *Times) Record(id string, t time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t = t.UTC()
@@ -233,9 +238,10 @@ func (a *accessTimes) record(id string, t time.Time) {
 	}
 }
 
-// save appends the times recorded since the last save to the journal,
+// Save appends the times recorded since the last save to the journal,
 // and folds the journal into accessed.json once it is past its bound.
-func (a *accessTimes) save() {
+// The store saves when it closes.
+func (a *Times) Save() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.file.close()
@@ -304,7 +310,7 @@ func appendAccessJournal(path string, data []byte) (int64, error) {
 // a file about to be removed; one that did write into it sees the rename
 // and writes again (appendAccessJournal). A journal left aside by a
 // fold that did not finish is folded first.
-func (a *accessTimes) fold() {
+func (a *Times) fold() {
 	lf, err := durable.OpenFile(filepath.Join(filepath.Dir(a.path), "accessed.lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gitstore
+package sessionlock
 
 import "syscall"
 

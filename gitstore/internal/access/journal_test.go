@@ -1,4 +1,4 @@
-package gitstore
+package access
 
 import (
 	"encoding/json"
@@ -12,58 +12,6 @@ import (
 )
 
 func accessID(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012d", i*7919, i) }
-
-// TestAccessJournalSurvivesReopen: a close appends the times to the
-// journal, without writing accessed.json, and a new store reads them back
-// one by one and whole.
-func TestAccessJournalSurvivesReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := time.Date(2026, 11, 24, 10, 0, 0, 123456789, time.UTC)
-	for i := range 20 {
-		s.RecordAccess(accessID(i), base.Add(time.Duration(i)*time.Minute))
-	}
-	s.RecordAccess(accessID(3), base.Add(-time.Hour)) // earlier: kept out
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tb := filepath.Join(dir, "thoughtbox")
-	if _, err := os.Stat(filepath.Join(tb, "accessed.json")); !os.IsNotExist(err) {
-		t.Fatalf("accessed.json was written: %v", err)
-	}
-	data, err := os.ReadFile(filepath.Join(tb, "accessed.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(data), "\n"); n != 20 {
-		t.Fatalf("the journal has %d lines, want 20:\n%s", n, data)
-	}
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20 {
-		want := base.Add(time.Duration(i) * time.Minute)
-		if got := s.AccessedAt(accessID(i)); !got.Equal(want) {
-			t.Fatalf("%d: %v, want %v", i, got, want)
-		}
-	}
-	all := s.Accessed()
-	if len(all) != 20 || !all[accessID(7)].Equal(base.Add(7*time.Minute)) {
-		t.Fatalf("Accessed: %d times, %v", len(all), all[accessID(7)])
-	}
-	// Nothing recorded: nothing appended.
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := os.ReadFile(filepath.Join(tb, "accessed.log"))
-	if string(again) != string(data) {
-		t.Fatal("a store that recorded nothing appended to the journal")
-	}
-}
 
 // TestAccessJournalLaterWins: where accessed.json and the journal
 // disagree, the later time is the answer, for a file searched by offset
@@ -104,16 +52,16 @@ func TestAccessJournalLaterWins(t *testing.T) {
 				accessID(5):     base.Add(5 * time.Second),
 				accessID(n + 1): base.Add(2 * time.Hour),
 			}
-			a := &accessTimes{path: path}
+			a := New(path)
 			for id, w := range want {
-				if got := a.at(id); !got.Equal(w) {
+				if got := a.At(id); !got.Equal(w) {
 					t.Errorf("at %s: %v, want %v", id, got, w)
 				}
 			}
 			if a.m != nil {
 				t.Fatal("at read the times whole")
 			}
-			all := (&accessTimes{path: path}).all()
+			all := New(path).All()
 			for id, w := range want {
 				if !all[id].Equal(w) {
 					t.Errorf("all %s: %v, want %v", id, all[id], w)
@@ -130,25 +78,17 @@ func TestAccessJournalLaterWins(t *testing.T) {
 // in turn and at once; their journals are folded into accessed.json
 // several times, and every time either recorded is there at the end.
 func TestAccessJournalFoldKeepsEveryTime(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s1, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(t.TempDir(), "accessed.json")
+	s1, s2 := New(path), New(path)
 	base := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	// Two real stores, interleaved closes (each close is a save).
-	s1.RecordAccess(accessID(1), base.Add(time.Minute))
-	s2.RecordAccess(accessID(2), base.Add(2*time.Minute))
-	s2.RecordAccess(accessID(1), base.Add(3*time.Minute))
-	s1.Close()
-	s2.Close()
-	path := filepath.Join(dir, "thoughtbox", "accessed.json")
+	// Two stores' times, interleaved saves (a store saves as it closes).
+	s1.Record(accessID(1), base.Add(time.Minute))
+	s2.Record(accessID(2), base.Add(2*time.Minute))
+	s2.Record(accessID(1), base.Add(3*time.Minute))
+	s1.Save()
+	s2.Save()
 
-	// Then many saves of two accessTimes on the same files at once, enough
+	// Then many saves of two Times on the same files at once, enough
 	// to pass the bound several times (3,200 lines of 68 bytes).
 	want := map[string]time.Time{accessID(1): base.Add(3 * time.Minute), accessID(2): base.Add(2 * time.Minute)}
 	var mu sync.Mutex
@@ -157,23 +97,23 @@ func TestAccessJournalFoldKeepsEveryTime(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := &accessTimes{path: path}
+			a := New(path)
 			for save := range 40 {
 				for k := range 20 {
 					id := fmt.Sprintf("%08d-g%d-%04d-%02d", save*20+k, g, save, k)
 					at := base.Add(time.Duration(save*20+k) * time.Millisecond)
-					a.record(id, at)
+					a.Record(id, at)
 					mu.Lock()
 					want[id] = at
 					mu.Unlock()
 				}
 				// Both record a shared id; the later time must win.
 				shared := base.Add(time.Duration(save*2+g) * time.Hour)
-				a.record("shared", shared)
-				if k := a.at(accessID(1)); k.Before(base.Add(3 * time.Minute)) {
+				a.Record("shared", shared)
+				if k := a.At(accessID(1)); k.Before(base.Add(3 * time.Minute)) {
 					t.Errorf("a time went back: %v", k)
 				}
-				a.save()
+				a.Save()
 			}
 		}()
 	}
@@ -187,20 +127,17 @@ func TestAccessJournalFoldKeepsEveryTime(t *testing.T) {
 	for _, src := range []string{"", "the file alone"} {
 		var got map[string]time.Time
 		if src == "" {
-			s, err := Open(dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = s.Accessed()
+			s := New(path)
+			got = s.All()
 			for id, w := range want {
-				if at := s.AccessedAt(id); !at.Equal(w) {
-					t.Fatalf("AccessedAt %s: %v, want %v", id, at, w)
+				if at := s.At(id); !at.Equal(w) {
+					t.Fatalf("At %s: %v, want %v", id, at, w)
 				}
 			}
-			s.Close()
+			s.Save()
 		} else {
 			// Fold what is left, then the file must hold everything.
-			a := &accessTimes{path: path}
+			a := New(path)
 			a.fold()
 			if _, err := os.Stat(a.journalPath()); !os.IsNotExist(err) {
 				t.Fatalf("the journal is still there after a fold: %v", err)
@@ -232,13 +169,7 @@ func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	path := filepath.Join(dir, "thoughtbox", "accessed.json")
+	path := filepath.Join(t.TempDir(), "accessed.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -254,23 +185,20 @@ func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 		return err == nil && os.SameFile(fi, before) && fi.ModTime().Equal(before.ModTime()) && fi.Size() == before.Size()
 	}
 
-	// Through the store: show one session, close.
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// As a store does: show one session, close.
+	s := New(path)
 	later := base.Add(100 * time.Hour)
-	if got := s.AccessedAt(accessID(17)); !got.Equal(m[accessID(17)]) {
+	if got := s.At(accessID(17)); !got.Equal(m[accessID(17)]) {
 		t.Fatalf("%v, want %v", got, m[accessID(17)])
 	}
-	s.RecordAccess(accessID(17), later)
-	s.Close()
+	s.Record(accessID(17), later)
+	s.Save()
 	if !unchanged() {
 		t.Fatal("a save of one access rewrote accessed.json")
 	}
 	m[accessID(17)] = later
 
-	a := &accessTimes{path: path}
+	a := New(path)
 	journal := a.journalPath()
 	folded := false
 	for i := 0; !folded; i++ {
@@ -284,10 +212,10 @@ func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 		for k := range 10 {
 			id := accessID((i*10 + k) * 3 % 40000)
 			at := later.Add(time.Duration(i*10+k) * time.Second)
-			a.record(id, at)
+			a.Record(id, at)
 			m[id] = at
 		}
-		a.save()
+		a.Save()
 		_, err = os.Stat(journal)
 		folded = os.IsNotExist(err)
 		if !folded && !unchanged() {
@@ -312,15 +240,15 @@ func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 
 	// A fold that stopped after moving the journal aside: readers still
 	// see its times, and the next fold takes them in with the journal's.
-	a.record(accessID(1), later.Add(time.Hour))
-	a.save()
+	a.Record(accessID(1), later.Add(time.Hour))
+	a.Save()
 	if err := os.Rename(journal, a.foldingPath()); err != nil {
 		t.Fatal(err)
 	}
-	a.record(accessID(2), later.Add(2*time.Hour))
-	a.save()
-	b := &accessTimes{path: path}
-	if got := b.at(accessID(1)); !got.Equal(later.Add(time.Hour)) {
+	a.Record(accessID(2), later.Add(2*time.Hour))
+	a.Save()
+	b := New(path)
+	if got := b.At(accessID(1)); !got.Equal(later.Add(time.Hour)) {
 		t.Fatalf("a journal left aside was not read: %v", got)
 	}
 	b.fold()
@@ -343,40 +271,40 @@ func TestAccessJournalLeavesTheLargeFile(t *testing.T) {
 func TestAccessJournalRaces(t *testing.T) {
 	base := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	path := filepath.Join(t.TempDir(), "accessed.json")
-	a, b := &accessTimes{path: path}, &accessTimes{path: path}
-	a.record(accessID(1), base)
-	a.save()
+	a, b := New(path), New(path)
+	a.Record(accessID(1), base)
+	a.Save()
 
-	b.record(accessID(2), base.Add(time.Hour))
+	b.Record(accessID(2), base.Add(time.Hour))
 	accessHook = func(stage string) {
 		if stage == "opened" {
 			accessHook = nil
 			a.fold() // b's journal is moved aside, read and removed now
 		}
 	}
-	b.save()
+	b.Save()
 	accessHook = nil
 	for i, w := range map[int]time.Time{1: base, 2: base.Add(time.Hour)} {
-		if got := (&accessTimes{path: path}).all()[accessID(i)]; !got.Equal(w) {
+		if got := New(path).All()[accessID(i)]; !got.Equal(w) {
 			t.Fatalf("%d after an append cut by a fold: %v, want %v", i, got, w)
 		}
 	}
 
-	a.record(accessID(3), base.Add(2*time.Hour))
-	a.save()
+	a.Record(accessID(3), base.Add(2*time.Hour))
+	a.Save()
 	accessHook = func(stage string) {
 		if stage == "merged" {
 			accessHook = nil
-			b.record(accessID(4), base.Add(3*time.Hour))
-			b.save()
+			b.Record(accessID(4), base.Add(3*time.Hour))
+			b.Save()
 			b.fold()
 		}
 	}
 	a.fold()
 	accessHook = nil
-	c := &accessTimes{path: path}
+	c := New(path)
 	for i, w := range map[int]time.Time{1: base, 2: base.Add(time.Hour), 3: base.Add(2 * time.Hour), 4: base.Add(3 * time.Hour)} {
-		if got := c.all()[accessID(i)]; !got.Equal(w) {
+		if got := c.All()[accessID(i)]; !got.Equal(w) {
 			t.Fatalf("%d after two folds at once: %v, want %v", i, got, w)
 		}
 	}
