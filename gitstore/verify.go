@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/fsck"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
 	"github.com/thoughtbox/thoughtbox/ledger"
@@ -30,7 +31,7 @@ const maxVerifyErrors = 50
 //     commits and trees) parses; each damaged object is named with where it
 //     was found: its path and the newest commit found holding it;
 //   - checks every commit and tree as `git fsck --strict` does (see
-//     fsck.go), so verify never says OK where fsck does not;
+//     gitstore/internal/fsck), so verify never says OK where fsck does not;
 //   - checks that every commit belongs to the session (its
 //     Thoughtbox-Session trailer) and that the commits named by
 //     Thoughtbox-Revises exist;
@@ -411,7 +412,7 @@ func (v *verifier) walk(chains []verifyChain) error {
 // walkCommit checks a commit the walk read, records what verification
 // needs of it, and queues its parents and its tree on stack.
 func (v *verifier) walkCommit(it walkItem, data []byte, stack *[]walkItem) {
-	if err := fsckCommit(data); err != nil {
+	if err := fsck.Commit(data); err != nil {
 		v.fail("commit %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
 	}
 	c, err := object.ParseCommit(data)
@@ -471,7 +472,7 @@ func (v *verifier) walkTree(it walkItem, data []byte, key packKey, how int, push
 			region, bounds = data[from:to], b
 		}
 	}
-	fsckErr := fsckTree(region)
+	fsckErr := fsck.Tree(region)
 	if fsckErr != nil {
 		v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), fsckErr)
 	}

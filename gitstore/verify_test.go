@@ -139,3 +139,43 @@ func TestVerifyDamagedPack(t *testing.T) {
 		t.Errorf("Verify after damaging the pack = %+v; want invalid with a corrupt object", res)
 	}
 }
+
+// TestNastyTextIsCleanForFsck writes a session whose title, thought text
+// and author name hold NUL, control characters, angle brackets, newlines
+// and invalid UTF-8 through the real store: git fsck --strict --full must
+// be clean and verify OK.
+func TestNastyTextIsCleanForFsck(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	id := "a1b2c3d4-0000-4000-8000-0000000000ab"
+	nasty := "a\x00b \x01\x1b[31m <x> \r\n\xff\xfe end\x00"
+	meta := ledger.SessionMeta{ID: id, Title: "title\x00with NUL" + nasty, CreatedAt: t0}
+	author := ledger.Author{Name: "\x00<evil>\nname\xff", Email: "e\x00<@>\n"}
+	meta, c, err := s.CreateSession(ctx, meta, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := ledger.ThoughtData{Thought: "thought " + nasty, ThoughtNumber: 1, TotalThoughts: 1, Timestamp: t0.Add(1e9)}
+	if _, err := s.Append(ctx, ledger.AppendRequest{Meta: meta, Thought: td, ExpectedTip: c, Author: author}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, dir, "fsck", "--strict", "--full", "--no-dangling")
+	res, err := s.Verify(ctx, id, ledger.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid {
+		t.Fatalf("verify: %+v", res)
+	}
+}

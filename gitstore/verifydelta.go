@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/fsck"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 )
@@ -322,7 +323,7 @@ func (v *verifier) viaPack(it walkItem, push func(parent walkItem, name []byte, 
 	}
 	v.status[it.id] = ""
 	good := rep.checkRegions(func(region []byte) bool {
-		if err := fsckTree(region); err != nil {
+		if err := fsck.Tree(region); err != nil {
 			v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
 			return false
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/fsck"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -100,7 +101,7 @@ func TestDeltaTreeRepAgreesWithWholeCheck(t *testing.T) {
 		ents = append(ents, ent{"100644", "manifest.json", byte(r.IntN(256))})
 		prev := render(ents)
 		rep := wholeTreeRep(prev)
-		if rep == nil || fsckTree(prev) != nil {
+		if rep == nil || fsck.Tree(prev) != nil {
 			t.Fatalf("round %d: the first version is not valid", round)
 		}
 		seen := map[string]bool{}
@@ -152,14 +153,14 @@ func TestDeltaTreeRepAgreesWithWholeCheck(t *testing.T) {
 				t.Fatalf("round %d step %d: the layout does not hold the version", round, step)
 			}
 			scanned := map[string]bool{}
-			ok := got.checkRegions(func(region []byte) bool { return fsckTree(region) == nil }, func(entries []byte) bool {
+			ok := got.checkRegions(func(region []byte) bool { return fsck.Tree(region) == nil }, func(entries []byte) bool {
 				b, _ := newTreeBuf(entries, false)
 				for i := 0; i+1 < len(b.bounds); i++ {
 					scanned[string(entries[b.bounds[i]:b.bounds[i+1]])] = true
 				}
 				return true
 			})
-			if whole := fsckTree(data) == nil; ok != whole {
+			if whole := fsck.Tree(data) == nil; ok != whole {
 				t.Fatalf("round %d step %d: delta check %v, whole check %v\nprev %q\nnext %q", round, step, ok, whole, prev, data)
 			}
 			if !ok {
