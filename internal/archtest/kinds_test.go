@@ -22,8 +22,10 @@ import (
 var kindFiles = map[string]bool{"gitstore/kinds.go": true, "gitstore/layout.go": true}
 
 // kindPackages are the folders whose files the rules read (each folder's
-// own files, not its sub-packages'): the store and its sharing.
-var kindPackages = []string{"gitstore", "gitstore/remote"}
+// own files, not its sub-packages'): the store, its sharing, and the
+// verifier, which is handed the chains and the layout's codecs by the
+// store and so names no ref itself.
+var kindPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/verify", "gitstore/internal/fsck"}
 
 // kindSpellingRule says why a string literal spells a kind's ref name,
 // or "". In the store, the areas of the kinds and the refs they make
