@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/verify"
 )
 
 // What a pull brings in is checked before any ref of ours moves, by the
@@ -36,9 +38,13 @@ func MaxIncomingFileBytes(maxThought int) int64 {
 // size limit. Commits we already have are not walked again: the walk stops
 // at the session's current tips here, so a pull costs what it brings.
 func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming map[string]hash, maxBytes int) ([]string, error) {
-	v := &verifier{ctx: ctx, s: s, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-		commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
-		maxText: maxBytes, fileMax: MaxIncomingFileBytes(maxBytes), trustIndexed: true}
+	return s.checkIncomingSession(ctx, s.verifySource(), id, incoming, maxBytes)
+}
+
+// checkIncomingSession is CheckIncomingSession reading through src.
+func (s *Store) checkIncomingSession(ctx context.Context, src verify.Source, id string, incoming map[string]hash, maxBytes int) ([]string, error) {
+	v := verify.New(ctx, src, verifyLayout, id,
+		verify.Options{MaxText: maxBytes, FileMax: MaxIncomingFileBytes(maxBytes), TrustIndexed: true})
 	if tip, ok := incoming[s.lay.linksRef(id)]; ok && s.lay.linksOfRef(s.lay.linksRef(id)) == id {
 		// The links ref is no chain of thoughts: it has its own check,
 		// and moves in a group of its own (see kinds.go).
@@ -62,7 +68,7 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		// Only chains stop the walk: another kind kept in the session's
 		// folder (its links) is no chain of thoughts.
 		if k, _, _ := s.lay.kindOf(ref); k == sessionKind {
-			v.queued[h] = true
+			v.Known(h)
 		}
 	}
 	refs := make([]string, 0, len(incoming))
@@ -70,59 +76,56 @@ func (s *Store) CheckIncomingSession(ctx context.Context, id string, incoming ma
 		refs = append(refs, ref)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refOrder(refs[i]) < refOrder(refs[j]) })
-	chains := make([]verifyChain, 0, len(refs))
+	chains := make([]verify.Chain, 0, len(refs))
 	for _, ref := range refs {
-		c := verifyChain{ref: ref, tip: incoming[ref]}
+		c := verify.Chain{Ref: ref, Tip: incoming[ref]}
 		if b, ok := strings.CutPrefix(ref, s.lay.sessions()+id+"/branches/"); ok {
-			c.branch = b
+			c.Branch = b
 		}
 		chains = append(chains, c)
 	}
 	if _, ok := incoming[s.lay.mainRef(id)]; !ok && local[s.lay.mainRef(id)] == zeroHash {
-		v.fail("the remote has branch refs of session %s but no main chain", id)
+		v.Fail("the remote has branch refs of session %s but no main chain", id)
 	}
 	for i := range chains {
-		v.checkTip(&chains[i])
+		v.CheckTip(&chains[i])
 	}
-	if err := v.walk(chains); err != nil {
+	if err := v.Walk(chains); err != nil {
 		return nil, err
 	}
 	for i := range chains {
-		if !chains[i].tipOK {
+		if !chains[i].TipOK {
 			continue
 		}
-		if local[chains[i].ref] == chains[i].tip {
+		if local[chains[i].Ref] == chains[i].Tip {
 			continue
 		}
-		v.checkChain(&chains[i])
-		s.checkSessionLayout(v, &chains[i])
+		v.CheckChain(&chains[i])
+		s.checkSessionLayout(v, &chains[i], id)
 	}
-	// The thoughts at the tips were measured by checkChain (their text,
+	// The thoughts at the tips were measured by CheckChain (their text,
 	// as the ledger measures a thought it accepts); every other file the
 	// new commits brought — older versions of thought files included — was
-	// bounded by the walk as it read it (verifier.fileMax).
-	res := v.res
-	for _, name := range res.MissingThoughtFiles {
-		v.fail("the manifest lists %s, which is not in the tree", name)
+	// bounded by the walk as it read it (verify.Options.FileMax).
+	missing, missingBranch := v.Missing()
+	for _, name := range missing {
+		v.Fail("the manifest lists %s, which is not in the tree", name)
 	}
-	for b, names := range res.MissingBranchFiles {
+	for b, names := range missingBranch {
 		for _, name := range names {
-			v.fail("the manifest lists %s of branch %s, which is not in the tree", name, b)
+			v.Fail("the manifest lists %s of branch %s, which is not in the tree", name, b)
 		}
 	}
-	if v.dropped > 0 {
-		v.res.Errors = append(v.res.Errors, fmt.Sprintf("… and %d more problems", v.dropped))
-	}
-	return v.res.Errors, nil
+	return v.Finish().Errors, nil
 }
 
-// checkSessionLayout checks that a chain's tip holds the session's folder
+// checkSessionLayout checks that a chain's tip holds session id's folder
 // and nothing else: a root with only sessions/, which holds only <id>/ or
 // one partition folder holding only <id>/. Another session's folder in a
 // session's chain would make that session appear twice.
-func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
-	at := fmt.Sprintf("%s (commit %s)", c.label(), c.tip)
-	cm, err := s.readCommit(c.tip)
+func (s *Store) checkSessionLayout(v *verify.Check, c *verify.Chain, id string) {
+	at := fmt.Sprintf("%s (commit %s)", c.Label(), c.Tip)
+	cm, err := s.readCommit(c.Tip)
 	if err != nil {
 		return // reported by the walk
 	}
@@ -132,7 +135,7 @@ func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
 	}
 	for _, e := range root.Entries {
 		if e.Name != "sessions" || !e.Dir {
-			v.fail("%s: %s is outside sessions/%s/: a session's chain holds only its own folder", at, e.Name, v.id)
+			v.Fail("%s: %s is outside sessions/%s/: a session's chain holds only its own folder", at, e.Name, id)
 		}
 	}
 	se, ok := root.Get("sessions")
@@ -144,19 +147,19 @@ func (s *Store) checkSessionLayout(v *verifier, c *verifyChain) {
 		return
 	}
 	if len(sessions.Entries) != 1 || !sessions.Entries[0].Dir {
-		v.fail("%s: sessions/ holds %d entries: expected only the folder of session %s", at, len(sessions.Entries), v.id)
+		v.Fail("%s: sessions/ holds %d entries: expected only the folder of session %s", at, len(sessions.Entries), id)
 		return
 	}
 	e := sessions.Entries[0]
-	if e.Name == v.id {
+	if e.Name == id {
 		return
 	}
 	part, _, err := s.readTreeBytes(e.ID)
 	if err != nil {
 		return
 	}
-	if len(part.Entries) != 1 || part.Entries[0].Name != v.id || !part.Entries[0].Dir {
-		v.fail("%s: sessions/%s/ holds something other than the folder of session %s", at, e.Name, v.id)
+	if len(part.Entries) != 1 || part.Entries[0].Name != id || !part.Entries[0].Dir {
+		v.Fail("%s: sessions/%s/ holds something other than the folder of session %s", at, e.Name, id)
 	}
 }
 

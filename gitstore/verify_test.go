@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -137,5 +138,184 @@ func TestVerifyDamagedPack(t *testing.T) {
 	}
 	if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object ") {
 		t.Errorf("Verify after damaging the pack = %+v; want invalid with a corrupt object", res)
+	}
+}
+
+// TestNastyTextIsCleanForFsck writes a session whose title, thought text
+// and author name hold NUL, control characters, angle brackets, newlines
+// and invalid UTF-8 through the real store: git fsck --strict --full must
+// be clean and verify OK.
+func TestNastyTextIsCleanForFsck(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the git CLI is not installed; this test needs it")
+	}
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	id := "a1b2c3d4-0000-4000-8000-0000000000ab"
+	nasty := "a\x00b \x01\x1b[31m <x> \r\n\xff\xfe end\x00"
+	meta := ledger.SessionMeta{ID: id, Title: "title\x00with NUL" + nasty, CreatedAt: t0}
+	author := ledger.Author{Name: "\x00<evil>\nname\xff", Email: "e\x00<@>\n"}
+	meta, c, err := s.CreateSession(ctx, meta, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := ledger.ThoughtData{Thought: "thought " + nasty, ThoughtNumber: 1, TotalThoughts: 1, Timestamp: t0.Add(1e9)}
+	if _, err := s.Append(ctx, ledger.AppendRequest{Meta: meta, Thought: td, ExpectedTip: c, Author: author}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, dir, "fsck", "--strict", "--full", "--no-dangling")
+	res, err := s.Verify(ctx, id, ledger.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid {
+		t.Fatalf("verify: %+v", res)
+	}
+}
+
+// TestVerifyDamagedDelta writes a session long enough that the pack holds
+// its folder tree and manifest mostly as deltas, checks that verify passes
+// it, then flips one byte inside the delta of a tree version that is
+// neither the tip's nor the first: verify, which no longer rebuilds that
+// version, must still name it as corrupt (the entry's CRC-32).
+func TestVerifyDamagedDelta(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "a1b2c3d4-0000-4000-8000-000000000009"
+	w := newSession(t, s, id)
+	for n := 1; n <= 60; n++ {
+		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+	}
+	if res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil || !res.Valid {
+		t.Fatalf("Verify before the damage: %+v, %v", res, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil || !res.Valid {
+		t.Fatalf("Verify of the packed session: %+v, %v", res, err)
+	}
+	// A delta entry holding a tree.
+	be := s.be.(*repo.FS)
+	var victim hash
+	var at int64
+	var victimPack string
+	var deltas int
+	for _, pe := range be.Packs().Packs() {
+		idx, err := pe.Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range idx.Count() {
+			e, err := idx.Entry(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := be.Packs().ReadRaw(e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw.Type != 0 {
+				continue
+			}
+			deltas++
+			if t, _, err := be.ReadObject(t.Context(), e.ID); err == nil && t == typeTree && victim == zeroHash {
+				victim, at, victimPack = e.ID, raw.Off, raw.Pack.Name()
+			}
+		}
+	}
+	if victim == zeroHash {
+		t.Fatalf("no tree stored as a delta among %d deltas: the test no longer covers the delta path", deltas)
+	}
+	s.Close()
+	p := filepath.Join(dir, "objects", "pack", victimPack+".pack")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[at+3] ^= 0x10
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, full := range []bool{false, true} {
+		res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
+			t.Errorf("Verify (full %v) after damaging the delta of tree %s = %+v; want it named corrupt", full, victim, res)
+		}
+	}
+}
+
+// TestVerifyDamagedPackIndex: a pack index changed where no lookup reads
+// it (the pack checksum it records) still reads, but verify, which checks
+// each index's own checksum, reports it — in both of its modes.
+func TestVerifyDamagedPackIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p.git")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "a1b2c3d4-0000-4000-8000-00000000000a"
+	w := newSession(t, s, id)
+	for n := 1; n <= 5; n++ {
+		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	if len(idxs) == 0 {
+		t.Fatal("no pack written")
+	}
+	for _, p := range idxs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)-40] ^= 0x01
+		os.Chmod(p, 0o644)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, full := range []bool{false, true} {
+		s, err = Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.LoadSession(context.Background(), id); err != nil {
+			t.Fatalf("the session does not load through the changed index: %v", err)
+		}
+		res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), ".idx: the pack index is damaged") {
+			t.Fatalf("verify (full %v) of a damaged pack index: %+v", full, res)
+		}
+		s.Close()
 	}
 }

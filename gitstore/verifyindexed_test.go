@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/verify"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
@@ -44,18 +46,17 @@ func TestIncomingCheckReadsOnlyTheTipsBlobs(t *testing.T) {
 
 	dst := ingestGitPack(t, srcDir, "--revs", mainRef(id)+"\n")
 
-	read := map[hash]objType{}
-	readObjectHook = func(id hash, t objType) { read[id] = t }
-	defer func() { readObjectHook = nil }()
-	problems, err := dst.CheckIncomingSession(ctx, id, map[string]hash{mainRef(id): tip}, 1000)
+	read := map[hash]bool{}
+	src := countingSource{Source: dst.verifySource(), read: func(id hash) { read[id] = true }}
+	problems, err := dst.checkIncomingSession(ctx, src, id, map[string]hash{mainRef(id): tip}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(problems) > 0 {
 		t.Fatalf("problems: %q", problems)
 	}
-	for id, typ := range read {
-		if typ == typeBlob && !tipBlobs[id] {
+	for id := range read {
+		if blobs[id] && !tipBlobs[id] {
 			t.Errorf("the check read blob %s, which is not in the tip's tree: the indexer had sized and hashed it", id)
 		}
 	}
@@ -64,6 +65,23 @@ func TestIncomingCheckReadsOnlyTheTipsBlobs(t *testing.T) {
 			t.Errorf("the check did not read blob %s of the tip's tree", id)
 		}
 	}
+}
+
+// countingSource is the store's verify.Source, calling read with each
+// object whose bytes the check reads, whole or as its pack entry.
+type countingSource struct {
+	verify.Source
+	read func(id hash)
+}
+
+func (c countingSource) ReadObject(ctx context.Context, id hash) (objType, []byte, error) {
+	c.read(id)
+	return c.Source.ReadObject(ctx, id)
+}
+
+func (c countingSource) ReadRaw(id hash) (pack.RawEntry, error) {
+	c.read(id)
+	return c.Source.ReadRaw(id)
 }
 
 func mustHash(t *testing.T, s string) hash {
@@ -179,22 +197,20 @@ func TestIncomingCheckTypesIndexedBlobs(t *testing.T) {
 	for _, trust := range []bool{true, false} {
 		dst := ingestGitPack(t, srcDir, "-q", strings.Join(ids, "\n")+"\n")
 		read := 0
-		readObjectHook = func(id hash, _ objType) {
+		src := countingSource{Source: dst.verifySource(), read: func(id hash) {
 			if id.String() == empty {
 				read++
 			}
-		}
-		defer func() { readObjectHook = nil }()
-		v := &verifier{ctx: ctx, s: dst, id: id, status: map[hash]string{}, queued: map[hash]bool{},
-			commits: map[hash]commitInfo{}, reported: map[string]bool{}, checkedFiles: map[string]bool{},
-			maxText: 1000, fileMax: MaxIncomingFileBytes(1000), trustIndexed: trust}
-		chains := []verifyChain{{ref: mainRef(id), tip: mustHash(t, c2)}}
-		v.checkTip(&chains[0])
-		if err := v.walk(chains); err != nil {
+		}}
+		v := verify.New(ctx, src, verifyLayout, id,
+			verify.Options{MaxText: 1000, FileMax: MaxIncomingFileBytes(1000), TrustIndexed: trust})
+		chains := []verify.Chain{{Ref: mainRef(id), Tip: mustHash(t, c2)}}
+		v.CheckTip(&chains[0])
+		if err := v.Walk(chains); err != nil {
 			t.Fatal(err)
 		}
-		if len(v.res.Errors) != 1 || v.res.Errors[0] != want {
-			t.Errorf("trusting the indexer %v: problems %q, want only %q", trust, v.res.Errors, want)
+		if errs := v.Finish().Errors; len(errs) != 1 || errs[0] != want {
+			t.Errorf("trusting the indexer %v: problems %q, want only %q", trust, errs, want)
 		}
 		if trust == (read > 0) {
 			t.Errorf("trusting the indexer %v, the walk read the tree named as a file %d times", trust, read)

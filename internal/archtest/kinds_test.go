@@ -23,9 +23,9 @@ var kindFiles = map[string]bool{"gitstore/kinds.go": true, "gitstore/layout.go":
 
 // kindPackages are the folders whose files the rules read (each folder's
 // own files, not its sub-packages'): the store, its sharing, and the
-// store's parts that live under gitstore/internal (handed the paths they
-// need, they spell no kind's either).
-var kindPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock"}
+// store's parts that live under gitstore/internal: handed the paths,
+// chains and codecs they need, they spell no kind's either.
+var kindPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock", "gitstore/internal/verify", "gitstore/internal/fsck"}
 
 // kindSpellingRule says why a string literal spells a kind's ref name,
 // or "". In the store, the areas of the kinds and the refs they make

@@ -7,7 +7,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
-// A pull checks every object it brings in (gitstore's verifier), right
+// A pull checks every object it brings in (gitstore/internal/verify), right
 // after the indexer has inflated, sized and hashed each of them, deltas
 // applied. What the indexer learnt of each object — its type and size —
 // is kept with the pack for the rest of the process, so that the checks

@@ -1,10 +1,12 @@
-package gitstore
+package verify
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/fsck"
 )
 
 // testTreeEntry renders one tree entry as git stores it.
@@ -41,7 +43,7 @@ func TestChangedRegionAgreesWithWholeCheck(t *testing.T) {
 			return b
 		}
 		refData := render(ents)
-		if err := fsckTree(refData); err != nil {
+		if err := fsck.Tree(refData); err != nil {
 			t.Fatalf("reference tree invalid: %v", err)
 		}
 		ref := &checkedTree{data: refData, bounds: treeBounds(refData)}
@@ -79,8 +81,8 @@ func TestChangedRegionAgreesWithWholeCheck(t *testing.T) {
 		if !ok {
 			t.Fatalf("round %d: the new tree did not parse", round)
 		}
-		whole := fsckTree(data) != nil
-		part := fsckTree(data[from:to]) != nil
+		whole := fsck.Tree(data) != nil
+		part := fsck.Tree(data[from:to]) != nil
 		if whole != part {
 			t.Fatalf("round %d: whole tree problem %v, region [%d:%d] of %d problem %v\nref %q\nnew %q",
 				round, whole, from, to, len(data), part, refData, data)

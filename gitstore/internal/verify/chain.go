@@ -1,4 +1,4 @@
-package gitstore
+package verify
 
 // A chain's tip holds the session's folder, its manifest and its thought
 // files; the checks here hold them to each other and to the chain's
@@ -6,22 +6,17 @@ package gitstore
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
-	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// thoughtFileName is the name of a thought file: its number, %03d.
-var thoughtFileName = regexp.MustCompile(`^[0-9]{3,}\.json$`)
-
-// checkChain checks a chain's tip: its session folder, its manifest, and
-// the thought files the manifest lists, against each other and against the
-// chain's commits.
-func (v *verifier) checkChain(c *verifyChain) {
-	isMain := c.branch == ""
-	at := fmt.Sprintf("%s (commit %s)", c.label(), c.tip)
-	commitData, ok := v.read(c.tip, typeCommit, func() string { return "the tip of " + c.ref })
+// CheckChain checks a chain's tip, after the walk: its session folder, its
+// manifest, and the thought files the manifest lists, against each other
+// and against the chain's commits.
+func (v *Check) CheckChain(c *Chain) {
+	isMain := c.Branch == ""
+	at := fmt.Sprintf("%s (commit %s)", c.Label(), c.Tip)
+	commitData, ok := v.read(c.Tip, typeCommit, func() string { return "the tip of " + c.Ref })
 	if !ok {
 		return
 	}
@@ -29,16 +24,16 @@ func (v *verifier) checkChain(c *verifyChain) {
 	if err != nil {
 		return // reported by the walk
 	}
-	root, ok := v.readTreeAs(pc.Tree, "the root tree of commit "+c.tip.String())
+	root, ok := v.readTreeAs(pc.Tree, "the root tree of commit "+c.Tip.String())
 	if !ok {
 		return
 	}
-	folderPath, folder, ok := v.sessionFolder(root, c.tip)
+	folderPath, folder, ok := v.sessionFolder(root, c.Tip)
 	if !ok {
 		return
 	}
 	if folder == nil {
-		v.fail("%s: the commit's tree has no folder sessions/[<partition>/]%s", at, v.id)
+		v.Fail("%s: the commit's tree has no folder sessions/[<partition>/]%s", at, v.id)
 		return
 	}
 	m, ok := v.chainManifest(c, at, folderPath, folder)
@@ -52,23 +47,23 @@ func (v *verifier) checkChain(c *verifyChain) {
 	v.checkFiles(c, at, folderPath, folder, m.ThoughtFiles, "", numbers)
 	if !isMain {
 		dir := &object.Tree{}
-		dirPath := folderPath + "/branches/" + c.branch
+		dirPath := folderPath + "/branches/" + c.Branch
 		if be, ok := folder.Get("branches"); ok && be.Dir {
-			if bt, ok := v.readTreeAs(be.ID, "the tree "+folderPath+"/branches in commit "+c.tip.String()); ok {
-				if e, ok := bt.Get(c.branch); ok && e.Dir {
-					if dir, ok = v.readTreeAs(e.ID, "the tree "+dirPath+" in commit "+c.tip.String()); !ok {
+			if bt, ok := v.readTreeAs(be.ID, "the tree "+folderPath+"/branches in commit "+c.Tip.String()); ok {
+				if e, ok := bt.Get(c.Branch); ok && e.Dir {
+					if dir, ok = v.readTreeAs(e.ID, "the tree "+dirPath+" in commit "+c.Tip.String()); !ok {
 						return
 					}
 				}
 			}
 		}
-		v.checkFiles(c, at, dirPath, dir, m.BranchFiles[c.branch], c.branch, numbers)
+		v.checkFiles(c, at, dirPath, dir, m.BranchFiles[c.Branch], c.Branch, numbers)
 	}
 }
 
 // readTreeAs reads and parses a tree, what naming it in a report. A tree
 // that does not parse is not reported here: the walk reports it.
-func (v *verifier) readTreeAs(id hash, what string) (*object.Tree, bool) {
+func (v *Check) readTreeAs(id hash, what string) (*object.Tree, bool) {
 	data, ok := v.read(id, typeTree, func() string { return what })
 	if !ok {
 		return nil, false
@@ -84,7 +79,7 @@ func (v *verifier) readTreeAs(id hash, what string) (*object.Tree, bool) {
 // sessions/<id> or sessions/<partition>/<id>. folder is nil when there is
 // none; ok is false when a tree on the way could not be read (and was
 // reported), which ends the chain's check.
-func (v *verifier) sessionFolder(root *object.Tree, tip hash) (folderPath string, folder *object.Tree, ok bool) {
+func (v *Check) sessionFolder(root *object.Tree, tip hash) (folderPath string, folder *object.Tree, ok bool) {
 	folderPath = "sessions"
 	if e, ok := root.Get("sessions"); ok && e.Dir {
 		sessions, ok := v.readTreeAs(e.ID, "the tree sessions in commit "+tip.String())
@@ -122,30 +117,30 @@ func (v *verifier) sessionFolder(root *object.Tree, tip hash) (folderPath string
 // folder; on the main chain it records in the result whether the manifest
 // exists and is valid. ok is false when it is missing or not valid (and
 // reported).
-func (v *verifier) chainManifest(c *verifyChain, at, folderPath string, folder *object.Tree) (*manifest, bool) {
-	isMain := c.branch == ""
+func (v *Check) chainManifest(c *Chain, at, folderPath string, folder *object.Tree) (Manifest, bool) {
+	isMain := c.Branch == ""
 	me, ok := folder.Get("manifest.json")
 	if !ok || me.Dir {
-		v.fail("%s: %s/manifest.json is missing", at, folderPath)
+		v.Fail("%s: %s/manifest.json is missing", at, folderPath)
 		if isMain {
 			v.res.ManifestExists = false
 		}
-		return nil, false
+		return Manifest{}, false
 	}
 	if isMain {
 		v.res.ManifestExists = true
 	}
-	mdata, ok := v.read(me.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/manifest.json in commit %s", folderPath, c.tip) })
+	mdata, ok := v.read(me.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/manifest.json in commit %s", folderPath, c.Tip) })
 	if !ok {
-		return nil, false
+		return Manifest{}, false
 	}
-	m, err := parseManifest(mdata)
+	m, err := v.lay.Manifest(mdata)
 	if err == nil && m.ID != v.id {
 		err = fmt.Errorf("manifest.json names session %q", m.ID)
 	}
 	if err != nil {
-		v.fail("%s: %s/manifest.json is not a valid manifest: %v", at, folderPath, err)
-		return nil, false
+		v.Fail("%s: %s/manifest.json is not a valid manifest: %v", at, folderPath, err)
+		return Manifest{}, false
 	}
 	if isMain {
 		v.res.ManifestValid = true
@@ -155,14 +150,14 @@ func (v *verifier) chainManifest(c *verifyChain, at, folderPath string, folder *
 
 // checkFiles checks the thought files a manifest lists for one folder
 // (branch "" is the main chain's folder) against the folder's entries.
-func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tree, names []string, branch string, numbers map[string]map[int]bool) {
+func (v *Check) checkFiles(c *Chain, at, dirPath string, dir *object.Tree, names []string, branch string, numbers map[string]map[int]bool) {
 	chain := "the main chain"
 	if branch != "" {
 		chain = "branch " + branch
 	}
 	missing := func(name string) {
 		switch {
-		case c.branch == "":
+		case c.Branch == "":
 			v.res.MissingThoughtFiles = append(v.res.MissingThoughtFiles, name)
 		case branch != "":
 			if v.res.MissingBranchFiles == nil {
@@ -170,18 +165,19 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tr
 			}
 			v.res.MissingBranchFiles[branch] = append(v.res.MissingBranchFiles[branch], name)
 		default:
-			v.fail("%s: the manifest lists %s/%s, which is not in the tree", at, dirPath, name)
+			v.Fail("%s: the manifest lists %s/%s, which is not in the tree", at, dirPath, name)
 		}
 	}
 	listed := map[string]bool{}
 	for _, name := range names {
 		if listed[name] {
-			v.fail("%s: the manifest lists %s of %s twice", at, name, chain)
+			v.Fail("%s: the manifest lists %s of %s twice", at, name, chain)
 			continue
 		}
 		listed[name] = true
-		if !thoughtFileName.MatchString(name) {
-			v.fail("%s: the manifest lists %q for %s, which is not a thought file name", at, name, chain)
+		n, ok := v.lay.ThoughtFile(name)
+		if !ok {
+			v.Fail("%s: the manifest lists %q for %s, which is not a thought file name", at, name, chain)
 			continue
 		}
 		e, ok := dir.Get(name)
@@ -189,45 +185,44 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tr
 			missing(name)
 			continue
 		}
-		n := fileNumber(name)
 		if numbers != nil && !numbers[branch][n] {
-			v.fail("%s: no commit of %s records thought %d (%s): none has the trailer Thoughtbox-Thought: %d", at, chain, n, name, n)
+			v.Fail("%s: no commit of %s records thought %d (%s): none has the trailer Thoughtbox-Thought: %d", at, chain, n, name, n)
 		}
 		key := e.ID.String() + " " + dirPath + "/" + name
 		if v.checkedFiles[key] {
 			continue
 		}
 		v.checkedFiles[key] = true
-		data, ok := v.read(e.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/%s in commit %s", dirPath, name, c.tip) })
+		data, ok := v.read(e.ID, typeBlob, func() string { return fmt.Sprintf("the blob %s/%s in commit %s", dirPath, name, c.Tip) })
 		if !ok {
 			if v.status[e.ID] == problemMissing { // a corrupt file is reported as such
 				missing(name)
 			}
 			continue
 		}
-		var td ledger.ThoughtData
-		if err := decodeThoughtFile(data, &td); err != nil {
-			v.fail("%s: %s/%s does not parse: %v", at, dirPath, name, err)
+		td, err := v.lay.Thought(data)
+		if err != nil {
+			v.Fail("%s: %s/%s does not parse: %v", at, dirPath, name, err)
 			continue
 		}
-		if td.ThoughtNumber != n {
-			v.fail("%s: %s/%s holds thoughtNumber %d, not %d", at, dirPath, name, td.ThoughtNumber, n)
+		if td.Number != n {
+			v.Fail("%s: %s/%s holds thoughtNumber %d, not %d", at, dirPath, name, td.Number, n)
 		}
-		if td.BranchID != branch {
-			v.fail("%s: %s/%s holds branchId %q, but the file is in the folder of %s", at, dirPath, name, td.BranchID, chain)
+		if td.Branch != branch {
+			v.Fail("%s: %s/%s holds branchId %q, but the file is in the folder of %s", at, dirPath, name, td.Branch, chain)
 		}
 		if v.maxText > 0 {
-			if n := len(td.Thought); n > v.maxText {
-				v.fail("%s: the thought in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, n, v.maxText)
+			if n := len(td.Text); n > v.maxText {
+				v.Fail("%s: the thought in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, n, v.maxText)
 			}
-			if td.Critique != nil && len(td.Critique.Text) > v.maxText {
-				v.fail("%s: the critique in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, len(td.Critique.Text), v.maxText)
+			if len(td.Critique) > v.maxText {
+				v.Fail("%s: the critique in %s/%s is %d bytes: more than the limit of %d (THOUGHTBOX_MAX_THOUGHT_BYTES)", at, dirPath, name, len(td.Critique), v.maxText)
 			}
 		}
 	}
 	for _, e := range dir.Entries {
 		if !e.Dir && e.Name != "manifest.json" && !listed[e.Name] {
-			v.fail("%s: %s/%s is not listed in the manifest", at, dirPath, e.Name)
+			v.Fail("%s: %s/%s is not listed in the manifest", at, dirPath, e.Name)
 		}
 	}
 }
@@ -238,10 +233,10 @@ func (v *verifier) checkFiles(c *verifyChain, at, dirPath string, dir *object.Tr
 // no (or another) session, both already reported once by the walk: the
 // thoughts a rewritten commit replaced, and the intact ones below it, are
 // not reported again one by one as missing.
-func (v *verifier) chainNumbers(c *verifyChain) map[string]map[int]bool {
+func (v *Check) chainNumbers(c *Chain) map[string]map[int]bool {
 	out := map[string]map[int]bool{}
 	seen := map[hash]bool{}
-	for cur := c.tip; cur != zeroHash && !seen[cur]; {
+	for cur := c.Tip; cur != zeroHash && !seen[cur]; {
 		seen[cur] = true
 		info, ok := v.commits[cur]
 		if !ok {

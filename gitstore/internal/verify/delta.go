@@ -1,4 +1,4 @@
-package gitstore
+package verify
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/fsck"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 )
@@ -258,18 +259,17 @@ const (
 // viaPack checks an object the walk reached through its pack entry when
 // it can (see the comment at the top of this file). For a tree it also
 // checks the entries its delta brings and queues their objects with push.
-func (v *verifier) viaPack(it walkItem, push func(parent walkItem, name []byte, dir bool, id hash)) (data []byte, key packKey, how int) {
-	be := v.s.disk
-	if be == nil || v.full {
+func (v *Check) viaPack(it walkItem, push func(parent walkItem, name []byte, dir bool, id hash)) (data []byte, key packKey, how int) {
+	if v.full {
 		return nil, key, packNot
 	}
-	raw, err := be.Packs().ReadRaw(it.id)
+	raw, err := v.src.ReadRaw(it.id)
 	if errors.Is(err, errNotFound) {
 		return nil, key, packNot
 	}
 	corrupt := func(problem string) {
 		v.status[it.id] = problem
-		v.fail("corrupt object %s: %s; %s", it.id, it.what(), problem)
+		v.Fail("corrupt object %s: %s; %s", it.id, it.what(), problem)
 	}
 	if err != nil {
 		corrupt(fmt.Sprintf("its pack entry is damaged: %v", err))
@@ -322,15 +322,15 @@ func (v *verifier) viaPack(it walkItem, push func(parent walkItem, name []byte, 
 	}
 	v.status[it.id] = ""
 	good := rep.checkRegions(func(region []byte) bool {
-		if err := fsckTree(region); err != nil {
-			v.fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
+		if err := fsck.Tree(region); err != nil {
+			v.Fail("tree %s (%s) fails git fsck --strict: %v", it.id, it.what(), err)
 			return false
 		}
 		return true
 	}, func(entries []byte) bool {
 		err := scanTree(entries, func(name []byte, dir bool, id hash) { push(it, name, dir, id) })
 		if err != nil {
-			v.fail("malformed tree %s (%s): %v", it.id, it.what(), err)
+			v.Fail("malformed tree %s (%s): %v", it.id, it.what(), err)
 			return false
 		}
 		return true
@@ -343,7 +343,7 @@ func (v *verifier) viaPack(it walkItem, push func(parent walkItem, name []byte, 
 
 // notePacked records a checked pack entry, and a tree's layout (nil when
 // the tree failed a check, so that no later version builds on it).
-func (v *verifier) notePacked(key packKey, t objType, size int, rep *treeRep) {
+func (v *Check) notePacked(key packKey, t objType, size int, rep *treeRep) {
 	if v.packed == nil {
 		v.packed, v.reps = map[packKey]packedInfo{}, map[packKey]*treeRep{}
 	}

@@ -1,4 +1,4 @@
-package gitstore
+package verify
 
 import "fmt"
 
@@ -6,28 +6,20 @@ import "fmt"
 // received pack: it inflated every entry, checked its size, applied every
 // delta and hashed every object whole. A blob the checks do not parse —
 // every file of the new commits but those of the tips' trees, which
-// checkChain reads — is checked only for its type (a tree may not name a
+// CheckChain reads — is checked only for its type (a tree may not name a
 // tree where it names a file) and its size (fileMax); both are what the
 // indexer found, so the walk takes them from it instead of inflating the
-// blob again (pack.Set.Indexed). Verify never does: it is the check of
+// blob again (Source.Indexed). Verify never does: it is the check of
 // what is stored now, whatever happened to the pack since.
-
-// readObjectHook, when set (by tests), is called with each object the
-// walk reads the bytes of.
-var readObjectHook func(id hash, t objType)
 
 // indexedBlob checks a blob of a pack this process indexed through what
 // the indexer found of it; false when the indexer has nothing to say (the
 // walk then reads it).
-func (v *verifier) indexedBlob(it walkItem) bool {
+func (v *Check) indexedBlob(it walkItem) bool {
 	if !v.trustIndexed || it.typ != typeBlob || v.full || v.tips[it.commit] {
 		return false
 	}
-	be := v.s.disk
-	if be == nil {
-		return false
-	}
-	t, size, ok := be.Indexed(it.id) // the staged pack of a pull too
+	t, size, ok := v.src.Indexed(it.id) // the staged pack of a pull too
 	if !ok {
 		return false
 	}
@@ -35,7 +27,7 @@ func (v *verifier) indexedBlob(it walkItem) bool {
 		// As the thorough read says it.
 		problem := fmt.Sprintf("it is a %s, not a %s", t, it.typ)
 		v.status[it.id] = problem
-		v.fail("corrupt object %s: %s; %s", it.id, it.what(), problem)
+		v.Fail("corrupt object %s: %s; %s", it.id, it.what(), problem)
 		return true
 	}
 	v.status[it.id] = ""

@@ -1,18 +1,13 @@
-package gitstore
+package verify
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
-	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/fsck"
 )
 
 // testGitDelta encodes target as a Git delta of base: the common prefix and
@@ -100,7 +95,7 @@ func TestDeltaTreeRepAgreesWithWholeCheck(t *testing.T) {
 		ents = append(ents, ent{"100644", "manifest.json", byte(r.IntN(256))})
 		prev := render(ents)
 		rep := wholeTreeRep(prev)
-		if rep == nil || fsckTree(prev) != nil {
+		if rep == nil || fsck.Tree(prev) != nil {
 			t.Fatalf("round %d: the first version is not valid", round)
 		}
 		seen := map[string]bool{}
@@ -152,14 +147,14 @@ func TestDeltaTreeRepAgreesWithWholeCheck(t *testing.T) {
 				t.Fatalf("round %d step %d: the layout does not hold the version", round, step)
 			}
 			scanned := map[string]bool{}
-			ok := got.checkRegions(func(region []byte) bool { return fsckTree(region) == nil }, func(entries []byte) bool {
+			ok := got.checkRegions(func(region []byte) bool { return fsck.Tree(region) == nil }, func(entries []byte) bool {
 				b, _ := newTreeBuf(entries, false)
 				for i := 0; i+1 < len(b.bounds); i++ {
 					scanned[string(entries[b.bounds[i]:b.bounds[i+1]])] = true
 				}
 				return true
 			})
-			if whole := fsckTree(data) == nil; ok != whole {
+			if whole := fsck.Tree(data) == nil; ok != whole {
 				t.Fatalf("round %d step %d: delta check %v, whole check %v\nprev %q\nnext %q", round, step, ok, whole, prev, data)
 			}
 			if !ok {
@@ -174,144 +169,5 @@ func TestDeltaTreeRepAgreesWithWholeCheck(t *testing.T) {
 			}
 			ents, prev, rep = next, data, got
 		}
-	}
-}
-
-// TestVerifyDamagedDelta writes a session long enough that the pack holds
-// its folder tree and manifest mostly as deltas, checks that verify passes
-// it, then flips one byte inside the delta of a tree version that is
-// neither the tip's nor the first: verify, which no longer rebuilds that
-// version, must still name it as corrupt (the entry's CRC-32).
-func TestVerifyDamagedDelta(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := "a1b2c3d4-0000-4000-8000-000000000009"
-	w := newSession(t, s, id)
-	for n := 1; n <= 60; n++ {
-		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
-	}
-	if res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil || !res.Valid {
-		t.Fatalf("Verify before the damage: %+v, %v", res, err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{}); err != nil || !res.Valid {
-		t.Fatalf("Verify of the packed session: %+v, %v", res, err)
-	}
-	// A delta entry holding a tree.
-	be := s.be.(*repo.FS)
-	var victim hash
-	var at int64
-	var victimPack string
-	var deltas int
-	for _, pe := range be.Packs().Packs() {
-		idx, err := pe.Index()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range idx.Count() {
-			e, err := idx.Entry(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := be.Packs().ReadRaw(e.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if raw.Type != 0 {
-				continue
-			}
-			deltas++
-			if t, _, err := be.ReadObject(t.Context(), e.ID); err == nil && t == typeTree && victim == zeroHash {
-				victim, at, victimPack = e.ID, raw.Off, raw.Pack.Name()
-			}
-		}
-	}
-	if victim == zeroHash {
-		t.Fatalf("no tree stored as a delta among %d deltas: the test no longer covers the delta path", deltas)
-	}
-	s.Close()
-	p := filepath.Join(dir, "objects", "pack", victimPack+".pack")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[at+3] ^= 0x10
-	os.Chmod(p, 0o644)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, full := range []bool{false, true} {
-		res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{Full: full})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), "corrupt object "+victim.String()) {
-			t.Errorf("Verify (full %v) after damaging the delta of tree %s = %+v; want it named corrupt", full, victim, res)
-		}
-	}
-}
-
-// TestVerifyDamagedPackIndex: a pack index changed where no lookup reads
-// it (the pack checksum it records) still reads, but verify, which checks
-// each index's own checksum, reports it — in both of its modes.
-func TestVerifyDamagedPackIndex(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p.git")
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := "a1b2c3d4-0000-4000-8000-00000000000a"
-	w := newSession(t, s, id)
-	for n := 1; n <= 5; n++ {
-		w.add("", ledger.ThoughtData{Thought: fmt.Sprintf("step %d", n), ThoughtNumber: n, NextThoughtNeeded: true}, "")
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
-	if len(idxs) == 0 {
-		t.Fatal("no pack written")
-	}
-	for _, p := range idxs {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data[len(data)-40] ^= 0x01
-		os.Chmod(p, 0o644)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, full := range []bool{false, true} {
-		s, err = Open(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.LoadSession(context.Background(), id); err != nil {
-			t.Fatalf("the session does not load through the changed index: %v", err)
-		}
-		res, err := s.Verify(context.Background(), id, ledger.VerifyOptions{Full: full})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Valid || !strings.Contains(strings.Join(res.Errors, "\n"), ".idx: the pack index is damaged") {
-			t.Fatalf("verify (full %v) of a damaged pack index: %+v", full, res)
-		}
-		s.Close()
 	}
 }

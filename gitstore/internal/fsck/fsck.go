@@ -1,19 +1,21 @@
-package gitstore
+// Package fsck makes the checks `git fsck --strict` makes of commits and
+// trees (git's fsck.c: fsck_commit, fsck_ident, fsck_tree), with strict's
+// promotion of warnings to errors, so that a ledger's verify cannot say OK
+// where git fsck would not. Each problem names git's message id
+// (badTimezone, treeNotSorted, ...). It has no state and no locks.
+package fsck
 
 import (
 	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 )
 
-// The checks below are those `git fsck --strict` makes of the commits and
-// trees a ledger holds (git's fsck.c: fsck_commit, fsck_ident, fsck_tree),
-// with strict's promotion of warnings to errors, so that verify cannot say
-// OK where fsck would not. Each problem names git's message id.
-
-// fsckCommit checks a commit's header as git fsck --strict does.
-func fsckCommit(data []byte) error {
+// Commit checks a commit's header as git fsck --strict does.
+func Commit(data []byte) error {
 	// verify_headers: no NUL in the header, which must end in "\n\n" or
 	// at least with a newline.
 	hdrEnd := bytes.Index(data, []byte("\n\n"))
@@ -60,7 +62,7 @@ func fsckCommit(data []byte) error {
 		if !ok {
 			return fmt.Errorf("missingEmail: the author line does not end")
 		}
-		if err := fsckIdent(id); err != nil {
+		if err := ident(id); err != nil {
 			return fmt.Errorf("author: %w", err)
 		}
 	}
@@ -77,7 +79,7 @@ func fsckCommit(data []byte) error {
 	if !ok {
 		return fmt.Errorf("missingEmail: the committer line does not end")
 	}
-	if err := fsckIdent(id); err != nil {
+	if err := ident(id); err != nil {
 		return fmt.Errorf("committer: %w", err)
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
@@ -98,9 +100,9 @@ func isHexID(b []byte) bool {
 	return true
 }
 
-// fsckIdent checks "name <email> date zone" (the line without its newline)
+// ident checks "name <email> date zone" (the line without its newline)
 // as git's fsck_ident does.
-func fsckIdent(p []byte) error {
+func ident(p []byte) error {
 	if len(p) > 0 && p[0] == '<' {
 		return fmt.Errorf("missingNameBeforeEmail: no name before the email")
 	}
@@ -145,8 +147,8 @@ func fsckIdent(p []byte) error {
 	return nil
 }
 
-// fsckTree checks a tree's entries as git's fsck_tree does with --strict.
-func fsckTree(data []byte) error {
+// Tree checks a tree's entries as git's fsck_tree does with --strict.
+func Tree(data []byte) error {
 	var prevName []byte
 	prevDir := false
 	first := true
@@ -175,7 +177,7 @@ func fsckTree(data []byte) error {
 			return fmt.Errorf("badTree: truncated entry")
 		}
 		name := rest[:nul]
-		var id hash
+		var id object.Hash
 		copy(id[:], rest[nul+1:nul+21])
 		data = rest[nul+21:]
 		m, _ := strconv.ParseUint(string(mode), 8, 32)
@@ -188,7 +190,7 @@ func fsckTree(data []byte) error {
 		default:
 			add(fmt.Sprintf("badFilemode: entry %q has mode %s", name, mode))
 		}
-		if id == zeroHash {
+		if id == object.ZeroHash {
 			add(fmt.Sprintf("nullSha1: entry %q has the null object id", name))
 		}
 		switch {
