@@ -241,6 +241,7 @@ func (s *Store) MoveRefs(ctx context.Context, moves []RefMove) error {
 		return nil
 	}
 	err := s.be.Apply(ctx, b)
+	s.branchRefs.clear()
 	if errors.Is(err, errConflict) {
 		return fmt.Errorf("a ref moved meanwhile: %w", ledger.ErrConflict)
 	}

@@ -17,14 +17,20 @@ import (
 
 // refreshBranchLists sets m.BranchFiles to the files each of the session's
 // branches lists at its tip. Listing the session's branch refs takes the
-// log's read lock and looks at the disk: a tenth of the server's processor
-// time a thought with 16 agents over HTTP, when every write of main did it.
-// So a listing serves the writes of main for branchListsFor: a branch this
-// store writes drops it (branchRefCache.forget) and shows at main's next
-// write; one another process writes shows at the first write of main once
-// the listing is that old.
+// log's read lock and looks at the disk, which on every write of main cost
+// the HTTP server a tenth of its processor time a thought; so a listing
+// serves the writes of main that follow while nothing can have moved a
+// branch: it is dropped when this store writes a branch (Append,
+// AddCritique) or moves refs some other way (a pull's Apply, MoveRefs,
+// delete and restore), and when the session's lock shows that another
+// process held it since this store's last turn. A writer that moves a
+// branch without that lock (a pull in another process) is seen once the
+// listing is branchListsFor old.
 func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest) error {
 	prefix := s.lay.sessions() + id + "/branches/"
+	if s.sessionLocks != nil && !s.sessionLocks.Quiet(id) {
+		s.branchRefs.forget(id)
+	}
 	refs, err := s.branchRefs.get(id, func() (map[string]hash, error) { return s.be.ListRefs(ctx, prefix) })
 	if err != nil {
 		return err
@@ -84,6 +90,13 @@ func (c *branchRefCache) get(id string, list func() (map[string]hash, error)) (m
 func (c *branchRefCache) forget(id string) {
 	c.mu.Lock()
 	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+// clear drops every session's listing.
+func (c *branchRefCache) clear() {
+	c.mu.Lock()
+	c.m = nil
 	c.mu.Unlock()
 }
 

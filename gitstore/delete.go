@@ -165,6 +165,7 @@ func (s *Store) isDeleted(id string) (bool, error) {
 // forgetChains drops the cached state of these chains: their refs moved
 // outside the write path that keeps it.
 func (s *Store) forgetChains(refs []string) {
+	s.branchRefs.clear()
 	for _, ref := range refs {
 		cs := s.chain(ref)
 		cs.mu.Lock()

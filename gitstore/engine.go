@@ -73,7 +73,13 @@ func (s *Store) ReadTree(id object.Hash) (*object.Tree, []byte, error) {
 // compare-and-swap: each update's Old must be what its ref holds
 // (ZeroHash: absent), else ErrRefMoved and nothing is applied. On a disk
 // store the batch is durable (in the write-ahead log) when Apply returns.
-func (s *Store) Apply(ctx context.Context, b *wal.Batch) error { return s.be.Apply(ctx, b) }
+// The branch listings main's manifest is made from are dropped: a pull's
+// batch may move any session's branches.
+func (s *Store) Apply(ctx context.Context, b *wal.Batch) error {
+	err := s.be.Apply(ctx, b)
+	s.branchRefs.clear()
+	return err
+}
 
 // IsAncestor reports whether anc is tip or one of its ancestors. Every
 // commit it walks must be here.

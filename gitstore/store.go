@@ -572,6 +572,9 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 		return "", err
 	}
 	cs.tip, cs.valid = cid, true
+	if req.Branch != "" {
+		s.branchRefs.forget(req.Meta.ID)
+	}
 	return ledger.CommitID(cid.String()), nil
 }
 

@@ -99,7 +99,8 @@ type PullResult struct {
 	// that records them); Diverged keeps only what could not be.
 	Branched []Branched `json:"branched"`
 	// Quarantined are incoming chains that failed the checks of what a
-	// pull brings in (gitstore/remote, incoming.go); none of them moved a live ref.
+	// pull brings in (gitstore/remote, incoming.go); none of them moved a
+	// live ref.
 	Quarantined []Quarantined `json:"quarantined"`
 	// Deleted are sessions the remote has that were deleted here; they
 	// were left alone.

@@ -5,8 +5,8 @@
 // *gitstore.Store through the store's engine surface (gitstore/engine.go)
 // and is, with gitstore, the only importer of go-git's transports.
 //
-// Outcomes are typed (PushResult, PullResult, Rejection with a
-// RejectReason) and the failures a caller may tell apart are sentinels
+// Outcomes are package sharing's types (PushResult, PullResult, Rejection
+// with a RejectReason) and the failures a caller may tell apart are sentinels
 // matched with errors.Is; the text of every error is the full sentence the
 // user reads.
 package remote

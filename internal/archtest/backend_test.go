@@ -14,8 +14,9 @@ import (
 // non-test files may not assert a concrete backend: the store holds its
 // disk or memory backend explicitly (Store.disk, Store.mem), so what only
 // one of them offers is asked of it, never found by asserting the type of
-// a repo.Repo.
-var backendPackages = []string{"gitstore", "gitstore/remote"}
+// a repo.Repo. The store's parts under gitstore/internal that sit above
+// repo are held to it too.
+var backendPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/verify", "gitstore/internal/fsck", "gitstore/internal/access", "gitstore/internal/sessionlock"}
 
 // namesRepoType reports whether a type expression is one of package
 // repo's types (repo.FS, *repo.Mem, ...).

@@ -55,8 +55,18 @@ var (
 	MemoryGovernor = on("memgov")
 )
 
-// Known returns the names of the tricks, for a benchmark's help.
-func Known() []string { return slices.Clone(known) }
+// Off returns the names of the tricks this build goes without, for
+// `thoughtbox version` to say: a linker flag naming the wrong package is
+// ignored without a word, so a benchmark checks it there.
+func Off() []string {
+	var names []string
+	for _, name := range strings.Split(off, ",") {
+		if name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
 
 func init() {
 	for _, name := range strings.Split(off, ",") {

@@ -15,8 +15,8 @@ func TestAllOnByDefault(t *testing.T) {
 			t.Errorf("%s is off in a build without -X", name)
 		}
 	}
-	if len(Known()) != 3 {
-		t.Errorf("Known() = %v, want the three tricks", Known())
+	if len(known) != 3 || len(Off()) != 0 {
+		t.Errorf("known = %v, off = %v; want the three tricks, none off", known, Off())
 	}
 }
 
@@ -25,7 +25,7 @@ func TestAllOnByDefault(t *testing.T) {
 // build: built again with the linker flag, it prints its switches.
 func TestOffByLinkerFlag(t *testing.T) {
 	if os.Getenv("TUNING_PRINT") != "" {
-		fmt.Println("switches:", InlineAnswer, MemoryGovernor, SysmonAwake)
+		fmt.Println("switches:", InlineAnswer, MemoryGovernor, SysmonAwake, Off())
 		return
 	}
 	if testing.Short() {
@@ -38,7 +38,7 @@ func TestOffByLinkerFlag(t *testing.T) {
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := run("inline,sysmon"); err != nil || !strings.Contains(out, "switches: false true false") {
+	if out, err := run("inline,sysmon"); err != nil || !strings.Contains(out, "switches: false true false [inline sysmon]") {
 		t.Errorf("off=inline,sysmon: %v\n%s", err, out)
 	}
 	out, err := run("memgv")

@@ -8,8 +8,7 @@ import (
 )
 
 // TestRunningCallsRunSideBySide: a call is never queued behind another
-// still under way, though goroutines are kept between calls, and a call
-// handed to a kept goroutine is answered like the first.
+// still under way, and every call is answered with its own id.
 func TestRunningCallsRunSideBySide(t *testing.T) {
 	var r Running
 	ctx := context.Background()
@@ -36,7 +35,7 @@ func TestRunningCallsRunSideBySide(t *testing.T) {
 		}
 	}
 	quick(2)
-	quick(3) // may be run by the goroutine that answered 2
+	quick(3)
 	close(release)
 	if resp := <-answers; resp.ID != id(1) || string(resp.Result) != `"first"` {
 		t.Fatalf("the blocked call answered %v %s", resp.ID, resp.Result)

@@ -118,8 +118,7 @@ func (c *stdioConn) freeReader() {
 
 // closing reports whether the connection is closed: a goroutine given
 // the reader's role then reads nothing, so that no input after the close
-// is taken from the caller (a terminal, which is not read through the
-// poller, would otherwise lose a line to it).
+// is taken from the caller (a terminal would otherwise lose a line to it).
 func (c *stdioConn) closing() bool {
 	select {
 	case <-c.closed:

@@ -6,6 +6,9 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
+
+	"github.com/thoughtbox/thoughtbox/internal/tuning"
 )
 
 // Version (declared in serve.go, where MCP clients are told it) and
@@ -28,13 +31,16 @@ type BuildInfo struct {
 	Commit   string `json:"commit"`
 	Go       string `json:"go"`
 	Platform string `json:"platform"`
+	// TricksOff names the tuning tricks a benchmark build goes without
+	// (internal/tuning); empty in every build a user gets.
+	TricksOff []string `json:"tricksOff,omitempty"`
 }
 
 // versionInfo is the stamped version and commit, else the module version
 // (set by `go install …@version`) and the VCS revision the toolchain
 // embedded (set by a build in a clone), else 0.1.0 and "unknown".
 func versionInfo() BuildInfo {
-	bi := BuildInfo{Version: Version, Commit: Commit, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	bi := BuildInfo{Version: Version, Commit: Commit, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, TricksOff: tuning.Off()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if Version == unstampedVersion && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			bi.Version = info.Main.Version
@@ -70,5 +76,9 @@ func writeVersion(w io.Writer, format Format) error {
 
 func versionLine() string {
 	bi := versionInfo()
-	return fmt.Sprintf("thoughtbox %s (commit %s, %s, %s)", bi.Version, bi.Commit, bi.Go, bi.Platform)
+	line := fmt.Sprintf("thoughtbox %s (commit %s, %s, %s)", bi.Version, bi.Commit, bi.Go, bi.Platform)
+	if len(bi.TricksOff) > 0 {
+		line += "; built without " + strings.Join(bi.TricksOff, ", ")
+	}
+	return line
 }
