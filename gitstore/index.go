@@ -17,22 +17,23 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// The session index on disk (thoughtbox/index/, see package sessionindex)
-// lets listing and search cost the page or the query instead of the
-// ledger. Every call reads the refs of every session — one packed-refs
-// file and the few loose refs — and uses a record only while its session's
-// refs still have the tips it was read at.
+// The session index (package sessionindex; on disk in thoughtbox/index/,
+// for memory storage the same segments held in memory) lets listing and
+// search cost the page or the query instead of the ledger. Every call
+// reads the refs of every session — one packed-refs file and the few
+// loose refs, or the memory storage's refs — and uses a record only while
+// its session's refs still have the tips it was read at. Listing and
+// search of both storages are this one code.
 
 var _ ledger.SessionIndex = (*storeIndex)(nil)
 
-// SessionIndex implements ledger.SessionIndexer: the on-disk index, or nil
-// for memory storage (the ledger's own index serves that).
-func (s *Store) SessionIndex() ledger.SessionIndex {
-	if s.sessIndex == nil {
-		return nil
-	}
-	return (*storeIndex)(s)
-}
+// SessionIndex implements ledger.SessionIndexer.
+func (s *Store) SessionIndex() ledger.SessionIndex { return (*storeIndex)(s) }
+
+// DropSessionIndex forgets the session index, so that the next listing or
+// search reads every session again: what deleting thoughtbox/index/ does,
+// for memory storage too (a first search is measured this way).
+func (s *Store) DropSessionIndex() error { return s.sessIndex.Drop() }
 
 type storeIndex Store
 

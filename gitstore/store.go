@@ -80,9 +80,8 @@ type Store struct {
 	mu     sync.Mutex
 	chains map[string]*chainState
 
-	summaries *summaryCache
-	// sessIndex keeps sessions' summaries and words on disk (nil in
-	// memory): see index.go.
+	// sessIndex keeps sessions' summaries and words, on disk or in
+	// memory: see index.go.
 	sessIndex *sessionindex.Index
 	access    *accessTimes
 	// locksDir holds the sessions' inter-process locks ("" in memory).
@@ -126,7 +125,11 @@ func Open(gitDir string, opts Options) (*Store, error) {
 // OpenMemory returns a Store on go-git's in-memory storage.
 func OpenMemory(opts Options) (*Store, error) {
 	mem := repo.NewMem(opts.Layout.sessions())
-	return newStore(mem, nil, mem, opts.withDefaults())
+	st, err := newStore(mem, nil, mem, opts.withDefaults())
+	if err == nil {
+		st.sessIndex = sessionindex.OpenMemory()
+	}
+	return st, err
 }
 
 func (o Options) withDefaults() Options {
@@ -146,7 +149,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
-	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: &accessTimes{}}
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, access: &accessTimes{}}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
