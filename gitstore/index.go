@@ -266,13 +266,12 @@ func (s *Store) fill(ctx context.Context, ix *indexed, words bool, pause func() 
 
 // indexDoc reads one session's record at the refs it has in n.
 func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessionindex.Doc, error) {
-	sum, err := s.summary(n.id, n.refs)
-	if err != nil {
-		return sessionindex.Doc{}, err
-	}
-	doc := sessionindex.Doc{ID: n.id, Key: key, Summary: toIndexSummary(sum)}
 	if !words {
-		return doc, nil
+		sum, err := s.summary(n.id, n.refs)
+		if err != nil {
+			return sessionindex.Doc{}, err
+		}
+		return sessionindex.Doc{ID: n.id, Key: key, Summary: toIndexSummary(sum)}, nil
 	}
 	refs := map[string]hash{s.lay.mainRef(n.id): n.refs.main}
 	for _, b := range n.refs.branches {
@@ -282,6 +281,15 @@ func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessio
 	if err != nil {
 		return sessionindex.Doc{}, err
 	}
+	sum, whole := loadedSummary(ss, len(n.refs.branches))
+	if !whole {
+		// Something is missing or damaged: the summary is what the
+		// manifests list, as a listing reads it.
+		if sum, err = s.summary(n.id, n.refs); err != nil {
+			return sessionindex.Doc{}, err
+		}
+	}
+	doc := sessionindex.Doc{ID: n.id, Key: key, Summary: toIndexSummary(sum)}
 	ws := ledger.SessionWords(ss)
 	doc.Terms = make(map[string]sessionindex.Term, len(ws))
 	for w, c := range ws {
@@ -299,6 +307,21 @@ func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessio
 		doc.Terms[w] = t
 	}
 	return doc, nil
+}
+
+// loadedSummary is the summary of a session read whole, which saves
+// reading its manifests a second time: when nothing is missing or damaged
+// (every file its manifests list was read, every branch loaded) it equals
+// what Store.summary reads; false otherwise.
+func loadedSummary(ss *ledger.StoredSession, branches int) (ledger.SessionSummary, bool) {
+	if !ss.Integrity.Valid || len(ss.Branches) != branches {
+		return ledger.SessionSummary{}, false
+	}
+	n := len(ss.Main)
+	for _, b := range ss.Branches {
+		n += len(b.Thoughts)
+	}
+	return ledger.SessionSummary{Meta: ss.Meta, ThoughtCount: n, BranchCount: branches}, true
 }
 
 func (ix *indexed) summary(i int) (ledger.SessionSummary, bool) {
