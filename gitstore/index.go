@@ -17,22 +17,23 @@ import (
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// The session index on disk (thoughtbox/index/, see package sessionindex)
-// lets listing and search cost the page or the query instead of the
-// ledger. Every call reads the refs of every session — one packed-refs
-// file and the few loose refs — and uses a record only while its session's
-// refs still have the tips it was read at.
+// The session index (package sessionindex; on disk in thoughtbox/index/,
+// for memory storage the same segments held in memory) lets listing and
+// search cost the page or the query instead of the ledger. Every call
+// reads the refs of every session — one packed-refs file and the few
+// loose refs, or the memory storage's refs — and uses a record only while
+// its session's refs still have the tips it was read at. Listing and
+// search of both storages are this one code.
 
 var _ ledger.SessionIndex = (*storeIndex)(nil)
 
-// SessionIndex implements ledger.SessionIndexer: the on-disk index, or nil
-// for memory storage (the ledger's own index serves that).
-func (s *Store) SessionIndex() ledger.SessionIndex {
-	if s.sessIndex == nil {
-		return nil
-	}
-	return (*storeIndex)(s)
-}
+// SessionIndex implements ledger.SessionIndexer.
+func (s *Store) SessionIndex() ledger.SessionIndex { return (*storeIndex)(s) }
+
+// DropSessionIndex forgets the session index, so that the next listing or
+// search reads every session again: what deleting thoughtbox/index/ does,
+// for memory storage too (a first search is measured this way).
+func (s *Store) DropSessionIndex() error { return s.sessIndex.Drop() }
 
 type storeIndex Store
 
@@ -265,13 +266,12 @@ func (s *Store) fill(ctx context.Context, ix *indexed, words bool, pause func() 
 
 // indexDoc reads one session's record at the refs it has in n.
 func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessionindex.Doc, error) {
-	sum, err := s.summary(n.id, n.refs)
-	if err != nil {
-		return sessionindex.Doc{}, err
-	}
-	doc := sessionindex.Doc{ID: n.id, Key: key, Summary: toIndexSummary(sum)}
 	if !words {
-		return doc, nil
+		sum, err := s.summary(n.id, n.refs)
+		if err != nil {
+			return sessionindex.Doc{}, err
+		}
+		return sessionindex.Doc{ID: n.id, Key: key, Summary: toIndexSummary(sum)}, nil
 	}
 	refs := map[string]hash{s.lay.mainRef(n.id): n.refs.main}
 	for _, b := range n.refs.branches {
@@ -281,6 +281,15 @@ func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessio
 	if err != nil {
 		return sessionindex.Doc{}, err
 	}
+	sum, whole := loadedSummary(ss, len(n.refs.branches))
+	if !whole {
+		// Something is missing or damaged: the summary is what the
+		// manifests list, as a listing reads it.
+		if sum, err = s.summary(n.id, n.refs); err != nil {
+			return sessionindex.Doc{}, err
+		}
+	}
+	doc := sessionindex.Doc{ID: n.id, Key: key, Summary: toIndexSummary(sum)}
 	ws := ledger.SessionWords(ss)
 	doc.Terms = make(map[string]sessionindex.Term, len(ws))
 	for w, c := range ws {
@@ -298,6 +307,21 @@ func (s *Store) indexDoc(n sessionNow, key sessionindex.Key, words bool) (sessio
 		doc.Terms[w] = t
 	}
 	return doc, nil
+}
+
+// loadedSummary is the summary of a session read whole, which saves
+// reading its manifests a second time: when nothing is missing or damaged
+// (every file its manifests list was read, every branch loaded) it equals
+// what Store.summary reads; false otherwise.
+func loadedSummary(ss *ledger.StoredSession, branches int) (ledger.SessionSummary, bool) {
+	if !ss.Integrity.Valid || len(ss.Branches) != branches {
+		return ledger.SessionSummary{}, false
+	}
+	n := len(ss.Main)
+	for _, b := range ss.Branches {
+		n += len(b.Thoughts)
+	}
+	return ledger.SessionSummary{Meta: ss.Meta, ThoughtCount: n, BranchCount: branches}, true
 }
 
 func (ix *indexed) summary(i int) (ledger.SessionSummary, bool) {

@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"context"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -39,6 +41,77 @@ func requireEveryField(t *testing.T, v reflect.Value, path string) {
 		}
 		if f.IsZero() {
 			t.Fatalf("%s is not set: set it here and carry it in toIndexSummary and fromIndexSummary", name)
+		}
+	}
+}
+
+// TestLoadedSummaryIsTheListingsSummary: the summary the index takes from
+// a session read whole for its words equals the one a listing reads from
+// the manifests (branches, revisions, edited metadata, a branch written
+// after main), on both storages.
+func TestLoadedSummaryIsTheListingsSummary(t *testing.T) {
+	mem, err := OpenMemory(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	disk, err := Open(filepath.Join(t.TempDir(), "p.git"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	for _, s := range []*Store{mem, disk} {
+		l := ledger.New(s, ledger.Options{})
+		ctx := context.Background()
+		who := ledger.Author{Name: "t"}
+		one, two := 1, 2
+		for i := range 3 {
+			ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: "s", Tags: []string{"a"}}, who)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins := []ledger.ThoughtInput{{Thought: "one"}, {Thought: "two"}, {Thought: "three", IsRevision: true, RevisesThought: &one}}
+			if i > 0 {
+				ins = append(ins, ledger.ThoughtInput{Thought: "b1", BranchID: "alt", BranchFromThought: &two},
+					ledger.ThoughtInput{Thought: "four"}, ledger.ThoughtInput{Thought: "b2", BranchID: "alt"})
+			}
+			if i > 1 {
+				ins = append(ins, ledger.ThoughtInput{Thought: "c1", BranchID: "other", BranchFromThought: &one})
+			}
+			for _, in := range ins {
+				in.NextThoughtNeeded = true
+				if _, err := l.AddThought(ctx, ss.ID, in, who); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if i == 2 {
+				title := "renamed"
+				if _, err := l.UpdateSession(ctx, ss.ID, ledger.UpdateSessionParams{Title: &title}, who); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		now, _, err := s.sessionsNow()
+		if err != nil || len(now) != 3 {
+			t.Fatalf("%d sessions, %v", len(now), err)
+		}
+		for _, n := range now {
+			want, err := s.summary(n.id, n.refs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs := map[string]hash{s.lay.mainRef(n.id): n.refs.main}
+			for _, b := range n.refs.branches {
+				refs[s.lay.branchRef(n.id, b.name)] = b.tip
+			}
+			ss, err := s.loadSessionAt(n.id, refs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, whole := loadedSummary(ss, len(n.refs.branches))
+			if !whole || !reflect.DeepEqual(got, want) {
+				t.Errorf("session %s: loaded %+v (whole %v), listed %+v", n.id, got, whole, want)
+			}
 		}
 	}
 }

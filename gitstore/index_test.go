@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -245,97 +244,6 @@ func TestIndexFollowsAPullThatMovedSessions(t *testing.T) {
 	for _, s := range page {
 		if s.ID == id && s.ThoughtCount != 2 {
 			t.Fatalf("b lists %s with %d thoughts, want 2", id, s.ThoughtCount)
-		}
-	}
-}
-
-// TestIndexedSearchRanksAsTheLedgerIndex: the store's index and the
-// ledger's own (memory storage) give the same hits, scores and order.
-func TestIndexedSearchRanksAsTheLedgerIndex(t *testing.T) {
-	disk := remotetest.New(t, "disk")
-	mem, err := gitstore.OpenMemory(gitstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
-	if mem.SessionIndex() != nil {
-		t.Fatal("memory storage should leave search to the ledger's index")
-	}
-	n := 0
-	ml := ledger.New(mem, ledger.Options{NewID: func() string {
-		n++
-		return "00000000-0000-4000-8000-" + strings.Repeat("0", 11) + string(rune('a'+n))
-	}})
-	n2 := 0
-	disk.Ledger = ledger.New(disk.Store, ledger.Options{NewID: func() string {
-		n2++
-		return "00000000-0000-4000-8000-" + strings.Repeat("0", 11) + string(rune('a'+n2))
-	}})
-	ctx := context.Background()
-	for _, l := range []*ledger.Ledger{ml, disk.Ledger} {
-		for _, s := range []struct {
-			title, desc string
-			tags        []string
-			thoughts    []string
-		}{
-			{"Index tuning", "why the planner skips the index", []string{"db", "index-work"}, []string{"the index is cold", "rebuild the index", "index again"}},
-			{"Queue backlog", "", []string{"ops"}, []string{"consumer lag grows", "add an index on offsets"}},
-			{"Lunch", "index cards", nil, []string{"nothing here"}},
-		} {
-			ss, err := l.StartSession(ctx, ledger.CreateSessionParams{Title: s.title, Description: s.desc, Tags: s.tags}, ledger.Author{Name: "t"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, th := range s.thoughts {
-				if _, err := l.AddThought(ctx, ss.ID, ledger.ThoughtInput{Thought: th, NextThoughtNeeded: true}, ledger.Author{Name: "t"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	for _, q := range []string{"index", "index tuning", "the index", "ops", "nothing", "absent"} {
-		want, err := ml.Search(ctx, ledger.SearchQuery{Query: q})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := disk.Ledger.Search(ctx, ledger.SearchQuery{Query: q})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Total != want.Total || len(got.Hits) != len(want.Hits) {
-			t.Fatalf("%q: %d hits on disk, %d in memory", q, got.Total, want.Total)
-		}
-		for i := range want.Hits {
-			g, w := got.Hits[i], want.Hits[i]
-			if g.Session.ID != w.Session.ID || g.Score != w.Score || g.Matched.Title != w.Matched.Title ||
-				g.Matched.Description != w.Matched.Description || !slices.Equal(g.Matched.Tags, w.Matched.Tags) ||
-				g.Matched.Thoughts != w.Matched.Thoughts || len(g.Matched.Excerpts) != len(w.Matched.Excerpts) {
-				t.Fatalf("%q hit %d: disk %+v, memory %+v", q, i, g, w)
-			}
-			for j := range w.Matched.Excerpts {
-				if g.Matched.Excerpts[j] != w.Matched.Excerpts[j] {
-					t.Fatalf("%q hit %d excerpt %d: disk %+v, memory %+v", q, i, j, g.Matched.Excerpts[j], w.Matched.Excerpts[j])
-				}
-			}
-		}
-	}
-	// Pages of the listing agree too.
-	for _, off := range []int{0, 1, 2, 3} {
-		wp, wt, err := ml.ListPage(ctx, off, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gp, gt, err := disk.Ledger.ListPage(ctx, off, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if wt != gt || len(wp) != len(gp) {
-			t.Fatalf("page at %d: %d of %d on disk, %d of %d in memory", off, len(gp), gt, len(wp), wt)
-		}
-		for i := range wp {
-			if wp[i].ID != gp[i].ID || wp[i].ThoughtCount != gp[i].ThoughtCount || wp[i].Title != gp[i].Title {
-				t.Fatalf("page at %d, row %d: disk %+v, memory %+v", off, i, gp[i], wp[i])
-			}
 		}
 	}
 }

@@ -400,69 +400,10 @@ func scanCommit(data []byte) (commitTrailers, error) {
 	return ct, nil
 }
 
-// ListSessions implements ledger.Store. A session's summary is kept in a
-// cache keyed by the exact tips of its refs (see summaryCache), so only
-// sessions written since the last listing are read.
+// ListSessions implements ledger.Store, over the session index (see
+// index.go), so only sessions written since the last listing are read.
 func (s *Store) ListSessions(ctx context.Context) ([]ledger.SessionSummary, error) {
-	if s.sessIndex != nil {
-		return s.indexedSummaries(ctx)
-	}
-	refs, err := s.be.ListRefs(ctx, s.lay.sessions())
-	if err != nil {
-		return nil, err
-	}
-	byID := map[string]*sessionRefs{}
-	for ref, h := range refs {
-		rest := strings.TrimPrefix(ref, s.lay.sessions())
-		id, chain, ok := strings.Cut(rest, "/")
-		if !ok {
-			continue
-		}
-		c := byID[id]
-		if c == nil {
-			c = &sessionRefs{}
-			byID[id] = c
-		}
-		if chain == "main" {
-			c.main = h
-		} else if b, ok := strings.CutPrefix(chain, "branches/"); ok {
-			c.branches = append(c.branches, branchTip{b, h})
-		}
-	}
-	cache := s.summaries.load()
-	out := make([]ledger.SessionSummary, 0, len(byID))
-	changed := false
-	for id, c := range byID {
-		if c.main == zeroHash {
-			continue
-		}
-		sort.Slice(c.branches, func(i, j int) bool { return c.branches[i].name < c.branches[j].name })
-		key := c.key()
-		if e, ok := cache[id]; ok && e.Key == key {
-			out = append(out, e.Summary)
-			continue
-		}
-		sum, err := s.summary(id, c)
-		if err != nil {
-			// A damaged session still lists, so that verify can name it.
-			out = append(out, ledger.SessionSummary{Meta: ledger.SessionMeta{ID: id, Title: "(unreadable: " + err.Error() + ")"}})
-			continue
-		}
-		cache[id] = cachedSummary{Key: key, Summary: sum}
-		changed = true
-		out = append(out, sum)
-	}
-	for id := range cache {
-		if byID[id] == nil {
-			delete(cache, id)
-			changed = true
-		}
-	}
-	if changed {
-		s.summaries.store(cache)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Meta.ID < out[j].Meta.ID })
-	return out, nil
+	return s.indexedSummaries(ctx)
 }
 
 type branchTip struct {

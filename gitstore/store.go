@@ -82,12 +82,11 @@ type Store struct {
 	mu     sync.Mutex
 	chains map[string]*chainState
 
-	summaries *summaryCache
 	// branchRefs keeps the sessions' branch refs as last listed, for
 	// main's manifest (branchlists.go).
 	branchRefs branchRefCache
-	// sessIndex keeps sessions' summaries and words on disk (nil in
-	// memory): see index.go.
+	// sessIndex keeps sessions' summaries and words, on disk or in
+	// memory: see index.go.
 	sessIndex *sessionindex.Index
 	// access keeps the sessions' access times: in memory, and on disk
 	// in thoughtbox/accessed.json and its journal.
@@ -133,7 +132,11 @@ func Open(gitDir string, opts Options) (*Store, error) {
 // OpenMemory returns a Store on go-git's in-memory storage.
 func OpenMemory(opts Options) (*Store, error) {
 	mem := repo.NewMem(opts.Layout.sessions())
-	return newStore(mem, nil, mem, opts.withDefaults())
+	st, err := newStore(mem, nil, mem, opts.withDefaults())
+	if err == nil {
+		st.sessIndex = sessionindex.OpenMemory()
+	}
+	return st, err
 }
 
 func (o Options) withDefaults() Options {
@@ -153,7 +156,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
-	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: access.New("")}
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, access: access.New("")}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err

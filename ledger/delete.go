@@ -51,9 +51,6 @@ func (l *Ledger) DeleteSession(ctx context.Context, id string, author Author) (D
 	delete(l.sessions, id)
 	delete(l.accessed, id)
 	l.mu.Unlock()
-	l.index.mu.Lock()
-	delete(l.index.docs, id)
-	l.index.mu.Unlock()
 	return ds, nil
 }
 

@@ -79,10 +79,8 @@ type Ledger struct {
 	// a large file, and a server's start or a write needs none of them.
 	accessOnce sync.Once
 
-	// index is the content index of Search.
-	index searchIndex
 	// lastWrite is when this ledger last committed (Unix nanoseconds):
-	// the background warm-up of the index gives way to writers.
+	// the background warm-up of the store's index gives way to writers.
 	lastWrite atomic.Int64
 	// pulling counts the pulls under way (see Pulling): while one is, a
 	// View reads the store rather than a view the pull may have outdated.
@@ -143,7 +141,6 @@ func New(store Store, opts Options) *Ledger {
 		events:     opts.Events,
 		sessions:   map[string]*sessionState{},
 		accessed:   map[string]time.Time{},
-		index:      searchIndex{docs: map[string]*searchDoc{}},
 		maxThought: opts.MaxThoughtBytes,
 	}
 	if l.maxThought <= 0 {
@@ -325,7 +322,6 @@ func (l *Ledger) commitLocked(st *sessionState, p plan, commit CommitID) (*AddRe
 		NewBranch: p.newBranch,
 		Branches:  st.graph.BranchIDs(),
 	}
-	l.index.added(st.id, n.ThoughtNode, st.meta.UpdatedAt, st.graph.Len())
 	e := thoughtEvent(st.id, n, p)
 	e.ThoughtCount = st.graph.Len()
 	l.publish(e)
@@ -437,7 +433,6 @@ func (l *Ledger) Forget(ids ...string) {
 			st.shared = false
 			st.mu.Unlock()
 		}
-		l.index.forget(id)
 	}
 }
 

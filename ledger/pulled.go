@@ -52,8 +52,8 @@ func (l *Ledger) viewFromStore(ctx context.Context, id string) (*SessionView, er
 // thought_revised, branch_created), in the order they were created, and
 // each new session gets a session_started, so that an Observatory shows
 // the team's work as it arrives. A moved session the ledger never read
-// costs nothing here: only its search entry is dropped, to be read again
-// at the next search.
+// costs nothing here: the store's index reads it again at the next search,
+// its refs having moved.
 //
 // Critiques and metadata changes a pull brings are in the reloaded view but
 // are not announced, as with the Observatory's own following of other
@@ -65,7 +65,6 @@ func (l *Ledger) viewFromStore(ctx context.Context, id string) (*SessionView, er
 func (l *Ledger) Pulled(ctx context.Context, p PulledSessions) error {
 	var first error
 	for _, id := range slices.Concat(p.New, p.Moved) {
-		l.index.forget(id)
 		l.mu.Lock()
 		st := l.sessions[id]
 		l.mu.Unlock()

@@ -1,18 +1,17 @@
 package ledger
 
 // Finding sessions: SessionFilter (seed 002) over the session summaries, and
-// ranked search over titles, tags and thought content. Content search reads
-// every session once and then keeps a small index in memory (see
-// searchIndex), so that searching 10,000 sessions costs a map lookup per
-// session and query word rather than 10,000 loads.
+// ranked search over titles, tags and thought content. Which sessions hold
+// which words is the store's index (SessionIndex, one engine for every
+// storage); the ledger scores and ranks what it finds and quotes the hits
+// on the page, so that searching 10,000 sessions costs the query's words
+// rather than 10,000 loads.
 
 import (
 	"cmp"
 	"context"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 )
@@ -191,8 +190,10 @@ type SearchResult struct {
 	Offset int  `json:"offset"`
 	Limit  int  `json:"limit"`
 	More   bool `json:"hasMore"`
-	// Indexed is the number of sessions whose content was (re)read for
-	// this search; 0 once the index is warm.
+	// Indexed is the number of sessions whose content the store's index
+	// (re)read for this search: those it had not seen at their current
+	// refs, this process's own writes since the last search included; 0
+	// once the index is warm and nothing was written.
 	Indexed int `json:"indexed"`
 }
 
@@ -216,9 +217,10 @@ const (
 // (up to ten) that does; plus 2 if the title contains the whole query. Ties
 // go to the most recently updated session, then the smaller id.
 //
-// Thought content comes from an index the ledger keeps: a session is
-// (re)read when the index has not seen its current version, which the
-// first search does for every session.
+// The store's index finds the sessions and where each word is; it reads a
+// session again when its refs moved since it last did (which the first
+// search does for every session). Only the hits on the page are read, for
+// their excerpts.
 func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error) {
 	page, err := SessionFilter{Limit: q.Limit, Offset: q.Offset}.normalize()
 	if err != nil {
@@ -228,32 +230,23 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 	if len(words) == 0 {
 		return SearchResult{}, InvalidField("query", "must contain at least one letter or digit")
 	}
-	if ix := l.storeIndex(); ix != nil {
-		return l.searchStore(ctx, ix, q, page, words)
-	}
-	// The summaries, not List: a search needs Session values only for
-	// the hits it returns.
-	sums, err := l.store.ListSessions(ctx)
-	if err != nil {
-		return SearchResult{}, storageError("list sessions", err)
-	}
-	indexed, err := l.index.refresh(ctx, l, sums, false)
+	ix, err := l.storeIndex()
 	if err != nil {
 		return SearchResult{}, err
+	}
+	matches, indexed, err := ix.FindSessions(ctx, words)
+	if err != nil {
+		return SearchResult{}, storageError("search sessions", err)
 	}
 	phrase := strings.ToLower(strings.TrimSpace(q.Query))
 	type hit struct {
 		SearchHit
-		sum *SessionSummary
+		sum SessionSummary
 	}
-	var hits []hit
-	l.index.mu.RLock()
-	for i := range sums {
-		if h, ok := l.index.score(sums[i].Meta, words, phrase); ok {
-			hits = append(hits, hit{h, &sums[i]})
-		}
+	hits := make([]hit, 0, len(matches))
+	for _, m := range matches {
+		hits = append(hits, hit{scoreMatch(m, words, phrase), m.Summary})
 	}
-	l.index.mu.RUnlock()
 	slices.SortFunc(hits, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), b.sum.Meta.UpdatedAt.Compare(a.sum.Meta.UpdatedAt), strings.Compare(a.sum.Meta.ID, b.sum.Meta.ID))
 	})
@@ -264,40 +257,72 @@ func (l *Ledger) Search(ctx context.Context, q SearchQuery) (SearchResult, error
 		hits = nil
 	}
 	res.More = page.Offset+len(hits) < res.Total
-	l.loadAccess()
-	l.mu.Lock()
+	accessed := l.accessLookup()
 	for _, h := range hits {
-		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, l.accessed[h.sum.Meta.ID])
+		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, accessed(h.sum.Meta.ID))
+		if h.Matched.Thoughts > 0 {
+			// The excerpts quote the thoughts: read this hit's session
+			// (from the ledger's view when it holds the current one).
+			if ts, err := l.thoughtsOf(ctx, h.sum); err == nil {
+				h.Matched.Excerpts = excerpts(ts, words)
+			}
+		}
 		res.Hits = append(res.Hits, h.SearchHit)
 	}
-	l.mu.Unlock()
-	l.index.mu.RLock()
-	for i := range res.Hits {
-		res.Hits[i].Matched.Excerpts = l.index.excerpts(res.Hits[i].Session.ID, words)
-	}
-	l.index.mu.RUnlock()
 	return res, nil
 }
 
-// IndexSessions brings the search index up to date — reads every session
-// it has not seen in its current version — and returns how many it read.
-// Search does the same on its own; a server calls this in the background
-// when it starts, so that its first search does not pay for reading every
-// session (about a third of a millisecond per session on a Git repository
-// on disk).
-func (l *Ledger) IndexSessions(ctx context.Context) (int, error) {
-	if ix := l.storeIndex(); ix != nil {
-		n, err := ix.WarmIndex(ctx, func() bool { return ctx.Err() == nil })
-		if err != nil {
-			return n, storageError("index sessions", err)
+// scoreMatch scores one session the index found (see Search).
+func scoreMatch(m IndexedMatch, words []string, phrase string) SearchHit {
+	var h SearchHit
+	h.Session = Session{ID: m.Summary.Meta.ID}
+	for i, c := range m.Words {
+		if i >= len(words) {
+			break
 		}
-		return n, nil
+		if c.Title {
+			h.Score += weightTitle
+			h.Matched.Title = true
+		}
+		if c.Tag {
+			h.Score += weightTag
+			for _, t := range m.Summary.Meta.Tags {
+				if slices.Contains(searchTerms(t), words[i]) && !slices.Contains(h.Matched.Tags, t) {
+					h.Matched.Tags = append(h.Matched.Tags, t)
+				}
+			}
+		}
+		if c.Description {
+			h.Score += weightDescription
+			h.Matched.Description = true
+		}
+		if c.Thoughts > 0 {
+			h.Score += weightContent + weightMoreContent*float64(min(c.Thoughts, maxContentHits)-1)
+			h.Matched.Thoughts = max(h.Matched.Thoughts, c.Thoughts)
+		}
 	}
-	sums, err := l.store.ListSessions(ctx)
+	if len(words) > 1 && strings.Contains(strings.ToLower(m.Summary.Meta.Title), phrase) {
+		h.Score += weightPhrase
+	}
+	h.Score = round4(h.Score)
+	return h
+}
+
+// IndexSessions brings the store's search index up to date — reads every
+// session it has not seen at its current refs — and returns how many it
+// read. Search does the same on its own; a server calls WarmSearchIndex in
+// the background when it starts, so that its first search does not pay
+// for reading every session.
+func (l *Ledger) IndexSessions(ctx context.Context) (int, error) {
+	ix, err := l.storeIndex()
 	if err != nil {
-		return 0, storageError("list sessions", err)
+		return 0, err
 	}
-	return l.index.refresh(ctx, l, sums, false)
+	n, err := ix.WarmIndex(ctx, func() bool { return ctx.Err() == nil })
+	if err != nil {
+		return n, storageError("index sessions", err)
+	}
+	return n, nil
 }
 
 // WarmSearchIndex is IndexSessions for a server's background: one session
@@ -314,14 +339,28 @@ func (l *Ledger) WarmSearchIndex(ctx context.Context) (int, error) {
 		return 0, ctx.Err()
 	case <-t.C:
 	}
-	if ix := l.storeIndex(); ix != nil {
-		return l.warmStore(ctx, ix)
-	}
-	sums, err := l.store.ListSessions(ctx)
+	ix, err := l.storeIndex()
 	if err != nil {
-		return 0, storageError("list sessions", err)
+		return 0, err
 	}
-	return l.index.refresh(ctx, l, sums, true)
+	var last time.Time
+	return ix.WarmIndex(ctx, func() bool {
+		if !last.IsZero() {
+			// At most half of one processor.
+			rest := time.NewTimer(time.Since(last))
+			select {
+			case <-ctx.Done():
+				rest.Stop()
+				return false
+			case <-rest.C:
+			}
+		}
+		if !l.giveWay(ctx) {
+			return false
+		}
+		last = time.Now()
+		return true
+	})
 }
 
 // warmQuiet is how long after a write the background warm-up waits;
@@ -349,178 +388,19 @@ func (l *Ledger) giveWay(ctx context.Context) bool {
 	}
 }
 
-// searchIndex holds, for each session it has read, which words its
-// thoughts contain. It is keyed by the session's updatedAt and thought
-// count, so a session another process wrote to is read again; this
-// process's own writes update it in place (see Ledger.commitLocked).
-type searchIndex struct {
-	// mu guards docs and the docs' contents.
-	mu   sync.RWMutex
-	docs map[string]*searchDoc
-}
-
-type searchDoc struct {
-	updatedAt time.Time
-	thoughts  int
-	// meta is the metadata the words below were taken from; title,
-	// description and tags hold its words, tags mapping each word to the
-	// tag it came from.
-	meta               SessionMeta
-	title, description map[string]bool
-	tags               map[string]string
-	// words maps a word to the number of thoughts that contain it.
-	words map[string]int32
-	// lines keeps each thought's text, for excerpts.
-	lines []indexedThought
-}
-
-type indexedThought struct {
+// quotable is one thought as excerpts quote it.
+type quotable struct {
 	node   string
 	number int
 	branch BranchID
 	text   string
 }
 
-func newSearchDoc(m SessionMeta) *searchDoc {
-	d := &searchDoc{
-		updatedAt:   m.UpdatedAt,
-		meta:        m,
-		title:       wordSet(m.Title),
-		description: wordSet(m.Description),
-		tags:        map[string]string{},
-		words:       map[string]int32{},
-	}
-	for _, t := range m.Tags {
-		for _, w := range searchTerms(t) {
-			d.tags[w] = t
-		}
-	}
-	return d
-}
-
-// current reports whether the doc was made from this version of a session.
-func (d *searchDoc) current(s SessionSummary) bool {
-	return d.updatedAt.Equal(s.Meta.UpdatedAt) && d.thoughts == s.ThoughtCount &&
-		d.meta.Title == s.Meta.Title && d.meta.Description == s.Meta.Description && slices.Equal(d.meta.Tags, s.Meta.Tags)
-}
-
-func (d *searchDoc) add(n ThoughtNode) {
-	d.lines = append(d.lines, indexedThought{node: n.ID, number: n.Data.ThoughtNumber, branch: n.BranchID, text: n.Data.Thought})
-	for _, w := range searchTerms(n.Data.Thought) {
-		d.words[w]++
-	}
-}
-
-// refresh (re)reads the sessions the index has not seen in their current
-// version, in parallel, and forgets sessions that are gone. It returns how
-// many it read.
-func (x *searchIndex) refresh(ctx context.Context, l *Ledger, all []SessionSummary, background bool) (int, error) {
-	var stale []SessionSummary
-	present := 0 // docs of sessions that still exist
-	x.mu.RLock()
-	for _, s := range all {
-		d := x.docs[s.Meta.ID]
-		if d != nil {
-			present++
-		}
-		if d == nil || !d.current(s) {
-			stale = append(stale, s)
-		}
-	}
-	gone := len(x.docs) - present
-	x.mu.RUnlock()
-	if gone > 0 {
-		live := make(map[string]bool, len(all))
-		for _, s := range all {
-			live[s.Meta.ID] = true
-		}
-		x.mu.Lock()
-		for id := range x.docs {
-			if !live[id] {
-				delete(x.docs, id)
-			}
-		}
-		x.mu.Unlock()
-	}
-	if len(stale) == 0 {
-		return 0, nil
-	}
-
-	// Loads are I/O bound (the Git store decodes objects); a few in flight
-	// per CPU keep the store busy without flooding it.
-	workers := min(len(stale), 4*runtime.GOMAXPROCS(0))
-	if background {
-		workers = 1
-	}
-	jobs := make(chan SessionSummary)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range jobs {
-				if background && !l.giveWay(ctx) {
-					errs <- ctx.Err()
-					return
-				}
-				began := time.Now()
-				x.mu.RLock()
-				d0 := x.docs[s.Meta.ID]
-				fresh := d0 != nil && d0.current(s)
-				x.mu.RUnlock()
-				if fresh {
-					continue // a search read it meanwhile
-				}
-				d, err := l.readForIndex(ctx, s)
-				if err != nil {
-					errs <- err
-					return
-				}
-				x.mu.Lock()
-				x.docs[s.Meta.ID] = d
-				x.mu.Unlock()
-				if background {
-					// At most half of one processor.
-					rest := time.NewTimer(time.Since(began))
-					select {
-					case <-ctx.Done():
-					case <-rest.C:
-					}
-					rest.Stop()
-				}
-			}
-		}()
-	}
-	var err error
-feed:
-	for _, s := range stale {
-		select {
-		case jobs <- s:
-		case err = <-errs:
-			break feed
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
-	}
-	return len(stale), err
-}
-
-// readForIndex reads one session's thoughts for the index: from the
-// ledger's view if it holds the session, else straight from the store, so
-// that indexing does not fill the ledger's cache with every session.
-func (l *Ledger) readForIndex(ctx context.Context, s SessionSummary) (*searchDoc, error) {
+// thoughtsOf reads a hit's thoughts for its excerpts: from the ledger's
+// view if it holds the session at the version found, else straight from
+// the store, so that a search does not fill the ledger's cache.
+func (l *Ledger) thoughtsOf(ctx context.Context, s SessionSummary) ([]quotable, error) {
 	id := s.Meta.ID
-	d := newSearchDoc(s.Meta)
 	l.mu.Lock()
 	st := l.sessions[id]
 	l.mu.Unlock()
@@ -537,110 +417,34 @@ func (l *Ledger) readForIndex(ctx context.Context, s SessionSummary) (*searchDoc
 		}
 		st.mu.Unlock()
 		if g != nil {
+			out := make([]quotable, 0, g.Len())
 			for _, n := range g.order {
-				d.add(n.ThoughtNode)
+				out = append(out, quotable{n.ID, n.Data.ThoughtNumber, n.BranchID, n.Data.Thought})
 			}
-			d.thoughts = g.Len()
-			return d, nil
+			return out, nil
 		}
 	}
 	stored, err := l.store.LoadSession(ctx, id)
 	if err != nil {
-		return nil, l.loadError(id, "index", err)
+		return nil, l.loadError(id, "search", err)
 	}
+	var out []quotable
 	for _, t := range stored.Main {
-		d.add(ThoughtNode{ID: NodeID(id, "", t.Data.ThoughtNumber), Data: t.Data})
+		out = append(out, quotable{NodeID(id, "", t.Data.ThoughtNumber), t.Data.ThoughtNumber, "", t.Data.Thought})
 	}
 	for _, b := range stored.Branches {
 		for _, t := range b.Thoughts {
-			d.add(ThoughtNode{ID: NodeID(id, BranchID(b.ID), t.Data.ThoughtNumber), Data: t.Data, BranchID: BranchID(b.ID)})
+			out = append(out, quotable{NodeID(id, BranchID(b.ID), t.Data.ThoughtNumber), t.Data.ThoughtNumber, BranchID(b.ID), t.Data.Thought})
 		}
 	}
-	d.thoughts = len(d.lines)
-	return d, nil
+	return out, nil
 }
 
-// forget drops a session's doc, so that the next search reads it again.
-func (x *searchIndex) forget(id string) {
-	x.mu.Lock()
-	delete(x.docs, id)
-	x.mu.Unlock()
-}
-
-// added records a thought this process committed, if the index holds the
-// session as it was just before; otherwise the session is read again at
-// the next search. Called with the session's lock held.
-func (x *searchIndex) added(id string, n ThoughtNode, updatedAt time.Time, count int) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	d := x.docs[id]
-	if d == nil {
-		return
-	}
-	if d.thoughts != count-1 {
-		delete(x.docs, id)
-		return
-	}
-	d.add(n)
-	d.thoughts, d.updatedAt, d.meta.UpdatedAt = count, updatedAt, updatedAt
-}
-
-// score ranks one session against the query words (see Search). Called
-// with mu read-locked.
-func (x *searchIndex) score(m SessionMeta, words []string, phrase string) (SearchHit, bool) {
-	d := x.docs[m.ID]
-	if d == nil { // a refresh that failed part way
-		return SearchHit{}, false
-	}
-	var h SearchHit
-	for _, w := range words {
-		found := false
-		if d.title[w] {
-			h.Score += weightTitle
-			h.Matched.Title, found = true, true
-		}
-		if t, ok := d.tags[w]; ok {
-			h.Score += weightTag
-			if !slices.Contains(h.Matched.Tags, t) {
-				h.Matched.Tags = append(h.Matched.Tags, t)
-			}
-			found = true
-		}
-		if d.description[w] {
-			h.Score += weightDescription
-			h.Matched.Description, found = true, true
-		}
-		if c := int(d.words[w]); c > 0 {
-			h.Score += weightContent + weightMoreContent*float64(min(c, maxContentHits)-1)
-			h.Matched.Thoughts = max(h.Matched.Thoughts, c)
-			found = true
-		}
-		if !found {
-			return SearchHit{}, false
-		}
-	}
-	if len(words) > 1 && strings.Contains(strings.ToLower(m.Title), phrase) {
-		h.Score += weightPhrase
-	}
-	h.Score = round4(h.Score)
-	return h, true
-}
-
-// excerpts quotes the first thoughts of a session that contain a query
-// word: the first line with one, cut to a readable length. Called with mu
-// read-locked.
-func (x *searchIndex) excerpts(id string, words []string) []ThoughtQuote {
-	d := x.docs[id]
-	if d == nil {
-		return nil
-	}
-	return d.excerpts(words)
-}
-
-// excerpts quotes the first thoughts of the doc that contain a query word.
-func (d *searchDoc) excerpts(words []string) []ThoughtQuote {
+// excerpts quotes the first thoughts that contain a query word: the first
+// line with one, cut to a readable length.
+func excerpts(ts []quotable, words []string) []ThoughtQuote {
 	var out []ThoughtQuote
-	for _, t := range d.lines {
+	for _, t := range ts {
 		if len(out) == maxExcerpts {
 			break
 		}

@@ -105,8 +105,8 @@ type SessionSummary struct {
 // overrides the methods it watches.
 //
 // Where a store has nothing to do for a part, the part says what it
-// returns then (Prepare does nothing, SessionIndex is nil, LockSession
-// hands back an unlock that does nothing, ThoughtsSince declines);
+// returns then (Prepare does nothing, LockSession hands back an unlock
+// that does nothing, ThoughtsSince declines);
 // each of these is a documented answer, not an absence.
 // Implementations must be safe for concurrent use.
 type Store interface {

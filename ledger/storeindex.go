@@ -1,23 +1,22 @@
 package ledger
 
-// A store that keeps its own index of sessions (gitstore keeps one on
-// disk) answers listings and searches without the ledger reading every
-// session; the ledger's in-memory index (searchIndex) serves stores that
-// do not (the memory store: its SessionIndex is nil).
+// The store keeps the index of sessions (gitstore keeps one on disk, and
+// the same in memory for memory storage): listings and searches are
+// answered without the ledger reading every session, by one engine for
+// every storage.
 
 import (
-	"cmp"
 	"context"
-	"slices"
+	"errors"
 	"strings"
 	"time"
 )
 
-// SessionIndex is what a Store's SessionIndexer may hand out so that a page of sessions, or a
-// search, costs that page or that query rather than the whole ledger. The
-// store checks its index against what it holds now on every call: a
-// session it no longer holds is never answered, one that changed is read
-// again.
+// SessionIndex is what a Store's SessionIndexer hands out so that a page
+// of sessions, or a search, costs that page or that query rather than the
+// whole ledger. The store checks its index against what it holds now on
+// every call: a session it no longer holds is never answered, one that
+// changed is read again.
 type SessionIndex interface {
 	// PageSessions returns the sessions from offset, at most limit of them,
 	// most recently updated first (ties: smaller id first), and how many
@@ -33,10 +32,8 @@ type SessionIndex interface {
 	WarmIndex(ctx context.Context, pause func() bool) (int, error)
 }
 
-// SessionIndexer is the part of a Store that says whether it has a
-// SessionIndex: nil when it has none (gitstore has one on disk and none
-// in memory), and the ledger then lists and searches its own in-memory
-// index.
+// SessionIndexer is the part of a Store that hands out its SessionIndex,
+// which must not be nil: the ledger lists and searches through it alone.
 type SessionIndexer interface {
 	SessionIndex() SessionIndex
 }
@@ -87,12 +84,20 @@ func SessionWords(s *StoredSession) map[string]WordCount {
 	return out
 }
 
-// storeIndex is the store's SessionIndex, or nil.
-func (l *Ledger) storeIndex() SessionIndex { return l.store.SessionIndex() }
+// storeIndex is the store's SessionIndex.
+func (l *Ledger) storeIndex() (SessionIndex, error) {
+	if ix := l.store.SessionIndex(); ix != nil {
+		return ix, nil
+	}
+	return nil, storageError("search sessions", errNoIndex)
+}
+
+// errNoIndex is a store that broke SessionIndexer's contract.
+var errNoIndex = errors.New("the store has no session index")
 
 // ListPage returns one page of sessions, most recently updated first
-// (ties: smaller id first), and how many there are. With a store that
-// keeps an index it costs the page, not the ledger.
+// (ties: smaller id first), and how many there are. It costs the page,
+// not the ledger (the store's index).
 func (l *Ledger) ListPage(ctx context.Context, offset, limit int) ([]Session, int, error) {
 	if offset < 0 {
 		return nil, 0, InvalidField("offset", "must be at least 0, got %d", offset)
@@ -100,14 +105,9 @@ func (l *Ledger) ListPage(ctx context.Context, offset, limit int) ([]Session, in
 	if limit < 1 {
 		return nil, 0, InvalidField("limit", "must be at least 1, got %d", limit)
 	}
-	ix := l.storeIndex()
-	if ix == nil {
-		all, err := l.List(ctx)
-		if err != nil {
-			return nil, 0, err
-		}
-		page := all[min(offset, len(all)):]
-		return page[:min(limit, len(page))], len(all), nil
+	ix, err := l.storeIndex()
+	if err != nil {
+		return nil, 0, err
 	}
 	sums, total, err := ix.PageSessions(ctx, offset, limit)
 	if err != nil {
@@ -134,106 +134,6 @@ func (l *Ledger) accessLookup() func(id string) time.Time {
 		}
 		return at
 	}
-}
-
-// searchStore is Search over the store's index: the index finds and
-// scores the sessions; only the page's hits are read, for their excerpts.
-func (l *Ledger) searchStore(ctx context.Context, ix SessionIndex, q SearchQuery, page SessionFilter, words []string) (SearchResult, error) {
-	matches, indexed, err := ix.FindSessions(ctx, words)
-	if err != nil {
-		return SearchResult{}, storageError("search sessions", err)
-	}
-	phrase := strings.ToLower(strings.TrimSpace(q.Query))
-	type hit struct {
-		SearchHit
-		sum SessionSummary
-	}
-	hits := make([]hit, 0, len(matches))
-	for _, m := range matches {
-		hits = append(hits, hit{scoreMatch(m, words, phrase), m.Summary})
-	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), b.sum.Meta.UpdatedAt.Compare(a.sum.Meta.UpdatedAt), strings.Compare(a.sum.Meta.ID, b.sum.Meta.ID))
-	})
-	res := SearchResult{Query: q.Query, Hits: []SearchHit{}, Total: len(hits), Indexed: indexed, Offset: page.Offset, Limit: page.Limit}
-	if page.Offset < len(hits) {
-		hits = hits[page.Offset:min(len(hits), page.Offset+page.Limit)]
-	} else {
-		hits = nil
-	}
-	res.More = page.Offset+len(hits) < res.Total
-	accessed := l.accessLookup()
-	for _, h := range hits {
-		h.Session = session(h.sum.Meta, h.sum.ThoughtCount, h.sum.BranchCount, accessed(h.sum.Meta.ID))
-		if h.Matched.Thoughts > 0 {
-			// The excerpts quote the thoughts: read this hit's session
-			// (from the ledger's view when it holds the current one).
-			if d, err := l.readForIndex(ctx, h.sum); err == nil {
-				h.Matched.Excerpts = d.excerpts(words)
-			}
-		}
-		res.Hits = append(res.Hits, h.SearchHit)
-	}
-	return res, nil
-}
-
-// scoreMatch scores an indexed match as searchIndex.score does a doc.
-func scoreMatch(m IndexedMatch, words []string, phrase string) SearchHit {
-	var h SearchHit
-	h.Session = Session{ID: m.Summary.Meta.ID}
-	for i, c := range m.Words {
-		if i >= len(words) {
-			break
-		}
-		if c.Title {
-			h.Score += weightTitle
-			h.Matched.Title = true
-		}
-		if c.Tag {
-			h.Score += weightTag
-			for _, t := range m.Summary.Meta.Tags {
-				if slices.Contains(searchTerms(t), words[i]) && !slices.Contains(h.Matched.Tags, t) {
-					h.Matched.Tags = append(h.Matched.Tags, t)
-				}
-			}
-		}
-		if c.Description {
-			h.Score += weightDescription
-			h.Matched.Description = true
-		}
-		if c.Thoughts > 0 {
-			h.Score += weightContent + weightMoreContent*float64(min(c.Thoughts, maxContentHits)-1)
-			h.Matched.Thoughts = max(h.Matched.Thoughts, c.Thoughts)
-		}
-	}
-	if len(words) > 1 && strings.Contains(strings.ToLower(m.Summary.Meta.Title), phrase) {
-		h.Score += weightPhrase
-	}
-	h.Score = round4(h.Score)
-	return h
-}
-
-// warmStore is WarmSearchIndex over the store's index: one session at a
-// time, giving way to this ledger's writers and resting as long as it
-// worked, as the in-memory warm-up does.
-func (l *Ledger) warmStore(ctx context.Context, ix SessionIndex) (int, error) {
-	var last time.Time
-	return ix.WarmIndex(ctx, func() bool {
-		if !last.IsZero() {
-			rest := time.NewTimer(time.Since(last))
-			select {
-			case <-ctx.Done():
-				rest.Stop()
-				return false
-			case <-rest.C:
-			}
-		}
-		if !l.giveWay(ctx) {
-			return false
-		}
-		last = time.Now()
-		return true
-	})
 }
 
 // Sessions is FilterSessions over this ledger's sessions. Without a

@@ -392,13 +392,13 @@ func testSessionChecker(t *testing.T, s ledger.Store) {
 	}
 }
 
-// testSessionIndexer: a store may keep no index (nil); one it keeps
-// answers what ListSessions answers.
+// testSessionIndexer: every store keeps an index (the ledger lists and
+// searches through it alone), and it answers what ListSessions answers.
 func testSessionIndexer(t *testing.T, s ledger.Store) {
 	var si ledger.SessionIndexer = s
 	ix := si.SessionIndex()
 	if ix == nil {
-		return
+		t.Fatal("SessionIndex is nil: every store must keep an index of its sessions")
 	}
 	ctx := context.Background()
 	a := create(t, s, 1)
@@ -411,5 +411,12 @@ func testSessionIndexer(t *testing.T, s ledger.Store) {
 	found, _, err := ix.FindSessions(ctx, []string{"quokka"})
 	if err != nil || len(found) != 1 || found[0].Summary.Meta.ID != a.meta.ID {
 		t.Errorf("FindSessions(quokka): %+v, %v; want %s", found, err, a.meta.ID)
+	}
+	// A write shows at the next call: the session is read again.
+	a.add("", thought(2, "quokka and wombat"))
+	found, read, err := ix.FindSessions(ctx, []string{"wombat", "quokka"})
+	if err != nil || len(found) != 1 || read != 1 || found[0].Summary.ThoughtCount != 2 ||
+		len(found[0].Words) != 2 || found[0].Words[1].Thoughts != 2 {
+		t.Errorf("FindSessions(wombat quokka) after a write: %+v, read %d, %v; want %s, its 2 thoughts read again", found, read, err, a.meta.ID)
 	}
 }

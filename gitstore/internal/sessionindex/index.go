@@ -13,19 +13,59 @@ import (
 	"time"
 )
 
-// Index is the segment files in one directory.
+// Index is the segment files in one directory, or the same segments
+// held in memory.
 type Index struct {
 	dir string
 	// mu keeps this process's writers of segments from merging the same
 	// ones twice; other processes may, harmlessly.
 	mu sync.Mutex
+	// memMu guards mem and seq: the segments of an index kept in memory
+	// (mem nil on disk), by name, and the number in the last one's name.
+	// A view shares them (they never change) while a merge replaces them.
+	memMu sync.Mutex
+	mem   map[string]*segment
+	seq   int
 }
 
 // Open returns the index kept in dir (created when first written).
 func Open(dir string) *Index { return &Index{dir: dir} }
 
-// Dir is where the segments are.
+// OpenMemory returns an index that keeps its segments in memory, for a
+// repository that writes no files: records, matching against the
+// caller's sessions, merging and search are those of an index on disk;
+// only the listing (see WriteListing) is never kept.
+func OpenMemory() *Index { return &Index{mem: map[string]*segment{}} }
+
+// Dir is where the segments are ("" in memory).
 func (x *Index) Dir() string { return x.dir }
+
+// Drop forgets every segment and the listing, so that every session is
+// read again: what deleting the directory does, for an index in memory
+// too.
+func (x *Index) Drop() error {
+	if x.mem != nil {
+		x.memMu.Lock()
+		clear(x.mem)
+		x.memMu.Unlock()
+		return nil
+	}
+	return os.RemoveAll(x.dir)
+}
+
+// remove forgets the segment called name.
+func (x *Index) remove(name string) {
+	if name == "" {
+		return
+	}
+	if x.mem != nil {
+		x.memMu.Lock()
+		delete(x.mem, name)
+		x.memMu.Unlock()
+		return
+	}
+	os.Remove(filepath.Join(x.dir, name))
+}
 
 // Current is one session as the repository holds it now.
 type Current struct {
@@ -72,6 +112,17 @@ func (x *Index) View(cur []Current) (*View, error) {
 // load reads every segment file. A file merged away between listing and
 // reading makes it list again: the merged segment holds its records.
 func (x *Index) load() ([]*segment, error) {
+	if x.mem != nil {
+		x.memMu.Lock()
+		segs := make([]*segment, 0, len(x.mem))
+		for _, s := range x.mem {
+			segs = append(segs, s)
+		}
+		x.memMu.Unlock()
+		// In the order they were made, as a directory lists files by name.
+		slices.SortFunc(segs, func(a, b *segment) int { return strings.Compare(a.name, b.name) })
+		return segs, nil
+	}
 	for attempt := 0; ; attempt++ {
 		entries, err := os.ReadDir(x.dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -279,9 +330,7 @@ func (v *View) Close() {
 
 // drop deletes a damaged segment and forgets its records.
 func (v *View) drop(si int) {
-	if n := v.segs[si].name; n != "" {
-		os.Remove(filepath.Join(v.x.dir, n))
-	}
+	v.x.remove(v.segs[si].name)
 	v.segs[si].close()
 	v.segs = slices.Delete(v.segs, si, si+1)
 	v.rematch()
@@ -334,8 +383,17 @@ func (v *View) Add(docs []Doc) error {
 
 // write puts a segment in a file of its own: written under a temporary
 // name and renamed, so a reader never meets half of one. Not synced: a
-// segment lost or cut short by a crash is dropped and rebuilt.
+// segment lost or cut short by a crash is dropped and rebuilt. In memory,
+// the segment itself is kept.
 func (x *Index) write(s *segment) error {
+	if x.mem != nil {
+		x.memMu.Lock()
+		x.seq++
+		s.name = fmt.Sprintf("seg-%09d%s", x.seq, segSuffix)
+		x.mem[s.name] = s
+		x.memMu.Unlock()
+		return nil
+	}
 	if err := os.MkdirAll(x.dir, 0o755); err != nil {
 		return err
 	}
@@ -453,9 +511,7 @@ func (v *View) merge(idx []int) error {
 	gone := map[int]bool{}
 	for _, si := range idx {
 		gone[si] = true
-		if n := v.segs[si].name; n != "" {
-			os.Remove(filepath.Join(v.x.dir, n))
-		}
+		v.x.remove(v.segs[si].name)
 		v.segs[si].close()
 	}
 	keep := []*segment{}

@@ -54,8 +54,33 @@ func find(t *testing.T, v *View, words ...string) []string {
 	return ids
 }
 
+// bothModes runs a test on an index in a directory and on one in memory:
+// the same code must answer the same.
+func bothModes(t *testing.T, test func(t *testing.T, x *Index)) {
+	t.Run("disk", func(t *testing.T) { test(t, Open(filepath.Join(t.TempDir(), "index"))) })
+	t.Run("memory", func(t *testing.T) { test(t, OpenMemory()) })
+}
+
+// segmentCount is how many segments the index holds now.
+func segmentCount(t *testing.T, x *Index) int {
+	t.Helper()
+	if x.mem != nil {
+		x.memMu.Lock()
+		defer x.memMu.Unlock()
+		return len(x.mem)
+	}
+	files, err := filepath.Glob(filepath.Join(x.Dir(), "*"+segSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
+}
+
 func TestRecordsAnswerOnlyWhileTheirKeyMatches(t *testing.T) {
-	x := Open(filepath.Join(t.TempDir(), "index"))
+	bothModes(t, testRecordsAnswerOnlyWhileTheirKeyMatches)
+}
+
+func testRecordsAnswerOnlyWhileTheirKeyMatches(t *testing.T, x *Index) {
 	v, err := x.View(cur("a", "1", "b", "1"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +123,10 @@ func TestRecordsAnswerOnlyWhileTheirKeyMatches(t *testing.T) {
 }
 
 func TestListingRecordsAreNotEnoughForSearch(t *testing.T) {
-	x := Open(t.TempDir())
+	bothModes(t, testListingRecordsAreNotEnoughForSearch)
+}
+
+func testListingRecordsAreNotEnoughForSearch(t *testing.T, x *Index) {
 	v, _ := x.View(cur("a", "1"))
 	d := doc("a", "1", "Alpha", "cache")
 	d.Terms = nil
@@ -154,8 +182,10 @@ func TestDamagedSegmentsAreDropped(t *testing.T) {
 }
 
 func TestMergingKeepsCurrentRecordsAndDropsTheRest(t *testing.T) {
-	dir := t.TempDir()
-	x := Open(dir)
+	bothModes(t, testMergingKeepsCurrentRecordsAndDropsTheRest)
+}
+
+func testMergingKeepsCurrentRecordsAndDropsTheRest(t *testing.T, x *Index) {
 	n := 3 * maxSegments
 	var pairs []string
 	for i := range n {
@@ -173,9 +203,8 @@ func TestMergingKeepsCurrentRecordsAndDropsTheRest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
-	if len(files) > maxSegments+1 {
-		t.Fatalf("%d segment files after %d additions: not merged", len(files), n)
+	if got := segmentCount(t, x); got > maxSegments+1 {
+		t.Fatalf("%d segments after %d additions: not merged", got, n)
 	}
 	v, _ = x.View(cur(pairs...))
 	if got := find(t, v, "word"); len(got) != n {
@@ -254,4 +283,28 @@ func TestSummaryRoundTrip(t *testing.T) {
 	if _, err := decodeSummary(append(data, 0)); err == nil {
 		t.Error("a summary with a byte left over decoded")
 	}
+}
+
+// TestMemoryIndexIsSharedAndDropped: in memory, what one view adds is
+// what the next view of the same index finds (as files are on disk), and
+// Drop forgets it all.
+func TestMemoryIndexIsSharedAndDropped(t *testing.T) {
+	bothModes(t, func(t *testing.T, x *Index) {
+		v, _ := x.View(cur("a", "1"))
+		if err := v.Add([]Doc{doc("a", "1", "Alpha", "cache")}); err != nil {
+			t.Fatal(err)
+		}
+		v.Close()
+		v, _ = x.View(cur("a", "1"))
+		if m := v.Missing(true); len(m) != 0 || !slices.Equal(find(t, v, "cache"), []string{"a"}) {
+			t.Fatalf("a new view misses %v", m)
+		}
+		if err := x.Drop(); err != nil {
+			t.Fatal(err)
+		}
+		v, _ = x.View(cur("a", "1"))
+		if m := v.Missing(false); len(m) != 1 || segmentCount(t, x) != 0 {
+			t.Fatalf("after Drop: missing %v, %d segments", m, segmentCount(t, x))
+		}
+	})
 }

@@ -1,7 +1,10 @@
-// Package sessionindex keeps on disk what listing and searching a ledger's
+// Package sessionindex keeps what listing and searching a ledger's
 // sessions need — each session's summary, and which words its title,
-// description, tags and thoughts hold — so that a new process answers a
-// page or a query without reading every session from Git.
+// description, tags and thoughts hold — so that a page or a query is
+// answered without reading every session from Git. It is kept on disk, so
+// that a new process starts warm, or for a repository in memory in memory
+// (OpenMemory): the same segments and the same code either way, so both
+// storages list and search alike.
 //
 // The index is derived data and never trusted over the repository: every
 // record carries the key of the refs it was read from (Key), and a caller
