@@ -72,6 +72,9 @@ func (c *branchRefCache) get(id string, list func() (map[string]hash, error)) (m
 	if ok && time.Since(e.at) < branchListsFor {
 		return e.refs, nil
 	}
+	// The listing's age counts from before it was taken: a branch moved
+	// while it was taken is then seen no later than branchListsFor after.
+	at := time.Now()
 	refs, err := list()
 	if err != nil {
 		return nil, err
@@ -81,7 +84,7 @@ func (c *branchRefCache) get(id string, list func() (map[string]hash, error)) (m
 	if c.m == nil || len(c.m) >= maxBranchListings {
 		c.m = map[string]listedBranches{} // all old by now but a few
 	}
-	c.m[id] = listedBranches{refs: refs, at: time.Now()}
+	c.m[id] = listedBranches{refs: refs, at: at}
 	return refs, nil
 }
 
