@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 )
 
 // Seed 003's manifest tracks the main chain and the branches' files in one
@@ -23,7 +25,7 @@ import (
 // store writes drops it (branchRefCache.forget) and shows at main's next
 // write; one another process writes shows at the first write of main once
 // the listing is that old.
-func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest) error {
+func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest.Manifest) error {
 	prefix := s.lay.sessions() + id + "/branches/"
 	refs, err := s.branchRefs.get(id, func() (map[string]hash, error) { return s.be.ListRefs(ctx, prefix) })
 	if err != nil {
@@ -112,15 +114,4 @@ func (s *Store) branchList(ref, b string, tip hash, id string) ([]string, error)
 		return nil, err
 	}
 	return slices.Clone(st.manifest.BranchFiles[b]), nil
-}
-
-// keepOnly drops from a new branch's manifest (forked from main's, which
-// lists every branch) the other branches' lists: a branch's manifest
-// speaks for the main chain up to its fork and for itself.
-func keepOnly(m *manifest, branch string) {
-	for b := range m.BranchFiles {
-		if b != branch {
-			delete(m.BranchFiles, b)
-		}
-	}
 }

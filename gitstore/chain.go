@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -27,7 +28,7 @@ type chainState struct {
 	// also branches and the branch folder.
 	path      []*pathTree
 	folder    int // index of the session folder in path
-	manifest  *manifest
+	manifest  *manifest.Manifest
 	manBytes  []byte
 	manID     hash
 	partition string
@@ -84,7 +85,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: file})
 		st.path[len(st.path)-1].t.Set(object.TreeEntry{Name: fileName, ID: id})
 	}
-	mb := st.manifest.encodeInto(st.manSpare)
+	mb := st.manifest.EncodeInto(st.manSpare)
 	mid := object.HashObject(typeBlob, mb)
 	if mid == st.manID {
 		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
@@ -185,7 +186,7 @@ func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, erro
 		return nil, err
 	}
 	st.manID = me.ID
-	if st.manifest, err = parseManifest(st.manBytes); err != nil {
+	if st.manifest, err = manifest.Parse(st.manBytes); err != nil {
 		return nil, err
 	}
 	if branch != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -130,7 +131,7 @@ func (s *Store) loadSessionAt(id string, refs map[string]hash) (*ledger.StoredSe
 	return ss, nil
 }
 
-func metaFrom(m *manifest, partition string) ledger.SessionMeta {
+func metaFrom(m *manifest.Manifest, partition string) ledger.SessionMeta {
 	meta := ledger.SessionMeta{ID: m.ID, Title: m.Metadata.Title, Tags: append([]string{}, m.Metadata.Tags...),
 		PartitionPath: partition, CreatedAt: m.Metadata.CreatedAt, UpdatedAt: m.Metadata.UpdatedAt}
 	if m.Metadata.Description != nil {
@@ -142,7 +143,7 @@ func metaFrom(m *manifest, partition string) ledger.SessionMeta {
 // chainFiles is what one ref's tree says about a chain.
 type chainFiles struct {
 	manifestExists bool
-	manifest       *manifest
+	manifest       *manifest.Manifest
 	manifestErr    error
 	partition      string
 	files          []fileRef // in manifest order
@@ -187,7 +188,7 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 		data, err := s.readBlob(me.ID)
 		if err != nil {
 			cf.manifestErr = fmt.Errorf("manifest.json unreadable: %v", err)
-		} else if cf.manifest, err = parseManifest(data); err != nil {
+		} else if cf.manifest, err = manifest.Parse(data); err != nil {
 			cf.manifestErr = err
 		} else if cf.manifest.ID != id {
 			cf.manifestErr = fmt.Errorf("manifest.json names session %q", cf.manifest.ID)
@@ -504,7 +505,7 @@ func (s *Store) summary(id string, c *sessionRefs) (ledger.SessionSummary, error
 	return sum, nil
 }
 
-func (s *Store) manifestAt(tip hash, id string) (*manifest, string, error) {
+func (s *Store) manifestAt(tip hash, id string) (*manifest.Manifest, string, error) {
 	st, err := s.readChainPath(tip, id)
 	if err != nil {
 		return nil, "", err
@@ -517,6 +518,6 @@ func (s *Store) manifestAt(tip hash, id string) (*manifest, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := parseManifest(data)
+	m, err := manifest.Parse(data)
 	return m, st.partition, err
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/access"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
@@ -253,7 +254,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 
-	m := &manifest{ID: meta.ID, Version: manifestVersion, ThoughtFiles: []string{}, BranchFiles: map[string][]string{}}
+	m := manifest.New(meta.ID)
 	setMeta(m, meta)
 	st := &chainState{manifest: m, partition: meta.PartitionPath}
 	st.path = []*pathTree{{t: &object.Tree{}}, {name: "sessions", t: &object.Tree{}}}
@@ -283,7 +284,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	return meta, ledger.CommitID(cid.String()), nil
 }
 
-func setMeta(m *manifest, meta ledger.SessionMeta) {
+func setMeta(m *manifest.Manifest, meta ledger.SessionMeta) {
 	m.Metadata.Title = meta.Title
 	if meta.Description != "" {
 		d := meta.Description
@@ -408,7 +409,7 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		}
 	} else {
 		if req.NewBranch {
-			keepOnly(cs.manifest, req.Branch)
+			cs.manifest.KeepOnlyBranch(req.Branch)
 		}
 		cs.manifest.BranchFiles[req.Branch] = append(cs.manifest.BranchFiles[req.Branch], name)
 	}
