@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,17 +100,17 @@ func (s *Store) branchList(ref, b string, tip hash, id string) ([]string, error)
 	c := s.chains[ref]
 	s.mu.Unlock()
 	if c != nil {
-		c.mu.Lock()
-		if c.valid && c.tip == tip {
-			list := slices.Clone(c.manifest.BranchFiles[b])
-			c.mu.Unlock()
+		c.Lock()
+		if c.At(tip) {
+			list := c.BranchFiles(b)
+			c.Unlock()
 			return list, nil
 		}
-		c.mu.Unlock()
+		c.Unlock()
 	}
 	st, err := s.readChain(tip, id, b)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(st.manifest.BranchFiles[b]), nil
+	return st.BranchFiles(b), nil
 }

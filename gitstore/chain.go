@@ -8,6 +8,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +20,11 @@ import (
 
 // chainState is the in-memory copy of one chain's trees and manifest at its
 // tip, so that a thought is committed without reading the folder back.
+//
+// Its holder locks it (Lock, Unlock) for as long as it reads or builds
+// on it: a build changes it in place.
 type chainState struct {
-	mu    sync.Mutex
+	sync.Mutex
 	valid bool
 	tip   hash
 	// path holds the trees from the root down to the folder thoughts are
@@ -63,22 +67,84 @@ func (s *Store) chain(ref string) *chainState {
 	return c
 }
 
-// adopt replaces dst's state with src's — every field: a stale
-// manPrivate would let the next build reuse a buffer that came from a read
-// (possibly the pack reader's shared cache).
-func adopt(dst, src *chainState) {
-	dst.valid, dst.tip, dst.path, dst.folder = src.valid, src.tip, src.path, src.folder
-	dst.manifest, dst.manBytes, dst.manID, dst.partition = src.manifest, src.manBytes, src.manID, src.partition
-	dst.manPrivate, dst.manSpare = src.manPrivate, src.manSpare
+// newChainState is the state of a session that has no commit yet: its
+// manifest m and the empty trees from the root down to its folder.
+func newChainState(m *manifest.Manifest, partition string) *chainState {
+	st := &chainState{manifest: m, partition: partition}
+	st.path = []*pathTree{{t: &object.Tree{}}, {name: "sessions", t: &object.Tree{}}}
+	if partition != "" {
+		st.path = append(st.path, &pathTree{name: partition, t: &object.Tree{}})
+	}
+	st.path = append(st.path, &pathTree{name: m.ID, t: &object.Tree{}})
+	st.folder = len(st.path) - 1
+	return st
 }
 
-// build adds file (if any) to the deepest tree of the path, rewrites the
+// Adopt replaces st's state with src's — every field but the lock: a
+// stale manPrivate would let the next build reuse a buffer that came from
+// a read (possibly the pack reader's shared cache).
+func (st *chainState) Adopt(src *chainState) {
+	st.valid, st.tip, st.path, st.folder = src.valid, src.tip, src.path, src.folder
+	st.manifest, st.manBytes, st.manID, st.partition = src.manifest, src.manBytes, src.manID, src.partition
+	st.manPrivate, st.manSpare = src.manPrivate, src.manSpare
+}
+
+// At reports whether the state is valid and that of commit tip.
+func (st *chainState) At(tip hash) bool { return st.valid && st.tip == tip }
+
+// Invalidate marks the state as no commit's: until a batch built on it is
+// applied (a build changes it in place), or when its ref moved elsewhere.
+func (st *chainState) Invalidate() { st.valid = false }
+
+// Settle records that the state is that of commit tip, the commit built
+// on it, now applied.
+func (st *chainState) Settle(tip hash) { st.tip, st.valid = tip, true }
+
+// Entry looks name up in the folder thoughts are added to (the session's
+// folder, or on a branch the branch's).
+func (st *chainState) Entry(name string) (object.TreeEntry, bool) {
+	return st.path[len(st.path)-1].t.Get(name)
+}
+
+// Manifest is the chain's manifest, which the next build writes; the
+// holder of the lock may change it.
+func (st *chainState) Manifest() *manifest.Manifest { return st.manifest }
+
+// AddFile lists a thought's file in the manifest: on the main chain
+// (branch ""), or on branch, whose manifest keeps only its own list when
+// fresh (its first thought: the state was read from main's).
+func (st *chainState) AddFile(branch, name string, fresh bool) {
+	m := st.manifest
+	if branch == "" {
+		m.ThoughtFiles = append(m.ThoughtFiles, name)
+		return
+	}
+	if fresh {
+		m.KeepOnlyBranch(branch)
+	}
+	m.BranchFiles[branch] = append(m.BranchFiles[branch], name)
+}
+
+// BranchFiles returns a copy of branch b's file list in the manifest.
+func (st *chainState) BranchFiles(b string) []string {
+	return slices.Clone(st.manifest.BranchFiles[b])
+}
+
+// buildCommit builds on st (see Build) and adds the commit of its root
+// tree on parent.
+func buildCommit(st *chainState, file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
+	b, tree := st.Build(file, fileName)
+	return b, addCommit(b, commitSpec{tree: tree, parents: []hash{parent}, message: message, author: &author, when: when})
+}
+
+// Build adds file (if any) to the deepest tree of the path, rewrites the
 // manifest and every tree up to the root, and returns the objects and the
-// commit. The state is updated in place; the caller drops it if the batch
-// is not applied.
-func (st *chainState) build(file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
+// root tree's id. The state is updated in place; the caller drops it if
+// the batch is not applied.
+func (st *chainState) Build(file []byte, fileName string) (*batch, hash) {
 	// Room for every object of a thought (blob, manifest, each tree of the
-	// path, commit): growing the slice copied it three times.
+	// path, and the commit the caller adds): growing the slice copied it
+	// three times.
 	b := &batch{Objects: make([]logObject, 0, len(st.path)+3)}
 	if file != nil {
 		id := object.HashObject(typeBlob, file)
@@ -130,8 +196,7 @@ func (st *chainState) build(file []byte, fileName string, author ledger.Author, 
 		}
 		pt.bytes, pt.id, pt.private = tb, tid, true
 	}
-	cid := addCommit(b, commitSpec{tree: st.path[0].id, parents: []hash{parent}, message: message, author: &author, when: when})
-	return b, cid
+	return b, st.path[0].id
 }
 
 // versioned logs a new version of an object as an edit of the previous one
@@ -267,7 +332,7 @@ func (s *Store) chainAt(ref string, tip hash) bool {
 	if c == nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.valid && c.tip == tip
+	c.Lock()
+	defer c.Unlock()
+	return c.At(tip)
 }

@@ -167,8 +167,8 @@ func (s *Store) isDeleted(id string) (bool, error) {
 func (s *Store) forgetChains(refs []string) {
 	for _, ref := range refs {
 		cs := s.chain(ref)
-		cs.mu.Lock()
-		cs.valid = false
-		cs.mu.Unlock()
+		cs.Lock()
+		cs.Invalidate()
+		cs.Unlock()
 	}
 }

@@ -161,12 +161,11 @@ type fileRef struct {
 
 // readChainFiles reads the manifest and the chain's thought files at tip.
 func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error) {
-	st, err := s.readChainPath(tip, id)
+	folder, partition, err := s.readChainPath(tip, id)
 	if err != nil {
 		return nil, err
 	}
-	cf := &chainFiles{partition: st.partition}
-	folder := st.path[len(st.path)-1].t
+	cf := &chainFiles{partition: partition}
 	dir := folder
 	if branch != "" {
 		dir = &object.Tree{}
@@ -251,43 +250,52 @@ func fileNumber(name string) int {
 	return n
 }
 
-// readChainPath reads the trees from a commit down to the session folder.
-func (s *Store) readChainPath(tip hash, id string) (*chainState, error) {
+// readChainPath reads the trees from a commit down to the session folder
+// and returns the folder and the partition it is in ("" for none).
+func (s *Store) readChainPath(tip hash, id string) (*object.Tree, string, error) {
 	c, err := s.readCommit(tip)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	st := &chainState{}
-	root, err := s.readPathTree("", c.Tree)
+	root, _, err := s.readTreeBytes(c.Tree)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	sessions, err := s.childTree(root, "sessions")
+	sessions, sessionsID, err := s.subfolder(root, c.Tree, "sessions")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	parent := sessions
-	if _, ok := sessions.t.Get(id); !ok {
-		for _, e := range sessions.t.Entries {
+	parent, parentID, partition := sessions, sessionsID, ""
+	if _, ok := sessions.Get(id); !ok {
+		for _, e := range sessions.Entries {
 			if !e.Dir {
 				continue
 			}
-			p, err := s.childTree(sessions, e.Name)
+			p, pid, err := s.subfolder(sessions, sessionsID, e.Name)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
-			if _, ok := p.t.Get(id); ok {
-				parent, st.partition = p, e.Name
+			if _, ok := p.Get(id); ok {
+				parent, parentID, partition = p, pid, e.Name
 				break
 			}
 		}
 	}
-	folder, err := s.childTree(parent, id)
+	folder, _, err := s.subfolder(parent, parentID, id)
 	if err != nil {
-		return nil, fmt.Errorf("session folder: %w", err)
+		return nil, "", fmt.Errorf("session folder: %w", err)
 	}
-	st.path = []*pathTree{folder}
-	return st, nil
+	return folder, partition, nil
+}
+
+// subfolder reads the folder name of tree parent, whose id is parentID.
+func (s *Store) subfolder(parent *object.Tree, parentID hash, name string) (*object.Tree, hash, error) {
+	e, ok := parent.Get(name)
+	if !ok || !e.Dir {
+		return nil, zeroHash, fmt.Errorf("folder %q missing from tree %s", name, parentID)
+	}
+	t, _, err := s.readTreeBytes(e.ID)
+	return t, e.ID, err
 }
 
 func (cf *chainFiles) thoughts(commits *chainCommits, fail func(string, ...any)) []ledger.StoredThought {
@@ -506,11 +514,11 @@ func (s *Store) summary(id string, c *sessionRefs) (ledger.SessionSummary, error
 }
 
 func (s *Store) manifestAt(tip hash, id string) (*manifest.Manifest, string, error) {
-	st, err := s.readChainPath(tip, id)
+	folder, partition, err := s.readChainPath(tip, id)
 	if err != nil {
 		return nil, "", err
 	}
-	me, ok := st.path[0].t.Get("manifest.json")
+	me, ok := folder.Get("manifest.json")
 	if !ok {
 		return nil, "", fmt.Errorf("manifest.json is missing")
 	}
@@ -519,5 +527,5 @@ func (s *Store) manifestAt(tip hash, id string) (*manifest.Manifest, string, err
 		return nil, "", err
 	}
 	m, err := manifest.Parse(data)
-	return m, st.partition, err
+	return m, partition, err
 }
