@@ -182,7 +182,7 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 		}
 	}
 	var names []string
-	if me, ok := folder.Get("manifest.json"); ok {
+	if me, ok := folder.Get(manifest.FileName); ok {
 		cf.manifestExists = true
 		data, err := s.readBlob(me.ID)
 		if err != nil {
@@ -205,7 +205,7 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 	} else {
 		// Without a manifest, fall back to the files present, by number.
 		for _, e := range dir.Entries {
-			if !e.Dir && strings.HasSuffix(e.Name, ".json") && e.Name != "manifest.json" {
+			if !e.Dir && strings.HasSuffix(e.Name, ".json") && e.Name != manifest.FileName {
 				names = append(names, e.Name)
 			}
 		}
@@ -518,7 +518,7 @@ func (s *Store) manifestAt(tip hash, id string) (*manifest.Manifest, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	me, ok := folder.Get("manifest.json")
+	me, ok := folder.Get(manifest.FileName)
 	if !ok {
 		return nil, "", fmt.Errorf("manifest.json is missing")
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/access"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/chain"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
@@ -78,10 +79,10 @@ type Store struct {
 	// lay spells the store's ref names (opts.Layout).
 	lay Layout
 
-	// mu guards chains; each chainState has its own lock so that sessions
+	// mu guards chains; each chain.State has its own lock so that sessions
 	// are written in parallel.
 	mu     sync.Mutex
-	chains map[string]*chainState
+	chains map[string]*chain.State
 
 	summaries *summaryCache
 	// branchRefs keeps the sessions' branch refs as last listed, for
@@ -154,7 +155,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
-	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, summaries: &summaryCache{}, access: access.New("")}
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chain.State{}, summaries: &summaryCache{}, access: access.New("")}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
@@ -256,7 +257,7 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 
 	m := manifest.New(meta.ID)
 	setMeta(m, meta)
-	st := newChainState(m, meta.PartitionPath)
+	st := chain.New(m, chainFolders, meta.PartitionPath)
 
 	var msg strings.Builder
 	msg.WriteString("Start session: " + firstLine(meta.Title, 72) + "\n")
@@ -352,7 +353,7 @@ func firstLine(s string, max int) string {
 // lockChain validates a chain's names, locks its state and makes sure the
 // state is that of the commit the caller expects to grow from. The caller
 // unlocks cs.
-func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainState, ref string, expected hash, err error) {
+func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chain.State, ref string, expected hash, err error) {
 	if err := validSessionID(id); err != nil {
 		return nil, "", zeroHash, err
 	}

@@ -17,7 +17,7 @@ import (
 // a repo.Repo. The store's parts that moved under gitstore/internal are
 // held to the same rule as the root they came from.
 var backendPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock",
-	"gitstore/internal/verify", "gitstore/internal/fsck", "gitstore/internal/manifest"}
+	"gitstore/internal/verify", "gitstore/internal/fsck", "gitstore/internal/manifest", "gitstore/internal/chain"}
 
 // namesRepoType reports whether a type expression is one of package
 // repo's types (repo.FS, *repo.Mem, ...).

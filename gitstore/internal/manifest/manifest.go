@@ -44,6 +44,9 @@ type Meta struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
+// FileName is the manifest's name in a session's folder.
+const FileName = "manifest.json"
+
 // Version is the manifest format this package writes.
 const Version = "1.0.0"
 
