@@ -2,10 +2,11 @@ package gitstore
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 )
 
 // Seed 003's manifest tracks the main chain and the branches' files in one
@@ -26,7 +27,7 @@ import (
 // process held it since this store's last turn. A writer that moves a
 // branch without that lock (a pull in another process) is seen once the
 // listing is branchListsFor old.
-func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest) error {
+func (s *Store) refreshBranchLists(ctx context.Context, id string, m *manifest.Manifest) error {
 	prefix := s.lay.sessions() + id + "/branches/"
 	if s.sessionLocks != nil && !s.sessionLocks.Quiet(id) {
 		s.branchRefs.forget(id)
@@ -115,28 +116,17 @@ func (s *Store) branchList(ref, b string, tip hash, id string) ([]string, error)
 	c := s.chains[ref]
 	s.mu.Unlock()
 	if c != nil {
-		c.mu.Lock()
-		if c.valid && c.tip == tip {
-			list := slices.Clone(c.manifest.BranchFiles[b])
-			c.mu.Unlock()
+		c.Lock()
+		if c.At(tip) {
+			list := c.BranchFiles(b)
+			c.Unlock()
 			return list, nil
 		}
-		c.mu.Unlock()
+		c.Unlock()
 	}
 	st, err := s.readChain(tip, id, b)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(st.manifest.BranchFiles[b]), nil
-}
-
-// keepOnly drops from a new branch's manifest (forked from main's, which
-// lists every branch) the other branches' lists: a branch's manifest
-// speaks for the main chain up to its fork and for itself.
-func keepOnly(m *manifest, branch string) {
-	for b := range m.BranchFiles {
-		if b != branch {
-			delete(m.BranchFiles, b)
-		}
-	}
+	return st.BranchFiles(b), nil
 }

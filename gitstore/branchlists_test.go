@@ -22,7 +22,7 @@ func mainBranchFiles(t *testing.T, s *Store, id string, tip ledger.CommitID) map
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.manifest.BranchFiles
+	return st.Manifest().BranchFiles
 }
 
 // Main's manifest lists every branch's files (seed 003), though the

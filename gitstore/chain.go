@@ -1,230 +1,59 @@
 package gitstore
 
-// A chain's state: the trees and manifest at its tip, kept in memory so
-// that a thought is committed without reading its folder back, how a
-// thought's objects are built from it, and how it is read back from a
-// commit when it is missing or stale.
+// The store's side of a chain's state (gitstore/internal/chain): one state
+// a chain ref, the commit added on what a state builds, and the store's
+// typed object readers.
 
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/thoughtbox/thoughtbox/gitstore/internal/delta"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/chain"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
 
-// chainState is the in-memory copy of one chain's trees and manifest at its
-// tip, so that a thought is committed without reading the folder back.
-type chainState struct {
-	mu    sync.Mutex
-	valid bool
-	tip   hash
-	// path holds the trees from the root down to the folder thoughts are
-	// added to: root, sessions, [partition], session folder, and on a branch
-	// also branches and the branch folder.
-	path      []*pathTree
-	folder    int // index of the session folder in path
-	manifest  *manifest
-	manBytes  []byte
-	manID     hash
-	partition string
-	// manPrivate says manBytes is ours alone (not the log's data nor a
-	// read cache's), so that when it is superseded it can be reused;
-	// manSpare is such a superseded buffer. Reusing the two large buffers
-	// of a long session (its folder tree and manifest) instead of
-	// allocating them anew for every thought keeps garbage, and so the
-	// server's memory, down.
-	manPrivate bool
-	manSpare   []byte
-}
+// chainFolders names, for package chain, the folders of a session's path
+// that the layout spells.
+var chainFolders = chain.Folders{Area: "sessions", Branches: "branches"}
 
-type pathTree struct {
-	name  string // name in its parent; "" for the root
-	t     *object.Tree
-	bytes []byte
-	id    hash
-	// private and spare: as manPrivate and manSpare, for the tree.
-	private bool
-	spare   []byte
-}
-
-func (s *Store) chain(ref string) *chainState {
+func (s *Store) chain(ref string) *chain.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.chains[ref]
 	if !ok {
-		c = &chainState{}
+		c = &chain.State{}
 		s.chains[ref] = c
 	}
 	return c
 }
 
-// adopt replaces dst's state with src's — every field: a stale
-// manPrivate would let the next build reuse a buffer that came from a read
-// (possibly the pack reader's shared cache).
-func adopt(dst, src *chainState) {
-	dst.valid, dst.tip, dst.path, dst.folder = src.valid, src.tip, src.path, src.folder
-	dst.manifest, dst.manBytes, dst.manID, dst.partition = src.manifest, src.manBytes, src.manID, src.partition
-	dst.manPrivate, dst.manSpare = src.manPrivate, src.manSpare
-}
-
-// build adds file (if any) to the deepest tree of the path, rewrites the
-// manifest and every tree up to the root, and returns the objects and the
-// commit. The state is updated in place; the caller drops it if the batch
-// is not applied.
-func (st *chainState) build(file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
-	// Room for every object of a thought (blob, manifest, each tree of the
-	// path, commit): growing the slice copied it three times.
-	b := &batch{Objects: make([]logObject, 0, len(st.path)+3)}
-	if file != nil {
-		id := object.HashObject(typeBlob, file)
-		b.Objects = append(b.Objects, logObject{ID: id, Type: typeBlob, Data: file})
-		st.path[len(st.path)-1].t.Set(object.TreeEntry{Name: fileName, ID: id})
-	}
-	mb := st.manifest.encodeInto(st.manSpare)
-	mid := object.HashObject(typeBlob, mb)
-	if mid == st.manID {
-		st.manSpare = mb[:0] // unchanged: keep the old bytes, reuse the new
-	} else {
-		lo := versioned(typeBlob, mid, mb, st.manID, st.manBytes)
-		private := lo.Base != zeroHash
-		if private {
-			lo.Edit = lo.Edit.Detached() // the log must not keep mb alive
-			lo.Whole = mb
-		}
-		b.Objects = append(b.Objects, lo)
-		st.manSpare = nil
-		if st.manPrivate {
-			st.manSpare = st.manBytes[:0]
-		}
-		st.manBytes, st.manID, st.manPrivate = mb, mid, private
-	}
-	st.path[st.folder].t.Set(object.TreeEntry{Name: "manifest.json", ID: mid})
-	for i := len(st.path) - 1; i >= 0; i-- {
-		pt := st.path[i]
-		if i < len(st.path)-1 {
-			child := st.path[i+1]
-			pt.t.Set(object.TreeEntry{Name: child.name, Dir: true, ID: child.id})
-		}
-		if pt.id == zeroHash || len(pt.bytes) == 0 {
-			tb := pt.t.Encode()
-			tid := object.HashObject(typeTree, tb)
-			b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Data: tb})
-			pt.bytes, pt.id, pt.private, pt.spare = tb, tid, false, nil // tb is the log's now
-			continue
-		}
-		tb, ed := pt.t.EncodeFromInto(pt.spare, pt.bytes)
-		tid := object.HashObject(typeTree, tb)
-		if tid == pt.id {
-			pt.spare = tb[:0]
-			continue
-		}
-		b.Objects = append(b.Objects, logObject{ID: tid, Type: typeTree, Base: pt.id, Edit: ed, Whole: tb})
-		pt.spare = nil
-		if pt.private {
-			pt.spare = pt.bytes[:0]
-		}
-		pt.bytes, pt.id, pt.private = tb, tid, true
-	}
-	cid := addCommit(b, commitSpec{tree: st.path[0].id, parents: []hash{parent}, message: message, author: &author, when: when})
-	return b, cid
-}
-
-// versioned logs a new version of an object as an edit of the previous one
-// when there is one.
-func versioned(t objType, id hash, data []byte, prevID hash, prev []byte) logObject {
-	if prevID == zeroHash || len(prev) == 0 {
-		return logObject{ID: id, Type: t, Data: data}
-	}
-	return logObject{ID: id, Type: t, Base: prevID, Edit: delta.Diff(prev, data)}
+// buildCommit builds on st (chain.State.Build) and adds the commit of its
+// root tree on parent.
+func buildCommit(st *chain.State, file []byte, fileName string, author ledger.Author, when time.Time, message string, parent hash) (*batch, hash) {
+	b, tree := st.Build(file, fileName)
+	return b, addCommit(b, commitSpec{tree: tree, parents: []hash{parent}, message: message, author: &author, when: when})
 }
 
 // readChain rebuilds the in-memory state of a chain from the commit it will
 // grow from. For a new branch that is the main-chain commit it forks from.
-func (s *Store) readChain(tip hash, sessionID, branch string) (*chainState, error) {
-	c, err := s.readCommit(tip)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", sessionID, err)
-	}
-	st := &chainState{tip: tip}
-	root, err := s.readPathTree("", c.Tree)
-	if err != nil {
-		return nil, err
-	}
-	st.path = []*pathTree{root}
-	sessions, err := s.childTree(root, "sessions")
-	if err != nil {
-		return nil, err
-	}
-	st.path = append(st.path, sessions)
-	if _, ok := sessions.t.Get(sessionID); !ok {
-		if len(sessions.t.Entries) != 1 {
-			return nil, fmt.Errorf("session %s: no partition folder in commit %s", sessionID, tip)
-		}
-		part, err := s.childTree(sessions, sessions.t.Entries[0].Name)
-		if err != nil {
-			return nil, err
-		}
-		st.partition = part.name
-		st.path = append(st.path, part)
-	}
-	folder, err := s.childTree(st.path[len(st.path)-1], sessionID)
-	if err != nil {
-		return nil, err
-	}
-	st.path = append(st.path, folder)
-	st.folder = len(st.path) - 1
-	me, ok := folder.t.Get("manifest.json")
-	if !ok {
-		return nil, fmt.Errorf("session %s: commit %s has no manifest.json", sessionID, tip)
-	}
-	if st.manBytes, err = s.readBlob(me.ID); err != nil {
-		return nil, err
-	}
-	st.manID = me.ID
-	if st.manifest, err = parseManifest(st.manBytes); err != nil {
-		return nil, err
-	}
-	if branch != "" {
-		var branches *pathTree
-		if _, ok := folder.t.Get("branches"); ok {
-			if branches, err = s.childTree(folder, "branches"); err != nil {
-				return nil, err
-			}
-		} else {
-			branches = &pathTree{name: "branches", t: &object.Tree{}}
-		}
-		var bf *pathTree
-		if _, ok := branches.t.Get(branch); ok {
-			if bf, err = s.childTree(branches, branch); err != nil {
-				return nil, err
-			}
-		} else {
-			bf = &pathTree{name: branch, t: &object.Tree{}}
-		}
-		st.path = append(st.path, branches, bf)
-	}
-	st.valid = true
-	return st, nil
+func (s *Store) readChain(tip hash, sessionID, branch string) (*chain.State, error) {
+	return chain.Read(context.Background(), s.be, chainFolders, tip, sessionID, branch)
 }
 
-func (s *Store) readPathTree(name string, id hash) (*pathTree, error) {
-	t, data, err := s.readTreeBytes(id)
-	if err != nil {
-		return nil, err
+// chainAt reports whether this store's state of the chain ref is valid
+// and at tip.
+func (s *Store) chainAt(ref string, tip hash) bool {
+	s.mu.Lock()
+	c := s.chains[ref]
+	s.mu.Unlock()
+	if c == nil {
+		return false
 	}
-	return &pathTree{name: name, t: t, bytes: data, id: id}, nil
-}
-
-func (s *Store) childTree(parent *pathTree, name string) (*pathTree, error) {
-	e, ok := parent.t.Get(name)
-	if !ok || !e.Dir {
-		return nil, fmt.Errorf("folder %q missing from tree %s", name, parent.id)
-	}
-	return s.readPathTree(name, e.ID)
+	c.Lock()
+	defer c.Unlock()
+	return c.At(tip)
 }
 
 func (s *Store) readTyped(id hash, want objType) ([]byte, error) {
@@ -256,17 +85,3 @@ func (s *Store) readTreeBytes(id hash) (*object.Tree, []byte, error) {
 }
 
 func (s *Store) readBlob(id hash) ([]byte, error) { return s.readTyped(id, typeBlob) }
-
-// chainAt reports whether this store's state of the chain ref is valid
-// and at tip.
-func (s *Store) chainAt(ref string, tip hash) bool {
-	s.mu.Lock()
-	c := s.chains[ref]
-	s.mu.Unlock()
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.valid && c.tip == tip
-}

@@ -168,8 +168,8 @@ func (s *Store) forgetChains(refs []string) {
 	s.branchRefs.clear()
 	for _, ref := range refs {
 		cs := s.chain(ref)
-		cs.mu.Lock()
-		cs.valid = false
-		cs.mu.Unlock()
+		cs.Lock()
+		cs.Invalidate()
+		cs.Unlock()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
 )
@@ -130,7 +131,7 @@ func (s *Store) loadSessionAt(id string, refs map[string]hash) (*ledger.StoredSe
 	return ss, nil
 }
 
-func metaFrom(m *manifest, partition string) ledger.SessionMeta {
+func metaFrom(m *manifest.Manifest, partition string) ledger.SessionMeta {
 	meta := ledger.SessionMeta{ID: m.ID, Title: m.Metadata.Title, Tags: append([]string{}, m.Metadata.Tags...),
 		PartitionPath: partition, CreatedAt: m.Metadata.CreatedAt, UpdatedAt: m.Metadata.UpdatedAt}
 	if m.Metadata.Description != nil {
@@ -142,7 +143,7 @@ func metaFrom(m *manifest, partition string) ledger.SessionMeta {
 // chainFiles is what one ref's tree says about a chain.
 type chainFiles struct {
 	manifestExists bool
-	manifest       *manifest
+	manifest       *manifest.Manifest
 	manifestErr    error
 	partition      string
 	files          []fileRef // in manifest order
@@ -160,12 +161,11 @@ type fileRef struct {
 
 // readChainFiles reads the manifest and the chain's thought files at tip.
 func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error) {
-	st, err := s.readChainPath(tip, id)
+	folder, partition, err := s.readChainPath(tip, id)
 	if err != nil {
 		return nil, err
 	}
-	cf := &chainFiles{partition: st.partition}
-	folder := st.path[len(st.path)-1].t
+	cf := &chainFiles{partition: partition}
 	dir := folder
 	if branch != "" {
 		dir = &object.Tree{}
@@ -182,12 +182,12 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 		}
 	}
 	var names []string
-	if me, ok := folder.Get("manifest.json"); ok {
+	if me, ok := folder.Get(manifest.FileName); ok {
 		cf.manifestExists = true
 		data, err := s.readBlob(me.ID)
 		if err != nil {
 			cf.manifestErr = fmt.Errorf("manifest.json unreadable: %v", err)
-		} else if cf.manifest, err = parseManifest(data); err != nil {
+		} else if cf.manifest, err = manifest.Parse(data); err != nil {
 			cf.manifestErr = err
 		} else if cf.manifest.ID != id {
 			cf.manifestErr = fmt.Errorf("manifest.json names session %q", cf.manifest.ID)
@@ -205,7 +205,7 @@ func (s *Store) readChainFiles(tip hash, id, branch string) (*chainFiles, error)
 	} else {
 		// Without a manifest, fall back to the files present, by number.
 		for _, e := range dir.Entries {
-			if !e.Dir && strings.HasSuffix(e.Name, ".json") && e.Name != "manifest.json" {
+			if !e.Dir && strings.HasSuffix(e.Name, ".json") && e.Name != manifest.FileName {
 				names = append(names, e.Name)
 			}
 		}
@@ -250,43 +250,52 @@ func fileNumber(name string) int {
 	return n
 }
 
-// readChainPath reads the trees from a commit down to the session folder.
-func (s *Store) readChainPath(tip hash, id string) (*chainState, error) {
+// readChainPath reads the trees from a commit down to the session folder
+// and returns the folder and the partition it is in ("" for none).
+func (s *Store) readChainPath(tip hash, id string) (*object.Tree, string, error) {
 	c, err := s.readCommit(tip)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	st := &chainState{}
-	root, err := s.readPathTree("", c.Tree)
+	root, _, err := s.readTreeBytes(c.Tree)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	sessions, err := s.childTree(root, "sessions")
+	sessions, sessionsID, err := s.subfolder(root, c.Tree, "sessions")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	parent := sessions
-	if _, ok := sessions.t.Get(id); !ok {
-		for _, e := range sessions.t.Entries {
+	parent, parentID, partition := sessions, sessionsID, ""
+	if _, ok := sessions.Get(id); !ok {
+		for _, e := range sessions.Entries {
 			if !e.Dir {
 				continue
 			}
-			p, err := s.childTree(sessions, e.Name)
+			p, pid, err := s.subfolder(sessions, sessionsID, e.Name)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
-			if _, ok := p.t.Get(id); ok {
-				parent, st.partition = p, e.Name
+			if _, ok := p.Get(id); ok {
+				parent, parentID, partition = p, pid, e.Name
 				break
 			}
 		}
 	}
-	folder, err := s.childTree(parent, id)
+	folder, _, err := s.subfolder(parent, parentID, id)
 	if err != nil {
-		return nil, fmt.Errorf("session folder: %w", err)
+		return nil, "", fmt.Errorf("session folder: %w", err)
 	}
-	st.path = []*pathTree{folder}
-	return st, nil
+	return folder, partition, nil
+}
+
+// subfolder reads the folder name of tree parent, whose id is parentID.
+func (s *Store) subfolder(parent *object.Tree, parentID hash, name string) (*object.Tree, hash, error) {
+	e, ok := parent.Get(name)
+	if !ok || !e.Dir {
+		return nil, zeroHash, fmt.Errorf("folder %q missing from tree %s", name, parentID)
+	}
+	t, _, err := s.readTreeBytes(e.ID)
+	return t, e.ID, err
 }
 
 func (cf *chainFiles) thoughts(commits *chainCommits, fail func(string, ...any)) []ledger.StoredThought {
@@ -445,12 +454,12 @@ func (s *Store) summary(id string, c *sessionRefs) (ledger.SessionSummary, error
 	return sum, nil
 }
 
-func (s *Store) manifestAt(tip hash, id string) (*manifest, string, error) {
-	st, err := s.readChainPath(tip, id)
+func (s *Store) manifestAt(tip hash, id string) (*manifest.Manifest, string, error) {
+	folder, partition, err := s.readChainPath(tip, id)
 	if err != nil {
 		return nil, "", err
 	}
-	me, ok := st.path[0].t.Get("manifest.json")
+	me, ok := folder.Get(manifest.FileName)
 	if !ok {
 		return nil, "", fmt.Errorf("manifest.json is missing")
 	}
@@ -458,6 +467,6 @@ func (s *Store) manifestAt(tip hash, id string) (*manifest, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := parseManifest(data)
-	return m, st.partition, err
+	m, err := manifest.Parse(data)
+	return m, partition, err
 }

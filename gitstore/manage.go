@@ -19,13 +19,14 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 	if err != nil {
 		return "", err
 	}
-	defer cs.mu.Unlock()
-	cs.valid = false // until the batch is applied: build changes it in place
-	old := cs.manifest.Metadata.Title
+	defer cs.Unlock()
+	cs.Invalidate() // until the batch is applied: build changes it in place
+	m := cs.Manifest()
+	old := m.Metadata.Title
 	meta := req.Meta
-	meta.CreatedAt = cs.manifest.Metadata.CreatedAt
-	setMeta(cs.manifest, meta)
-	if err := s.refreshBranchLists(ctx, id, cs.manifest); err != nil {
+	meta.CreatedAt = m.Metadata.CreatedAt
+	setMeta(m, meta)
+	if err := s.refreshBranchLists(ctx, id, m); err != nil {
 		return "", err
 	}
 
@@ -38,7 +39,7 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 		fmt.Fprintf(&msg, "Changed: %s\n", strings.Join(req.Changed, ", "))
 	}
 	msg.WriteString("\n" + trailerSession + ": " + id + "\n")
-	b, cid := cs.build(nil, "", req.Author, meta.UpdatedAt, msg.String(), expected)
+	b, cid := buildCommit(cs, nil, "", req.Author, meta.UpdatedAt, msg.String(), expected)
 	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	if err := s.be.Apply(ctx, b); err != nil {
 		if errors.Is(err, errConflict) {
@@ -46,6 +47,6 @@ func (s *Store) UpdateSession(ctx context.Context, req ledger.UpdateSessionReque
 		}
 		return "", err
 	}
-	cs.tip, cs.valid = cid, true
+	cs.Settle(cid)
 	return ledger.CommitID(cid.String()), nil
 }

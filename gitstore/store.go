@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/access"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/chain"
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/repo"
@@ -77,10 +79,10 @@ type Store struct {
 	// lay spells the store's ref names (opts.Layout).
 	lay Layout
 
-	// mu guards chains; each chainState has its own lock so that sessions
+	// mu guards chains; each chain.State has its own lock so that sessions
 	// are written in parallel.
 	mu     sync.Mutex
-	chains map[string]*chainState
+	chains map[string]*chain.State
 
 	// branchRefs keeps the sessions' branch refs as last listed, for
 	// main's manifest (branchlists.go).
@@ -156,7 +158,7 @@ func (o Options) withDefaults() Options {
 }
 
 func newStore(be repo.Repo, disk *repo.FS, mem *repo.Mem, opts Options) (*Store, error) {
-	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chainState{}, access: access.New("")}
+	s := &Store{be: be, disk: disk, mem: mem, opts: opts, lay: opts.Layout, chains: map[string]*chain.State{}, access: access.New("")}
 	if err := s.ensureReadme(context.Background()); err != nil {
 		be.Close()
 		return nil, err
@@ -253,18 +255,12 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 	}
 	ref := s.lay.mainRef(meta.ID)
 	cs := s.chain(ref)
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	cs.Lock()
+	defer cs.Unlock()
 
-	m := &manifest{ID: meta.ID, Version: manifestVersion, ThoughtFiles: []string{}, BranchFiles: map[string][]string{}}
+	m := manifest.New(meta.ID)
 	setMeta(m, meta)
-	st := &chainState{manifest: m, partition: meta.PartitionPath}
-	st.path = []*pathTree{{t: &object.Tree{}}, {name: "sessions", t: &object.Tree{}}}
-	if meta.PartitionPath != "" {
-		st.path = append(st.path, &pathTree{name: meta.PartitionPath, t: &object.Tree{}})
-	}
-	st.path = append(st.path, &pathTree{name: meta.ID, t: &object.Tree{}})
-	st.folder = len(st.path) - 1
+	st := chain.New(m, chainFolders, meta.PartitionPath)
 
 	var msg strings.Builder
 	msg.WriteString("Start session: " + firstLine(meta.Title, 72) + "\n")
@@ -272,21 +268,21 @@ func (s *Store) CreateSession(ctx context.Context, meta ledger.SessionMeta, auth
 		msg.WriteString("\n" + d + "\n")
 	}
 	msg.WriteString("\n" + trailerSession + ": " + meta.ID + "\n")
-	b, cid := st.build(nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
+	b, cid := buildCommit(st, nil, "", author, meta.CreatedAt, msg.String(), zeroHash)
 	b.Updates = []refUpdate{{Name: ref, Old: zeroHash, New: cid}}
 	if err := s.be.Apply(ctx, b); err != nil {
-		cs.valid = false
+		cs.Invalidate()
 		if errors.Is(err, errConflict) {
 			return meta, "", fmt.Errorf("session %s already exists", meta.ID)
 		}
 		return meta, "", err
 	}
-	st.tip, st.valid = cid, true
-	adopt(cs, st)
+	st.Settle(cid)
+	cs.Adopt(st)
 	return meta, ledger.CommitID(cid.String()), nil
 }
 
-func setMeta(m *manifest, meta ledger.SessionMeta) {
+func setMeta(m *manifest.Manifest, meta ledger.SessionMeta) {
 	m.Metadata.Title = meta.Title
 	if meta.Description != "" {
 		d := meta.Description
@@ -359,8 +355,8 @@ func firstLine(s string, max int) string {
 // Append implements ledger.Store.
 // lockChain validates a chain's names, locks its state and makes sure the
 // state is that of the commit the caller expects to grow from. The caller
-// unlocks cs.mu.
-func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainState, ref string, expected hash, err error) {
+// unlocks cs.
+func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chain.State, ref string, expected hash, err error) {
 	if err := validSessionID(id); err != nil {
 		return nil, "", zeroHash, err
 	}
@@ -374,14 +370,14 @@ func (s *Store) lockChain(id, branch string, tip ledger.CommitID) (cs *chainStat
 	}
 	ref = s.lay.chainRef(id, branch)
 	cs = s.chain(ref)
-	cs.mu.Lock()
-	if !cs.valid || cs.tip != expected {
+	cs.Lock()
+	if !cs.At(expected) {
 		st, err := s.readChain(expected, id, branch)
 		if err != nil {
-			cs.mu.Unlock()
+			cs.Unlock()
 			return nil, "", zeroHash, err
 		}
-		adopt(cs, st)
+		cs.Adopt(st)
 	}
 	return cs, ref, expected, nil
 }
@@ -392,34 +388,29 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 	if err != nil {
 		return "", err
 	}
-	defer cs.mu.Unlock()
-	cs.valid = false // until the batch is applied: build changes it in place
+	defer cs.Unlock()
+	cs.Invalidate() // until the batch is applied: build changes it in place
 
 	t := req.Thought
 	name := thoughtFile(t.ThoughtNumber)
-	if _, exists := cs.path[len(cs.path)-1].t.Get(name); exists {
+	if _, exists := cs.Entry(name); exists {
 		return "", fmt.Errorf("thought %d is already stored on this chain: %w", t.ThoughtNumber, ledger.ErrConflict)
 	}
 	file, err := encodeThoughtFile(t)
 	if err != nil {
 		return "", err
 	}
+	cs.AddFile(req.Branch, name, req.NewBranch)
 	if req.Branch == "" {
-		cs.manifest.ThoughtFiles = append(cs.manifest.ThoughtFiles, name)
-		if err := s.refreshBranchLists(ctx, id, cs.manifest); err != nil {
+		if err := s.refreshBranchLists(ctx, id, cs.Manifest()); err != nil {
 			return "", err
 		}
-	} else {
-		if req.NewBranch {
-			keepOnly(cs.manifest, req.Branch)
-		}
-		cs.manifest.BranchFiles[req.Branch] = append(cs.manifest.BranchFiles[req.Branch], name)
 	}
 	meta := req.Meta
 	meta.UpdatedAt = t.Timestamp
-	setMeta(cs.manifest, meta)
+	setMeta(cs.Manifest(), meta)
 
-	b, cid := cs.build(file, name, req.Author, t.Timestamp, thoughtMessage(id, req), expected)
+	b, cid := buildCommit(cs, file, name, req.Author, t.Timestamp, thoughtMessage(id, req), expected)
 	old := expected
 	if req.NewBranch {
 		old = zeroHash
@@ -435,7 +426,7 @@ func (s *Store) Append(ctx context.Context, req ledger.AppendRequest) (ledger.Co
 		}
 		return "", err
 	}
-	cs.tip, cs.valid = cid, true
+	cs.Settle(cid)
 	if req.Branch != "" {
 		s.branchRefs.forget(id)
 	}
@@ -499,12 +490,11 @@ func (s *Store) ThoughtsSince(ctx context.Context, sessionID, branch string, sin
 	if err != nil {
 		return nil, "", false, err
 	}
-	defer cs.mu.Unlock()
-	folder := cs.path[len(cs.path)-1].t
+	defer cs.Unlock()
 	thoughts = make([]ledger.StoredThought, len(commits))
 	for i := range commits {
 		j := len(commits) - 1 - i
-		e, found := folder.Get(thoughtFile(numbers[j]))
+		e, found := cs.Entry(thoughtFile(numbers[j]))
 		if !found {
 			return nil, "", false, nil
 		}
@@ -529,9 +519,9 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	if err != nil {
 		return "", err
 	}
-	defer cs.mu.Unlock()
+	defer cs.Unlock()
 	name := thoughtFile(req.ThoughtNumber)
-	e, ok := cs.path[len(cs.path)-1].t.Get(name)
+	e, ok := cs.Entry(name)
 	if !ok {
 		return "", fmt.Errorf("thought %d on %s: %w", req.ThoughtNumber, chainLabel(req.Branch), ledger.ErrThoughtNotFound)
 	}
@@ -549,7 +539,7 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 	if err != nil {
 		return "", err
 	}
-	cs.valid = false // until the batch is applied: build changes it in place
+	cs.Invalidate() // until the batch is applied: build changes it in place
 	when := c.Timestamp
 	if when.IsZero() {
 		when = time.Now().UTC()
@@ -562,7 +552,7 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 		msg.WriteString(trailerBranch + ": " + req.Branch + "\n")
 	}
 	msg.WriteString(trailerCritique + ": " + firstLine(c.Model, 100) + "\n")
-	b, cid := cs.build(file, name, req.Author, when, msg.String(), expected)
+	b, cid := buildCommit(cs, file, name, req.Author, when, msg.String(), expected)
 	b.Updates = []refUpdate{{Name: ref, Old: expected, New: cid}}
 	err = s.be.Apply(ctx, b)
 	for i := range b.Objects {
@@ -574,7 +564,7 @@ func (s *Store) AddCritique(ctx context.Context, req ledger.CritiqueRequest) (le
 		}
 		return "", err
 	}
-	cs.tip, cs.valid = cid, true
+	cs.Settle(cid)
 	if req.Branch != "" {
 		s.branchRefs.forget(req.Meta.ID)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/thoughtbox/thoughtbox/gitstore/internal/manifest"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/refs"
@@ -161,7 +162,7 @@ var verifyLayout = verify.Layout{
 		return m
 	},
 	Manifest: func(data []byte) (verify.Manifest, error) {
-		m, err := parseManifest(data)
+		m, err := manifest.Parse(data)
 		if err != nil {
 			return verify.Manifest{}, err
 		}

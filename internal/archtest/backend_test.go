@@ -14,9 +14,10 @@ import (
 // non-test files may not assert a concrete backend: the store holds its
 // disk or memory backend explicitly (Store.disk, Store.mem), so what only
 // one of them offers is asked of it, never found by asserting the type of
-// a repo.Repo. The store's parts under gitstore/internal that sit above
-// repo are held to it too.
-var backendPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/verify", "gitstore/internal/fsck", "gitstore/internal/access", "gitstore/internal/sessionlock"}
+// a repo.Repo. The store's parts that moved under gitstore/internal are
+// held to the same rule as the root they came from.
+var backendPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock",
+	"gitstore/internal/verify", "gitstore/internal/fsck", "gitstore/internal/manifest", "gitstore/internal/chain"}
 
 // namesRepoType reports whether a type expression is one of package
 // repo's types (repo.FS, *repo.Mem, ...).

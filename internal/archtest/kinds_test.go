@@ -25,7 +25,7 @@ var kindFiles = map[string]bool{"gitstore/kinds.go": true, "gitstore/layout.go":
 // own files, not its sub-packages'): the store, its sharing, and the
 // store's parts that live under gitstore/internal: handed the paths,
 // chains and codecs they need, they spell no kind's either.
-var kindPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock", "gitstore/internal/verify", "gitstore/internal/fsck"}
+var kindPackages = []string{"gitstore", "gitstore/remote", "gitstore/internal/access", "gitstore/internal/sessionlock", "gitstore/internal/verify", "gitstore/internal/fsck", "gitstore/internal/manifest", "gitstore/internal/chain"}
 
 // kindSpellingRule says why a string literal spells a kind's ref name,
 // or "". In the store, the areas of the kinds and the refs they make

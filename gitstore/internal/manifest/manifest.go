@@ -1,4 +1,9 @@
-package gitstore
+// Package manifest is a session's manifest.json (seed 002's
+// SessionManifest): the list of its thought files, main chain and branches,
+// and its metadata. It is rewritten in the same commit as each thought, so
+// its encoder is written by hand and keeps the encoded file lists between
+// thoughts; Parse reads one written by anyone.
+package manifest
 
 import (
 	"encoding/json"
@@ -7,14 +12,14 @@ import (
 	"time"
 )
 
-// manifest is SessionManifest (seed 002), stored as manifest.json in the
+// Manifest is SessionManifest (seed 002), stored as manifest.json in the
 // session folder and rewritten in the same commit as each thought.
-type manifest struct {
+type Manifest struct {
 	ID           string              `json:"id"`
 	Version      string              `json:"version"`
 	ThoughtFiles []string            `json:"thoughtFiles"`
 	BranchFiles  map[string][]string `json:"branchFiles"`
-	Metadata     manifestMeta        `json:"metadata"`
+	Metadata     Meta                `json:"metadata"`
 
 	// lists caches the encoded file lists (the bulk of the file), keyed by
 	// "" for thoughtFiles and by "branch/" and the branch id (a manifest
@@ -30,7 +35,8 @@ type encodedList struct {
 	end int
 }
 
-type manifestMeta struct {
+// Meta is the session's metadata as the manifest holds it.
+type Meta struct {
 	Title       string    `json:"title"`
 	Description *string   `json:"description"`
 	Tags        []string  `json:"tags"`
@@ -38,17 +44,37 @@ type manifestMeta struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
-const manifestVersion = "1.0.0"
+// FileName is the manifest's name in a session's folder.
+const FileName = "manifest.json"
 
-// encode renders the manifest as indented JSON with a trailing newline. It
+// Version is the manifest format this package writes.
+const Version = "1.0.0"
+
+// New returns the manifest of a session that has no thought yet.
+func New(id string) *Manifest {
+	return &Manifest{ID: id, Version: Version, ThoughtFiles: []string{}, BranchFiles: map[string][]string{}}
+}
+
+// KeepOnlyBranch drops the other branches' lists from a new branch's
+// manifest (forked from main's, which lists every branch): a branch's
+// manifest speaks for the main chain up to its fork and for itself.
+func (m *Manifest) KeepOnlyBranch(branch string) {
+	for b := range m.BranchFiles {
+		if b != branch {
+			delete(m.BranchFiles, b)
+		}
+	}
+}
+
+// Encode renders the manifest as indented JSON with a trailing newline. It
 // is written by hand, not by encoding/json, because it runs on every thought
 // and the file lists grow with the session. The lists come before the
 // metadata so that adding a thought changes the file in one place, which
 // keeps the pack delta small.
-func (m *manifest) encode() []byte { return m.encodeInto(nil) }
+func (m *Manifest) Encode() []byte { return m.EncodeInto(nil) }
 
-// encodeInto is encode writing into dst's storage when it is large enough.
-func (m *manifest) encodeInto(dst []byte) []byte {
+// EncodeInto is Encode writing into dst's storage when it is large enough.
+func (m *Manifest) EncodeInto(dst []byte) []byte {
 	b := dst[:0]
 	need := 512 + len(m.ThoughtFiles)*16 + len(m.Metadata.Title) + len(m.Metadata.Tags)*32
 	for _, l := range m.lists {
@@ -102,7 +128,7 @@ func (m *manifest) encodeInto(dst []byte) []byte {
 }
 
 // appendList is appendStringList through the cache; lists only grow.
-func (m *manifest) appendList(b []byte, key string, list []string, indent string) []byte {
+func (m *Manifest) appendList(b []byte, key string, list []string, indent string) []byte {
 	if len(list) == 0 {
 		return append(b, "[]"...)
 	}
@@ -164,8 +190,10 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func parseManifest(data []byte) (*manifest, error) {
-	var m manifest
+// Parse reads a manifest.json, refusing one without an id or with an
+// instant the encoder could not write back.
+func Parse(data []byte) (*Manifest, error) {
+	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("manifest.json: %w", err)
 	}
@@ -189,7 +217,8 @@ func parseManifest(data []byte) (*manifest, error) {
 	return &m, nil
 }
 
-func (m *manifest) clone() *manifest {
+// Clone returns a deep copy without the encoding cache.
+func (m *Manifest) Clone() *Manifest {
 	c := *m
 	c.ThoughtFiles = append([]string(nil), m.ThoughtFiles...)
 	c.BranchFiles = map[string][]string{}
