@@ -3,7 +3,6 @@ package project
 import (
 	"context"
 	"errors"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"log/slog"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // autoPuller pulls from a remote in the background, as

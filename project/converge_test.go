@@ -2,12 +2,12 @@ package project
 
 import (
 	"context"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"strings"
 	"testing"
 
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // TestPullResumesAnInterruptedBranch: a pull killed after it recorded part

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/thoughtbox/thoughtbox/coderepo"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // A code repository's reasoning travels in two directions on its own

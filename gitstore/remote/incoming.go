@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"runtime"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // What a pull brings in is checked before any ref of ours moves: a chain

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"slices"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // pull fetches a remote's sessions and knowledge and integrates them: a ref

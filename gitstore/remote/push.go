@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"maps"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/object"
 	"github.com/thoughtbox/thoughtbox/gitstore/internal/pack"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // push sends the project's sessions and knowledge to a remote (a remote

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // TestFirstPushesRaceForMain: two ledgers push to one empty remote at the

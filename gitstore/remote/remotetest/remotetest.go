@@ -6,7 +6,6 @@ package remotetest
 import (
 	"context"
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/thoughtbox/thoughtbox/gitstore"
 	"github.com/thoughtbox/thoughtbox/gitstore/remote"
 	"github.com/thoughtbox/thoughtbox/ledger"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 // Clone is one agent's ledger: its own repository and a ledger on it.

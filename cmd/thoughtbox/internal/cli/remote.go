@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"github.com/thoughtbox/thoughtbox/sharing"
 	"io"
 	"path"
 	"strings"
 
 	"github.com/thoughtbox/thoughtbox/config"
 	"github.com/thoughtbox/thoughtbox/project"
+	"github.com/thoughtbox/thoughtbox/sharing"
 )
 
 func (a *app) needDisk() error {
